@@ -1,0 +1,3 @@
+"""rhema-lsp: an AI coding agent inside the editor, served as a language server."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,119 @@
+"""The step engine: pure, no I/O.
+
+It imports nothing of the project's other layers and no I/O library (no
+pygls, lsprotocol, httpx or sqlite3). Providers, tools and session stores
+plug in through the protocols defined here: :class:`ModelProvider`,
+:class:`ToolResolver`, :class:`EventSink` and :data:`CommitHook`.
+"""
+
+from rhema_lsp.engine.agent import Agent, CommitHook, record_result, run_turn
+from rhema_lsp.engine.calls import invalid_json_arguments, resolve_call
+from rhema_lsp.engine.errors import (
+    AgentError,
+    AgentProviderError,
+    CommitError,
+    MissingProviderError,
+    StepLimitError,
+)
+from rhema_lsp.engine.events import (
+    ErrorEvent,
+    Event,
+    EventSink,
+    RetryWait,
+    StepEnd,
+    StepStart,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgsDelta,
+    ToolCallStart,
+    ToolOutputDelta,
+    ToolResultEvent,
+    ToolStatus,
+    ToolStatusEvent,
+    TurnEnd,
+    UsageUpdate,
+)
+from rhema_lsp.engine.messages import (
+    JsonValue,
+    Message,
+    Part,
+    Role,
+    Session,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
+from rhema_lsp.engine.output import ModelOutput, Step, StopReason, Usage
+from rhema_lsp.engine.provider import ModelProvider, ProviderError
+from rhema_lsp.engine.request import ChatParams, ModelRequest, ThinkingEffort, ToolSpec
+from rhema_lsp.engine.resume import ResumeReport, pending_calls, resume
+from rhema_lsp.engine.tools import (
+    CancelSignal,
+    Progress,
+    ReplaySafety,
+    StatusReporter,
+    ToolContext,
+    ToolResolver,
+)
+from rhema_lsp.engine.truncate import TOOL_RESULT_CAP, truncate_tool_result
+
+__all__ = [
+    "TOOL_RESULT_CAP",
+    "Agent",
+    "AgentError",
+    "AgentProviderError",
+    "CancelSignal",
+    "ChatParams",
+    "CommitError",
+    "CommitHook",
+    "ErrorEvent",
+    "Event",
+    "EventSink",
+    "JsonValue",
+    "Message",
+    "MissingProviderError",
+    "ModelOutput",
+    "ModelProvider",
+    "ModelRequest",
+    "Part",
+    "Progress",
+    "ProviderError",
+    "ReplaySafety",
+    "ResumeReport",
+    "RetryWait",
+    "Role",
+    "Session",
+    "StatusReporter",
+    "Step",
+    "StepEnd",
+    "StepLimitError",
+    "StepStart",
+    "StopReason",
+    "TextDelta",
+    "TextPart",
+    "ThinkingDelta",
+    "ThinkingEffort",
+    "ThinkingPart",
+    "ToolCall",
+    "ToolCallArgsDelta",
+    "ToolCallStart",
+    "ToolContext",
+    "ToolOutputDelta",
+    "ToolResolver",
+    "ToolResult",
+    "ToolResultEvent",
+    "ToolSpec",
+    "ToolStatus",
+    "ToolStatusEvent",
+    "TurnEnd",
+    "Usage",
+    "UsageUpdate",
+    "invalid_json_arguments",
+    "pending_calls",
+    "record_result",
+    "resolve_call",
+    "resume",
+    "run_turn",
+    "truncate_tool_result",
+]

@@ -1,0 +1,223 @@
+"""The step engine: :meth:`Agent.step` is one exchange, never a loop.
+
+A step emits ``StepStart``; builds the request from the session (system
+prompt, a copy of the history, the resolver's specs, the params); streams it
+through the provider; appends the assistant message; and on a tool-use stop
+calls the commit hook (commit-before-execute: a failing hook fails the step
+before any tool runs), then resolves each call in order, appending its
+``tool``-role result and emitting ``ToolResultEvent``; finally it emits
+``StepEnd``. Tool failures are in-band results, never exceptions.
+
+Cancellation leaves the history well formed: a provider stream cancelled
+mid-answer appends nothing, and calls cut short or never started get in-band
+"cancelled" results before the cancellation propagates, so every call in the
+history has its result. :func:`run_turn` is the provided driver, not part of
+the primitive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from rhema_lsp.engine.calls import resolve_call
+from rhema_lsp.engine.errors import (
+    AgentProviderError,
+    CommitError,
+    MissingProviderError,
+    StepLimitError,
+)
+from rhema_lsp.engine.events import (
+    Event,
+    EventSink,
+    StepEnd,
+    StepStart,
+    ToolCallStart,
+    ToolResultEvent,
+)
+from rhema_lsp.engine.messages import Message, Role, Session, ToolCall, ToolResult
+from rhema_lsp.engine.output import ModelOutput, Step, StopReason
+from rhema_lsp.engine.provider import ModelProvider, ProviderError
+from rhema_lsp.engine.request import ChatParams, ModelRequest
+from rhema_lsp.engine.tools import ToolContext, ToolResolver
+
+__all__ = ["Agent", "CommitHook", "record_result", "run_turn"]
+
+CommitHook = Callable[[Session], Awaitable[None]]
+"""Persists the session before any tool of a step runs; raising fails the step."""
+
+
+class _AnnouncingSink:
+    """Forwards every event while noting which calls the provider announced,
+    so the engine does not echo their ``ToolCallStart``."""
+
+    __slots__ = ("announced", "inner")
+
+    def __init__(self, inner: EventSink) -> None:
+        self.inner = inner
+        self.announced: set[str] = set()
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, ToolCallStart):
+            self.announced.add(event.id)
+        self.inner.emit(event)
+
+
+def record_result(session: Session, sink: EventSink, call: ToolCall, result: ToolResult) -> None:
+    """Append ``result`` as a ``tool``-role message and announce it.
+
+    Synchronous on purpose: a result is either wholly recorded or not at all.
+    """
+    session.history.append(Message(role=Role.TOOL, content=[result]))
+    sink.emit(
+        ToolResultEvent(
+            id=result.id,
+            name=call.name,
+            content=result.content,
+            is_error=result.is_error,
+            code=result.code,
+        )
+    )
+
+
+class Agent:
+    """A provider, an optional tool resolver, and the fixed prompt and params
+    stamped into every request.
+
+    Parameters
+    ----------
+    provider
+        The model backend (required).
+    resolver
+        The tools; without one the model is offered none, and a tool-use stop
+        resolves to an in-band error per call.
+    system
+        The system prompt.
+    params
+        The sampling parameters.
+    commit_hook
+        Called on a tool-use stop after the assistant message is appended and
+        before the first call runs (see :data:`CommitHook`).
+    """
+
+    def __init__(
+        self,
+        provider: ModelProvider | None,
+        *,
+        resolver: ToolResolver | None = None,
+        system: str | None = None,
+        params: ChatParams | None = None,
+        commit_hook: CommitHook | None = None,
+    ) -> None:
+        if provider is None:
+            raise MissingProviderError()
+        self.provider = provider
+        self.resolver = resolver
+        self.system = system
+        self.params = params or ChatParams()
+        self.commit_hook = commit_hook
+        self.steps = 0
+
+    async def step(self, session: Session, sink: EventSink, ctx: ToolContext) -> Step:
+        """Run one exchange, appending to ``session.history`` in place.
+
+        Raises
+        ------
+        AgentProviderError
+            The model call failed; nothing was appended.
+        CommitError
+            The commit hook failed; the assistant message was appended and no
+            tool ran.
+        """
+        iteration = self.steps
+        self.steps += 1
+        events = _AnnouncingSink(sink)
+        events.emit(StepStart(iteration=iteration))
+
+        request = ModelRequest(
+            system=self.system,
+            messages=list(session.history),
+            tools=self.resolver.specs() if self.resolver is not None else [],
+            params=self.params,
+        )
+        try:
+            output = await self.provider.complete(request, events)
+        except ProviderError as exc:
+            raise AgentProviderError(exc) from exc
+        session.history.append(output.message)
+
+        if output.stop_reason is StopReason.TOOL_USE:
+            if self.commit_hook is not None:
+                try:
+                    await self.commit_hook(session)
+                except Exception as exc:
+                    raise CommitError(str(exc) or type(exc).__name__) from exc
+            await self._resolve_calls(output.message.tool_calls, session, events, ctx)
+
+        events.emit(StepEnd(usage=output.usage, stop_reason=output.stop_reason))
+        return Step(output=output)
+
+    async def _resolve_calls(
+        self,
+        calls: list[ToolCall],
+        session: Session,
+        events: _AnnouncingSink,
+        ctx: ToolContext,
+    ) -> None:
+        done = 0
+        try:
+            for call in calls:
+                if ctx.cancel.is_set():
+                    break
+                if call.id not in events.announced:
+                    events.emit(ToolCallStart(id=call.id, name=call.name))
+                result = await resolve_call(self.resolver, call, ctx, events)
+                record_result(session, events, call, result)
+                done += 1
+        except anyio.get_cancelled_exc_class():
+            _record_cancelled(session, events, calls[done:], started=True)
+            raise
+        _record_cancelled(session, events, calls[done:], started=False)
+
+
+def _record_cancelled(
+    session: Session, sink: EventSink, calls: list[ToolCall], *, started: bool
+) -> None:
+    for index, call in enumerate(calls):
+        if started and index == 0:
+            text = (
+                f"`{call.name}` was cancelled by the user while it ran; it may have "
+                "partly taken effect. Check the current state before retrying it."
+            )
+        else:
+            text = f"`{call.name}` was not run: the user cancelled the turn before it started."
+        record_result(session, sink, call, ToolResult.failure(call.id, text))
+
+
+async def run_turn(
+    agent: Agent,
+    session: Session,
+    input: Message,
+    sink: EventSink,
+    ctx: ToolContext,
+    max_steps: int,
+) -> ModelOutput:
+    """Push ``input``, then run steps until the model stops asking for tools.
+
+    Returns the last step's output; returns early, after a consistent step,
+    when ``ctx.cancel`` is set.
+
+    Raises
+    ------
+    StepLimitError
+        The model still wanted tools after ``max_steps`` steps.
+    AgentError
+        Whatever a step raised.
+    """
+    session.history.append(input)
+    for _ in range(max_steps):
+        step = await agent.step(session, sink, ctx)
+        if step.output.stop_reason is not StopReason.TOOL_USE or ctx.cancel.is_set():
+            return step.output
+    raise StepLimitError(max_steps)

@@ -1,0 +1,271 @@
+"""The streaming seam: every event of a step, and the sink that receives them.
+
+Who emits what: a provider emits the streaming deltas while it streams
+(``ThinkingDelta``, ``TextDelta``, ``ToolCallStart``, ``ToolCallArgsDelta``,
+``UsageUpdate``) and ``RetryWait`` between attempts; the agent emits the
+lifecycle (``StepStart``, ``ToolCallStart`` for calls the provider did not
+announce, ``ToolOutputDelta`` stamped with the call id, ``ToolResultEvent``,
+``StepEnd``); a driver emits ``TurnEnd`` and ``ErrorEvent`` around a run.
+
+Events are ephemeral: none of them is ever appended to the history. Each one
+knows its wire name (``type``) and its payload as the editor contract spells
+it (camelCase keys), so every driver serialises them the same way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from rhema_lsp.engine.output import StopReason, Usage
+
+__all__ = [
+    "ErrorEvent",
+    "Event",
+    "EventSink",
+    "RetryWait",
+    "StepEnd",
+    "StepStart",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallArgsDelta",
+    "ToolCallStart",
+    "ToolOutputDelta",
+    "ToolResultEvent",
+    "ToolStatus",
+    "ToolStatusEvent",
+    "TurnEnd",
+    "UsageUpdate",
+]
+
+
+def _usage(usage: Usage) -> dict[str, int]:
+    return {"input": usage.input, "output": usage.output}
+
+
+@dataclass(frozen=True, slots=True)
+class StepStart:
+    """A step begins; ``iteration`` counts the steps this agent already ran."""
+
+    type: ClassVar[str] = "step_start"
+    iteration: int
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "iteration": self.iteration}
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning, in stream order."""
+
+    type: ClassVar[str] = "thinking_delta"
+    text: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the assistant's answer, in stream order."""
+
+    type: ClassVar[str] = "text_delta"
+    text: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """A tool call begins; its arguments may follow as deltas."""
+
+    type: ClassVar[str] = "tool_call_start"
+    id: str
+    name: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "name": self.name}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallArgsDelta:
+    """A piece of a call's JSON arguments. Wires interleave the fragments of
+    parallel calls, so the id names the call it belongs to."""
+
+    type: ClassVar[str] = "tool_call_args_delta"
+    id: str
+    delta: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "delta": self.delta}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutputDelta:
+    """Complete lines of a running tool's output (newline included)."""
+
+    type: ClassVar[str] = "tool_output_delta"
+    id: str
+    chunk: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "chunk": self.chunk}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStatus:
+    """What a running tool's inner work is doing, and what it has spent so far.
+    A later status for the same call replaces the earlier one."""
+
+    activity: str
+    spent: Usage | None = None
+
+    def payload(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"activity": self.activity}
+        if self.spent is not None:
+            body["spent"] = _usage(self.spent)
+        return body
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStatusEvent:
+    """A running tool reported its own status."""
+
+    type: ClassVar[str] = "tool_status"
+    id: str
+    status: ToolStatus
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "status": self.status.payload()}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    """A tool result was appended to the history."""
+
+    type: ClassVar[str] = "tool_result"
+    id: str
+    name: str
+    content: str
+    is_error: bool
+    code: int | None = None
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "id": self.id,
+            "name": self.name,
+            "content": self.content,
+            "isError": self.is_error,
+            "code": self.code,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdate:
+    """The running token tally of the model call in flight. Cumulative: each
+    event replaces the previous tally, never adds to it."""
+
+    type: ClassVar[str] = "usage"
+    usage: Usage
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, **_usage(self.usage)}
+
+
+@dataclass(frozen=True, slots=True)
+class RetryWait:
+    """A provider attempt failed transiently; the ladder waits before the
+    next one. ``attempt`` is the one-based number of the attempt that failed."""
+
+    type: ClassVar[str] = "retry_wait"
+    error: str
+    delay_seconds: float
+    attempt: int
+    total: int
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "error": self.error,
+            "delaySeconds": self.delay_seconds,
+            "attempt": self.attempt,
+            "total": self.total,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StepEnd:
+    """The step ends, with the call's usage and why the model stopped."""
+
+    type: ClassVar[str] = "step_end"
+    usage: Usage
+    stop_reason: StopReason
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "usage": _usage(self.usage),
+            "stopReason": self.stop_reason.value,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """A driver's run ended. ``stop_reason`` is a contract stop reason, which
+    adds ``max_steps``, ``cancelled`` and ``error`` to the model's own."""
+
+    type: ClassVar[str] = "turn_end"
+    stop_reason: str
+    text: str
+    steps: int
+    usage: Usage
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "stopReason": self.stop_reason,
+            "text": self.text,
+            "steps": self.steps,
+            "usage": _usage(self.usage),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent:
+    """A driver's run failed; ``message`` says what to do next."""
+
+    type: ClassVar[str] = "error"
+    message: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "message": self.message}
+
+
+Event = (
+    StepStart
+    | ThinkingDelta
+    | TextDelta
+    | ToolCallStart
+    | ToolCallArgsDelta
+    | ToolOutputDelta
+    | ToolStatusEvent
+    | ToolResultEvent
+    | UsageUpdate
+    | RetryWait
+    | StepEnd
+    | TurnEnd
+    | ErrorEvent
+)
+"""One event of a step or a run."""
+
+
+class EventSink(Protocol):
+    """Receives events, synchronously and in stream order.
+
+    A sink must not block: it renders, buffers or forwards, and returns.
+    """
+
+    def emit(self, event: Event) -> None:
+        """Handle one event."""

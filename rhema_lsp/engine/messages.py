@@ -1,0 +1,162 @@
+"""The conversation vocabulary: roles, content parts, messages and sessions.
+
+Everything here is a pydantic model and round-trips through JSON exactly: it
+is what the session store persists and what providers translate to and from
+their wires. Payloads written by older versions keep loading: fields added
+later (a tool result's ``code``, a call's ``raw_args``) have defaults.
+
+``provider_data`` on a tool call or a thinking part is opaque to the engine:
+a provider stores what its wire needs to see again on the next request (a
+Gemini thought signature, an Anthropic redacted-thinking blob) and reads it
+back untouched.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "JsonValue",
+    "Message",
+    "Part",
+    "Role",
+    "Session",
+    "TextPart",
+    "ThinkingPart",
+    "ToolCall",
+    "ToolResult",
+]
+
+JsonValue = Any
+"""Any JSON value (what ``json.loads`` returns)."""
+
+
+class Role(StrEnum):
+    """Who authored a message."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+
+class TextPart(_Part):
+    """Plain text."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ThinkingPart(_Part):
+    """A piece of the model's reasoning that the provider asked to keep.
+
+    ``signature`` is the provider's integrity mark (Anthropic refuses a
+    thinking block resent without it); ``provider_data`` carries anything
+    else the wire needs back, such as redacted thinking.
+    """
+
+    type: Literal["thinking"] = "thinking"
+    text: str
+    signature: str | None = None
+    provider_data: JsonValue = None
+
+
+class ToolCall(_Part):
+    """One tool invocation requested by the model.
+
+    Parameters
+    ----------
+    id
+        The model's correlation id; the result carries it back.
+    name
+        The tool to invoke.
+    args
+        The parsed arguments (``{}`` when the raw text did not parse).
+    raw_args
+        The argument text exactly as streamed, when the wire sent text; what
+        OpenAI-compatible wires resend, and how the engine tells that the
+        arguments were not valid JSON.
+    provider_data
+        Opaque provider metadata that must round-trip with the call.
+    """
+
+    type: Literal["tool_call"] = "tool_call"
+    id: str
+    name: str
+    args: JsonValue = Field(default_factory=dict)
+    raw_args: str | None = None
+    provider_data: JsonValue = None
+
+
+class ToolResult(_Part):
+    """The outcome of one tool call, appended as a ``tool``-role message.
+
+    ``code`` is the exit code of command-like tools, ``None`` otherwise: it is
+    metadata for the editor; the model reads the status from ``content``.
+    """
+
+    type: Literal["tool_result"] = "tool_result"
+    id: str
+    content: str
+    is_error: bool = False
+    code: int | None = None
+
+    @classmethod
+    def success(cls, call_id: str, content: str, *, code: int | None = None) -> ToolResult:
+        """A successful result for ``call_id``."""
+        return cls(id=call_id, content=content, is_error=False, code=code)
+
+    @classmethod
+    def failure(cls, call_id: str, content: str, *, code: int | None = None) -> ToolResult:
+        """A failed result for ``call_id``; ``content`` says what went wrong."""
+        return cls(id=call_id, content=content, is_error=True, code=code)
+
+
+Part = Annotated[TextPart | ThinkingPart | ToolCall | ToolResult, Field(discriminator="type")]
+"""One content part of a message."""
+
+
+class Message(BaseModel):
+    """One message of the conversation: a role and its ordered parts."""
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Role
+    content: list[Part] = Field(default_factory=list)
+
+    @classmethod
+    def user(cls, text: str) -> Message:
+        """A plain user message."""
+        return cls(role=Role.USER, content=[TextPart(text=text)])
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        """A plain assistant message."""
+        return cls(role=Role.ASSISTANT, content=[TextPart(text=text)])
+
+    @property
+    def text(self) -> str:
+        """The concatenated text parts."""
+        return "".join(part.text for part in self.content if isinstance(part, TextPart))
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """The tool calls, in order."""
+        return [part for part in self.content if isinstance(part, ToolCall)]
+
+    @property
+    def tool_results(self) -> list[ToolResult]:
+        """The tool results, in order."""
+        return [part for part in self.content if isinstance(part, ToolResult)]
+
+
+class Session(BaseModel):
+    """A conversation: the history every step reads and appends to."""
+
+    history: list[Message] = Field(default_factory=list)

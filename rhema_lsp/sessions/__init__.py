@@ -1,0 +1,34 @@
+"""Sessions persisted per workspace folder in SQLite, crash-safe through the
+engine's commit hook and resume.
+
+:class:`SessionStore` is the whole surface: open one per workspace folder,
+create, list, load, commit (the engine's commit hook, the user's input, the
+checkpoint after each round), lease a session to run it, and open it with
+:meth:`SessionStore.open_and_resume`. Errors derive from
+:class:`SessionStoreError`.
+"""
+
+from rhema_lsp.sessions.errors import (
+    SessionBusyError,
+    SessionConflictError,
+    SessionStoreError,
+    UnknownSessionError,
+)
+from rhema_lsp.sessions.leases import Lease
+from rhema_lsp.sessions.location import StoreLocation
+from rhema_lsp.sessions.records import SessionInfo, title_from_prompt
+from rhema_lsp.sessions.store import DEFAULT_LEASE_TTL, SessionStore, StoreEvent
+
+__all__ = [
+    "DEFAULT_LEASE_TTL",
+    "Lease",
+    "SessionBusyError",
+    "SessionConflictError",
+    "SessionInfo",
+    "SessionStore",
+    "SessionStoreError",
+    "StoreEvent",
+    "StoreLocation",
+    "UnknownSessionError",
+    "title_from_prompt",
+]

@@ -1,0 +1,96 @@
+"""The store's schema and its forward migrations.
+
+``PRAGMA user_version`` is the schema version: migration ``i`` (0-based)
+takes a database from version ``i`` to ``i + 1``. All pending migrations run
+in one ``BEGIN IMMEDIATE`` transaction, so two processes opening an old store
+at once migrate it exactly once, and a crash mid-migration leaves the old
+version intact. A store newer than this code is refused, never downgraded.
+
+Version 1 holds sessions and their messages (append-only, one JSON row per
+message, numbered from 0); version 2 adds the run leases.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from rhema_lsp.sessions.errors import SessionStoreError
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "migrate", "schema_version"]
+
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            folder TEXT NOT NULL,
+            title TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            model TEXT NOT NULL DEFAULT '',
+            turns INTEGER NOT NULL DEFAULT 0
+        )
+        """,
+        "CREATE INDEX sessions_by_update ON sessions (updated_at DESC)",
+        """
+        CREATE TABLE messages (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        )
+        """,
+    ),
+    (
+        """
+        CREATE TABLE leases (
+            session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            holder TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            heartbeat_at REAL NOT NULL
+        )
+        """,
+    ),
+)
+"""Statements per migration, in order; append new ones, never edit old ones."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The version this code writes."""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's ``user_version``."""
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    return int(version)
+
+
+def migrate(conn: sqlite3.Connection, target: int = SCHEMA_VERSION) -> int:
+    """Bring the database up to ``target``, in one transaction.
+
+    Returns the version found before migrating.
+
+    Raises
+    ------
+    SessionStoreError
+        The database was written by a newer version of rhema-lsp.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        found = schema_version(conn)
+        if found > SCHEMA_VERSION:
+            raise SessionStoreError(
+                f"the session store has schema version {found}, newer than this rhema-lsp "
+                f"understands ({SCHEMA_VERSION}); upgrade rhema-lsp to open it"
+            )
+        for version in range(found, target):
+            for statement in MIGRATIONS[version]:
+                conn.execute(statement)
+        if target > found:
+            conn.execute(f"PRAGMA user_version = {int(target)}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return found

@@ -1,0 +1,465 @@
+"""A workspace folder's sessions, persisted append-only through the engine's seams.
+
+Each message of a session is one row (the engine's JSON, numbered from 0).
+:meth:`SessionStore.commit` appends what is new since the last commit in
+one transaction: the store remembers how many messages it committed per
+session and checks that count against the stored maximum sequence number,
+so the cost follows the new messages, not the history, and an append by
+another process is detected (:class:`SessionConflictError`) instead of
+interleaved. :meth:`SessionStore.commit_hook` is the engine's
+commit-before-execute (durable: ``synchronous=FULL``); the server also
+commits the user's input before the first model call and checkpoints after
+each round. :meth:`SessionStore.open_and_resume` completes a history a
+crash left mid-round (safe calls re-run, unsafe ones reported interrupted)
+and commits it before the session is used.
+
+Test instrumentation: ``on_event`` (see :meth:`SessionStore.open`) is
+called with ``"commit.begin"``, ``"commit.written"`` (rows inserted, not yet
+committed) and ``"commit.done"``; crash tests kill the process there. It is
+``None`` in production.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio.to_thread
+from pydantic import ValidationError
+
+from rhema_lsp.engine import (
+    CommitHook,
+    EventSink,
+    Message,
+    ResumeReport,
+    Session,
+    ToolContext,
+    ToolResolver,
+    pending_calls,
+    resume,
+)
+from rhema_lsp.sessions.database import Database
+from rhema_lsp.sessions.errors import (
+    SessionBusyError,
+    SessionConflictError,
+    SessionStoreError,
+    UnknownSessionError,
+)
+from rhema_lsp.sessions.leases import HOST, Lease, LeaseRow, is_live, read_lease
+from rhema_lsp.sessions.location import StoreLocation, database_path
+from rhema_lsp.sessions.records import SessionInfo, now_iso, title_from_prompt
+
+__all__ = ["DEFAULT_LEASE_TTL", "SessionStore", "StoreEvent"]
+
+DEFAULT_LEASE_TTL = 30.0
+"""Seconds without a heartbeat after which a lease counts as abandoned."""
+
+StoreEvent = Callable[[str], None]
+"""Receives the store's persistence points by name (test instrumentation)."""
+
+_INFO_COLUMNS = (
+    "SELECT s.id, s.title, s.created_at, s.updated_at, s.model, s.turns, "
+    "l.holder, l.pid, l.host, l.heartbeat_at FROM sessions AS s "
+    "LEFT JOIN leases AS l ON l.session_id = s.id"
+)
+
+
+class SessionStore:
+    """The sessions of one workspace folder; open with :meth:`open`.
+
+    Attributes
+    ----------
+    folder
+        The workspace folder, as given.
+    path
+        The database file.
+    notice
+        Set when a corrupt store was moved aside on open: says where it went,
+        for the user. ``None`` otherwise.
+    holder
+        This store's lease-holder id (unique per open store).
+    """
+
+    def __init__(
+        self,
+        db: Database,
+        folder: Path,
+        *,
+        lease_ttl: float,
+        on_event: StoreEvent | None,
+    ) -> None:
+        self.folder = folder
+        self.path = db.path
+        self.notice = db.notice
+        self.holder = secrets.token_hex(8)
+        self.lease_ttl = lease_ttl
+        self._db = db
+        self._on_event = on_event
+        self._real_folder = os.path.realpath(folder)
+        self._committed: dict[str, int] = {}
+        self._held: dict[str, Lease] = {}
+
+    @classmethod
+    async def open(
+        cls,
+        folder: Path,
+        *,
+        location: StoreLocation = "workspace",
+        state_dir: Path | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
+        on_event: StoreEvent | None = None,
+    ) -> SessionStore:
+        """Open (creating or migrating) the store of ``folder``.
+
+        Parameters
+        ----------
+        folder
+            The workspace folder.
+        location
+            ``"workspace"``: ``<folder>/.rhema/sessions.sqlite3``; ``"user"``:
+            the user's state directory, keyed by the folder's real path.
+        state_dir
+            Replaces the user state directory (tests).
+        lease_ttl
+            Seconds after which a silent lease holder is presumed crashed.
+        on_event
+            Test instrumentation, called synchronously (possibly from a
+            worker thread) at each persistence point of a commit.
+
+        Raises
+        ------
+        SessionStoreError
+            The store cannot be created or opened. A corrupt one is not an
+            error: it is moved aside and :attr:`notice` says so.
+        """
+        path = await anyio.to_thread.run_sync(database_path, folder, location, state_dir)
+        db = await Database.open(path)
+        return cls(db, folder, lease_ttl=lease_ttl, on_event=on_event)
+
+    def _event(self, name: str) -> None:
+        if self._on_event is not None:
+            self._on_event(name)
+
+    def _info(self, row: tuple[object, ...]) -> SessionInfo:
+        lease = None
+        if row[6] is not None:
+            lease = LeaseRow(
+                holder=str(row[6]),
+                pid=int(str(row[7])),
+                host=str(row[8]),
+                heartbeat_at=float(str(row[9])),
+            )
+        return SessionInfo(
+            id=str(row[0]),
+            folder=str(self.folder),
+            title=str(row[1]),
+            created_at=str(row[2]),
+            updated_at=str(row[3]),
+            model=str(row[4]),
+            turns=int(str(row[5])),
+            running=lease is not None and is_live(lease, ttl=self.lease_ttl),
+        )
+
+    async def create(self, title: str, *, model: str = "") -> SessionInfo:
+        """Start an empty session titled after ``title`` (the first prompt,
+        cut to one line of at most 80 characters)."""
+        session_id = secrets.token_hex(8)
+        stamp = now_iso()
+        clean = title_from_prompt(title)
+
+        def insert(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO sessions (id, folder, title, created_at, updated_at, model, turns) "
+                "VALUES (?, ?, ?, ?, ?, ?, 0)",
+                (session_id, self._real_folder, clean, stamp, stamp, model),
+            )
+
+        await self._db.write("create a session", insert)
+        self._committed[session_id] = 0
+        return SessionInfo(
+            id=session_id,
+            folder=str(self.folder),
+            title=clean,
+            created_at=stamp,
+            updated_at=stamp,
+            model=model,
+            turns=0,
+            running=False,
+        )
+
+    async def list(self) -> builtins.list[SessionInfo]:
+        """Every session of the folder, most recently updated first."""
+
+        def select(conn: sqlite3.Connection) -> builtins.list[SessionInfo]:
+            rows = conn.execute(
+                _INFO_COLUMNS + " ORDER BY s.updated_at DESC, s.created_at DESC, s.id"
+            ).fetchall()
+            return [self._info(tuple(row)) for row in rows]
+
+        return await self._db.read("list sessions", select)
+
+    async def info(self, session_id: str) -> SessionInfo:
+        """One session's listing entry.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session.
+        """
+
+        def select(conn: sqlite3.Connection) -> SessionInfo:
+            row = conn.execute(_INFO_COLUMNS + " WHERE s.id = ?", (session_id,)).fetchone()
+            if row is None:
+                raise UnknownSessionError(session_id, str(self.folder))
+            return self._info(tuple(row))
+
+        return await self._db.read(f"read session {session_id}", select)
+
+    async def load(self, session_id: str) -> Session:
+        """The stored history of ``session_id``.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session.
+        SessionStoreError
+            A stored message is missing or unreadable.
+        """
+
+        def select(conn: sqlite3.Connection) -> Session:
+            conn.execute("BEGIN")  # one snapshot for the existence check and the rows
+            try:
+                if not _exists(conn, session_id):
+                    raise UnknownSessionError(session_id, str(self.folder))
+                rows = conn.execute(
+                    "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
+            finally:
+                conn.execute("COMMIT")
+            history = []
+            for expected, (seq, body) in enumerate(rows):
+                if seq != expected:
+                    raise SessionStoreError(
+                        f"session {session_id} is missing message {expected} in {self.path}; "
+                        "delete the session or restore the file from a backup"
+                    )
+                try:
+                    history.append(Message.model_validate_json(body))
+                except ValidationError as exc:
+                    raise SessionStoreError(
+                        f"message {seq} of session {session_id} cannot be read "
+                        f"({exc.error_count()} problems); delete the session to go on"
+                    ) from exc
+            self._committed[session_id] = len(history)
+            return Session(history=history)
+
+        return await self._db.read(f"load session {session_id}", select)
+
+    def commit_hook(self, session_id: str) -> CommitHook:
+        """The engine's commit-before-execute for ``session_id``: a durable
+        :meth:`commit` of what is new."""
+
+        async def hook(session: Session) -> None:
+            await self.commit(session_id, session, durable=True)
+
+        return hook
+
+    async def commit(self, session_id: str, session: Session, *, durable: bool = True) -> None:
+        """Append the messages of ``session`` that are new since the last
+        commit, in one transaction.
+
+        ``durable`` commits with ``synchronous=FULL`` (on disk before this
+        returns); without it the commit survives a process crash but not a
+        power loss (see :mod:`rhema_lsp.sessions.database`).
+
+        Raises
+        ------
+        UnknownSessionError
+            The session was deleted.
+        SessionConflictError
+            The stored history is not a prefix of ``session.history``
+            (another process appended, or the copy was rewritten); nothing
+            was written.
+        """
+        history = session.history
+        count = len(history)
+        if self._committed.get(session_id) == count:
+            return
+        self._event("commit.begin")
+
+        def append(conn: sqlite3.Connection) -> int:
+            if not _exists(conn, session_id):
+                raise UnknownSessionError(session_id, str(self.folder))
+            (top,) = conn.execute(
+                "SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            stored = 0 if top is None else int(top) + 1
+            known = self._committed.get(session_id)
+            if known is not None and known != stored:
+                raise SessionConflictError(
+                    session_id, f"{stored} messages stored, {known} committed from here"
+                )
+            if stored > count:
+                raise SessionConflictError(
+                    session_id, f"{stored} messages stored, this copy has {count}"
+                )
+            if known is None and stored:
+                _check_tail(conn, session_id, stored, history[stored - 1])
+            conn.executemany(
+                "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)",
+                [(session_id, seq, history[seq].model_dump_json()) for seq in range(stored, count)],
+            )
+            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))
+            self._event("commit.written")
+            return count
+
+        committed = await self._db.write(f"commit session {session_id}", append, durable=durable)
+        self._committed[session_id] = committed
+        self._event("commit.done")
+
+    async def record_turn(self, session_id: str, *, model: str | None = None) -> None:
+        """Count one finished turn, stamp ``updated_at`` and, when given, the model.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session.
+        """
+
+        def update(conn: sqlite3.Connection) -> None:
+            cursor = conn.execute(
+                "UPDATE sessions SET turns = turns + 1, updated_at = ?, "
+                "model = coalesce(?, model) WHERE id = ?",
+                (now_iso(), model, session_id),
+            )
+            if cursor.rowcount != 1:
+                raise UnknownSessionError(session_id, str(self.folder))
+
+        await self._db.write(f"record a turn of session {session_id}", update)
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a session and its messages; ``False`` when there was none.
+
+        Raises
+        ------
+        SessionBusyError
+            A live lease holds it (here or in another window): cancel that
+            run first.
+        """
+
+        def remove(conn: sqlite3.Connection) -> bool:
+            current = read_lease(conn, session_id)
+            if current is not None and is_live(current, ttl=self.lease_ttl):
+                same = current.host == HOST and current.pid == os.getpid()
+                raise SessionBusyError(
+                    session_id, current.pid, same_process=same, ttl=self.lease_ttl
+                )
+            cursor = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+            return cursor.rowcount == 1
+
+        deleted = await self._db.write(f"delete session {session_id}", remove)
+        self._committed.pop(session_id, None)
+        return deleted
+
+    def lease(self, session_id: str) -> Lease:
+        """The right to run ``session_id``, as an async context manager.
+
+        Entering raises :class:`SessionBusyError` when another live holder
+        (another window, or a run of this store) has it; an expired lease
+        (no heartbeat for ``lease_ttl`` seconds, or its process gone on this
+        host) is taken over.
+        """
+        return Lease(
+            self._db,
+            session_id,
+            folder=str(self.folder),
+            holder=self.holder,
+            ttl=self.lease_ttl,
+            held=self._held,
+        )
+
+    async def open_and_resume(
+        self,
+        session_id: str,
+        resolver: ToolResolver | None,
+        sink: EventSink,
+        ctx: ToolContext,
+    ) -> tuple[Session, ResumeReport]:
+        """Load a session and complete a round a crash left open.
+
+        Pending ``safe`` calls are re-run and ``unsafe`` ones reported
+        interrupted (the engine's :func:`~rhema_lsp.engine.resume`); the
+        completed history is committed before it is returned. Resuming
+        takes the session's lease unless this store already holds it; when
+        another live holder has it, its calls are running there, not lost:
+        the stored history is returned as is with an empty report.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session.
+        SessionStoreError
+            The session cannot be read or the completion not committed.
+        """
+        session = await self.load(session_id)
+        if not pending_calls(session):
+            return session, ResumeReport()
+        if session_id in self._held:
+            return session, await self._resume(session_id, session, resolver, sink, ctx)
+        try:
+            async with self.lease(session_id):
+                if await self._stored_count(session_id) != len(session.history):
+                    session = await self.load(session_id)
+                report = await self._resume(session_id, session, resolver, sink, ctx)
+        except SessionBusyError:
+            return session, ResumeReport()
+        return session, report
+
+    async def _resume(
+        self,
+        session_id: str,
+        session: Session,
+        resolver: ToolResolver | None,
+        sink: EventSink,
+        ctx: ToolContext,
+    ) -> ResumeReport:
+        report = await resume(session, resolver, sink, ctx)
+        if report.changed:
+            await self.commit(session_id, session, durable=True)
+        return report
+
+    async def _stored_count(self, session_id: str) -> int:
+        def count(conn: sqlite3.Connection) -> int:
+            (top,) = conn.execute(
+                "SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            return 0 if top is None else int(top) + 1
+
+        return await self._db.read(f"read session {session_id}", count)
+
+    async def close(self) -> None:
+        """Close the database (idempotent); the store is unusable afterwards."""
+        await self._db.close()
+
+
+def _exists(conn: sqlite3.Connection, session_id: str) -> bool:
+    return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
+
+
+def _check_tail(conn: sqlite3.Connection, session_id: str, stored: int, mine: Message) -> None:
+    (body,) = conn.execute(
+        "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, stored - 1)
+    ).fetchone()
+    try:
+        same = Message.model_validate_json(body) == mine
+    except ValidationError:
+        same = False
+    if not same:
+        raise SessionConflictError(
+            session_id, f"stored message {stored - 1} differs from this copy's"
+        )

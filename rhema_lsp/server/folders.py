@@ -1,0 +1,137 @@
+"""The workspace folders this server serves, and what each one owns.
+
+Every folder has its own session store and its own edit journal, opened on
+first use. A command's ``folder`` is resolved here: the folder given (a path
+or a ``file://`` URI, which must be one of the workspace folders), else the
+folder that holds the first context URI, else the first folder.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rhema_lsp.sessions import SessionStore, StoreLocation, UnknownSessionError
+from rhema_lsp.tools import EditJournal
+from rhema_lsp.tools.positions import uri_to_path
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+__all__ = ["FolderError", "FolderState", "Folders"]
+
+
+class FolderError(ValueError):
+    """A folder argument names no workspace folder, or there is none."""
+
+
+def _as_path(value: str) -> Path:
+    if value.startswith("file:"):
+        return uri_to_path(value)
+    return Path(value).expanduser()
+
+
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+@dataclass
+class FolderState:
+    """What one workspace folder owns: its store and its edit journal."""
+
+    path: Path
+    store: SessionStore
+    journal: EditJournal
+
+
+class Folders:
+    """The workspace folders, their stores and journals."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self._server = server
+        self._states: dict[tuple[Path, str], FolderState] = {}
+        self._session_folders: dict[str, Path] = {}
+        self.notices: list[str] = []
+
+    def roots(self) -> list[Path]:
+        """The workspace folders' real paths, in the client's order."""
+        workspace = self._server.workspace
+        roots = [_real(uri_to_path(folder.uri)) for folder in workspace.folders.values()]
+        if not roots and workspace.root_path:
+            roots = [_real(Path(workspace.root_path))]
+        return roots
+
+    def resolve(self, folder: str | None, context_uris: list[str]) -> Path:
+        """The folder a command runs in (see the module docstring).
+
+        Raises
+        ------
+        FolderError
+            ``folder`` is not a workspace folder, or the workspace has none.
+        """
+        roots = self.roots()
+        if folder is not None:
+            wanted = _real(_as_path(folder))
+            if wanted in roots:
+                return wanted
+            raise FolderError(
+                f"`folder` {folder} is not one of the workspace folders "
+                f"({', '.join(map(str, roots)) or 'none open'})"
+            )
+        if not roots:
+            raise FolderError(
+                "no workspace folder is open: open a folder in the editor, or pass `folder`"
+            )
+        for uri in context_uris[:1]:
+            path = _real(_as_path(uri))
+            holders = [root for root in roots if path == root or root in path.parents]
+            if holders:
+                return max(holders, key=lambda root: len(root.parts))
+        return roots[0]
+
+    async def state(self, folder: Path, location: StoreLocation) -> FolderState:
+        """The folder's store and journal, opened on first use."""
+        key = (folder, location)
+        state = self._states.get(key)
+        if state is None:
+            store = await SessionStore.open(folder, location=location)
+            if store.notice:
+                self.notices.append(store.notice)
+            state = FolderState(path=folder, store=store, journal=EditJournal())
+            self._states[key] = state
+        return state
+
+    def remember(self, session: str, folder: Path) -> None:
+        """Note which folder holds ``session``."""
+        self._session_folders[session] = folder
+
+    async def find(self, session: str, location: StoreLocation) -> FolderState:
+        """The folder state whose store holds ``session``.
+
+        Raises
+        ------
+        UnknownSessionError
+            No workspace folder's store has it.
+        """
+        known = self._session_folders.get(session)
+        candidates = [known] if known is not None else []
+        candidates += [root for root in self.roots() if root != known]
+        for folder in candidates:
+            state = await self.state(folder, location)
+            try:
+                await state.store.info(session)
+            except UnknownSessionError:
+                continue
+            self._session_folders[session] = folder
+            return state
+        folders = ", ".join(map(str, self.roots())) or "none open"
+        raise UnknownSessionError(session, f"any workspace folder ({folders})")
+
+    async def close(self) -> None:
+        """Close every store (releasing their leases)."""
+        states = list(self._states.values())
+        self._states.clear()
+        for state in states:
+            await state.store.close()

@@ -1,0 +1,115 @@
+"""What the model is told: the system prompt for a mode, the editor context
+attached to a prompt, and the instructions of an in-place selection edit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "EDIT_SYSTEM",
+    "ContextPiece",
+    "edit_prompt",
+    "render_context",
+    "strip_fence",
+    "system_prompt",
+]
+
+_MODES = {
+    "ask": "You may read and search the workspace; you cannot change files.",
+    "edit": (
+        "You may read, search and change files. Change files only with the edit tools: "
+        "edit_file for targeted replacements (re-read the file first if an edit is "
+        "refused), write_file for new files, rename_path and delete_path."
+    ),
+    "agent": (
+        "You may read, search and change files, and run commands with run_command "
+        "(the user approves each command). Change files only with the edit tools."
+    ),
+}
+
+CONTEXT_LINES = 2000
+
+
+def system_prompt(mode: str, folder: Path) -> str:
+    """The system prompt of a turn in ``mode`` on ``folder``."""
+    return (
+        "You are Rhema, a coding agent working inside the user's editor.\n"
+        f"The workspace folder is {folder}. Paths are relative to it.\n"
+        f"{_MODES.get(mode, _MODES['ask'])}\n"
+        "The editor's unsaved text is what the tools read and edit. Be concise; "
+        "answer in Markdown; say what you changed."
+    )
+
+
+EDIT_SYSTEM = (
+    "You rewrite a selection of a file as instructed. Reply with the replacement text "
+    "for the selection only: no explanation, no Markdown fence, keep the surrounding "
+    "indentation style."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextPiece:
+    """One buffer the user attached, with the selected range if any.
+
+    ``start`` and ``end`` are character offsets into ``text``.
+    """
+
+    path: str
+    text: str
+    language: str
+    start: int | None = None
+    end: int | None = None
+
+
+def _fence_for(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return fence
+
+
+def render_context(pieces: list[ContextPiece]) -> str:
+    """The attached buffers as Markdown, the selection marked in place."""
+    blocks = []
+    for piece in pieces:
+        text = piece.text
+        note = "(the editor's current text, unsaved changes included)"
+        if piece.start is not None and piece.end is not None:
+            line_from = text.count("\n", 0, piece.start) + 1
+            line_to = text.count("\n", 0, piece.end) + 1
+            note += (
+                f"; the selection is lines {line_from}-{line_to}, marked «selection»…«/selection»"
+            )
+            text = (
+                text[: piece.start]
+                + "«selection»"
+                + text[piece.start : piece.end]
+                + "«/selection»"
+                + text[piece.end :]
+            )
+        lines = text.splitlines(keepends=True)
+        if len(lines) > CONTEXT_LINES:
+            text = "".join(lines[:CONTEXT_LINES])
+            note += f"; only the first {CONTEXT_LINES} lines are shown, read_file for more"
+        fence = _fence_for(text)
+        blocks.append(f"{piece.path} {note}:\n{fence}{piece.language}\n{text}\n{fence}")
+    return "\n\n".join(blocks)
+
+
+def edit_prompt(instruction: str, piece: ContextPiece, selected: str) -> str:
+    """The user message of an in-place selection edit."""
+    return (
+        f"Instruction: {instruction}\n\n{render_context([piece])}\n\n"
+        f"Selected text to rewrite:\n{_fence_for(selected)}\n{selected}\n{_fence_for(selected)}"
+    )
+
+
+def strip_fence(text: str) -> str:
+    """The reply without one enclosing Markdown fence, if the model added one."""
+    stripped = text.strip("\n")
+    lines = stripped.split("\n")
+    if len(lines) >= 2 and lines[0].startswith("```") and lines[-1].strip().startswith("```"):
+        return "\n".join(lines[1:-1])
+    return text

@@ -1,0 +1,113 @@
+"""Running turns and steps, and the three ways to stop one.
+
+Each run owns an anyio cancel scope and the tools' cancel signal. A run is
+registered under its session, under the JSON-RPC id of the request that
+started it, and under its progress token, so ``$/cancelRequest``,
+``window/workDoneProgress/cancel`` and ``rhema.cancel`` all reach the same
+:meth:`Run.cancel`. A session runs one turn at a time in this process; the
+session store's lease extends that across processes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import anyio
+
+from rhema_lsp.engine import CancelSignal
+
+__all__ = ["Run", "RunRegistry", "SessionRunningError"]
+
+ProgressToken = int | str
+MsgId = int | str
+
+
+class SessionRunningError(Exception):
+    """The session already has a run in this server."""
+
+    def __init__(self, session: str) -> None:
+        super().__init__(
+            f"session {session} is already running a turn; wait for it to finish or "
+            "cancel it (rhema.cancel) first"
+        )
+        self.session = session
+
+
+@dataclass(eq=False)
+class Run:
+    """One running turn or step."""
+
+    session: str
+    turn: int
+    msg_id: MsgId | None = None
+    token: ProgressToken | None = None
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    signal: CancelSignal = field(default_factory=CancelSignal)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether anyone asked this run to stop."""
+        return self.signal.is_set()
+
+    def cancel(self) -> None:
+        """Stop the run: no further tool starts, the stream in flight closes."""
+        self.signal.set()
+        self.scope.cancel()
+
+
+class RunRegistry:
+    """The runs of this server, by session, request id and progress token."""
+
+    def __init__(self) -> None:
+        self._by_session: dict[str, Run] = {}
+        self._by_msg: dict[MsgId, Run] = {}
+        self._by_token: dict[ProgressToken, Run] = {}
+
+    def __len__(self) -> int:
+        return len(self._by_session)
+
+    def __iter__(self) -> Iterator[Run]:
+        return iter(list(self._by_session.values()))
+
+    def sessions(self) -> list[str]:
+        """The sessions with a run in this server."""
+        return list(self._by_session)
+
+    def is_running(self, session: str) -> bool:
+        return session in self._by_session
+
+    def add(self, run: Run) -> None:
+        """Register ``run``; raises :class:`SessionRunningError` if its session is busy."""
+        if run.session in self._by_session:
+            raise SessionRunningError(run.session)
+        self._by_session[run.session] = run
+        if run.msg_id is not None:
+            self._by_msg[run.msg_id] = run
+
+    def set_token(self, run: Run, token: ProgressToken) -> None:
+        run.token = token
+        self._by_token[token] = run
+
+    def remove(self, run: Run) -> None:
+        if self._by_session.get(run.session) is run:
+            del self._by_session[run.session]
+        if run.msg_id is not None and self._by_msg.get(run.msg_id) is run:
+            del self._by_msg[run.msg_id]
+        if run.token is not None and self._by_token.get(run.token) is run:
+            del self._by_token[run.token]
+
+    def by_msg(self, msg_id: MsgId) -> Run | None:
+        return self._by_msg.get(msg_id)
+
+    def by_token(self, token: ProgressToken) -> Run | None:
+        return self._by_token.get(token)
+
+    def cancel(self, session: str | None = None) -> list[str]:
+        """Cancel the run of ``session``, or every run; the sessions cancelled."""
+        runs = list(self._by_session.values())
+        if session is not None:
+            runs = [run for run in runs if run.session == session]
+        for run in runs:
+            run.cancel()
+        return [run.session for run in runs]

@@ -1,0 +1,527 @@
+"""The contract's commands, served.
+
+:class:`AgentService` holds what the commands share (settings, the editor,
+the workspace folders with their stores and journals, the resolved
+provider, the running turns) and implements each command of
+``docs/protocol.md``. ``rhema.turn``, ``rhema.step`` and ``rhema.edit`` all
+go through :meth:`AgentService._run`, which owns the run's lifecycle: lease
+the session, begin the progress, stream the events, drive the engine, and,
+whatever happened, end with an ``error`` event when it failed, ``turn_end``,
+and the progress end.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from rhema_lsp import __version__
+from rhema_lsp.engine import (
+    Agent,
+    ChatParams,
+    ErrorEvent,
+    Message,
+    ProviderError,
+    Session,
+    ToolContext,
+    ToolResolver,
+    TurnEnd,
+    pending_calls,
+    resume,
+)
+from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
+from rhema_lsp.server.args import (
+    CancelArgs,
+    ContextRef,
+    EditArgs,
+    SessionArgs,
+    SessionsArgs,
+    StepArgs,
+    TurnArgs,
+    UndoTurnArgs,
+)
+from rhema_lsp.server.driver import Outcome, drive
+from rhema_lsp.server.folders import FolderError, Folders, FolderState
+from rhema_lsp.server.lsp_editor import LspEditor
+from rhema_lsp.server.progress import RunProgress
+from rhema_lsp.server.prompts import (
+    EDIT_SYSTEM,
+    ContextPiece,
+    edit_prompt,
+    render_context,
+    strip_fence,
+    system_prompt,
+)
+from rhema_lsp.server.runs import Run, RunRegistry
+from rhema_lsp.server.settings import Settings
+from rhema_lsp.server.stream import RunStream
+from rhema_lsp.server.undo import revert_turn
+from rhema_lsp.sessions import SessionInfo, title_from_prompt
+from rhema_lsp.tools import WorkspaceTools
+from rhema_lsp.tools.positions import LineIndex, minimal_edits, uri_to_path
+
+if TYPE_CHECKING:
+    from pygls.lsp.server import LanguageServer
+
+__all__ = ["AgentService", "EditTargetError"]
+
+logger = logging.getLogger(__name__)
+
+RHEMA_EVENT = "rhema/event"
+
+
+class EditTargetError(ValueError):
+    """``rhema.edit`` names a document outside the workspace or unreadable."""
+
+
+@dataclass
+class _Plan:
+    """What one run is asked to do."""
+
+    folder: Path
+    session: str | None
+    mode: str
+    max_steps: int
+    prompt: str | None
+    title: str
+    single_step: bool = False
+    system: str | None = None
+    tools: bool = True
+
+
+Finish = Callable[[Outcome, Run], Awaitable[dict[str, Any]]]
+
+
+class AgentService:
+    """Everything the commands share, and the commands themselves."""
+
+    def __init__(self, server: LanguageServer) -> None:
+        self.server = server
+        self.settings = Settings()
+        self.editor = LspEditor(server)
+        self.folders = Folders(server)
+        self.runs = RunRegistry()
+        self._seq: dict[str, int] = {}
+        self._provider: ResolvedProvider | None = None
+        self._provider_key: tuple[Any, ...] | None = None
+
+    # -- shared pieces -------------------------------------------------------
+
+    def update_settings(self, settings: Settings) -> None:
+        """Adopt new settings; the provider is resolved again on next use."""
+        self.settings = settings
+
+    def _provider_settings(self) -> ProviderSettings:
+        s = self.settings
+        return ProviderSettings(
+            provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
+        )
+
+    async def provider(self) -> ResolvedProvider:
+        """The provider the settings name, resolved once per settings."""
+        wanted = self._provider_settings()
+        key = (wanted, tuple(sorted(os.environ.items())))
+        if self._provider is None or self._provider_key != key:
+            self._provider = await resolve_provider(wanted)
+            self._provider_key = key
+        return self._provider
+
+    def _next_seq(self, session: str) -> Callable[[], int]:
+        def next_seq() -> int:
+            value = self._seq.get(session, 0) + 1
+            self._seq[session] = value
+            return value
+
+        return next_seq
+
+    def _send_event(self, params: dict[str, Any]) -> None:
+        self.server.protocol.notify(RHEMA_EVENT, params)
+
+    def _context(self, refs: list[ContextRef]) -> list[ContextPiece]:
+        encoding = self.editor.position_encoding
+        pieces = []
+        for ref in refs:
+            document = self.editor.open_document(ref.uri)
+            path = uri_to_path(ref.uri)
+            if document is not None:
+                text = document.text
+            else:
+                try:
+                    text = path.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise FolderError(f"`context` {ref.uri} cannot be read: {exc}") from exc
+            start = end = None
+            if ref.range is not None:
+                index = LineIndex(text, encoding)
+                start = index.offset(types.Position(**ref.range.start.model_dump()))
+                end = index.offset(types.Position(**ref.range.end.model_dump()))
+            pieces.append(
+                ContextPiece(path=self._display(path), text=text, language="", start=start, end=end)
+            )
+        return pieces
+
+    def _display(self, path: Path) -> str:
+        real = Path(os.path.realpath(path))
+        for root in self.folders.roots():
+            if root in real.parents:
+                return str(real.relative_to(root))
+        return str(path)
+
+    # -- the run lifecycle ----------------------------------------------------
+
+    async def _session_for(self, state: FolderState, plan: _Plan, model: str) -> SessionInfo:
+        if plan.session is None:
+            info = await state.store.create(title_from_prompt(plan.title), model=model)
+        else:
+            info = await state.store.info(plan.session)
+        self.folders.remember(info.id, state.path)
+        return info
+
+    async def _run(
+        self,
+        plan: _Plan,
+        *,
+        msg_id: int | str | None,
+        token: int | str | None,
+        finish: Finish | None = None,
+    ) -> dict[str, Any]:
+        settings = self.settings
+        state = await self.folders.state(plan.folder, settings.session_store)
+        info = await self._session_for(state, plan, settings.model or "")
+        turn = info.turns + 1 if plan.prompt is not None or info.turns == 0 else info.turns
+        run = Run(session=info.id, turn=turn, msg_id=msg_id)
+        self.runs.add(run)
+        try:
+            async with state.store.lease(info.id):
+                return await self._lease_held(plan, state, info, run, token, finish)
+        finally:
+            self.runs.remove(run)
+
+    async def _lease_held(
+        self,
+        plan: _Plan,
+        state: FolderState,
+        info: SessionInfo,
+        run: Run,
+        token: int | str | None,
+        finish: Finish | None,
+    ) -> dict[str, Any]:
+        progress = await RunProgress.start(self.server, token, "starting")
+        if progress.token is not None:
+            self.runs.set_token(run, progress.token)
+        stream = RunStream(
+            self._send_event,
+            session=info.id,
+            turn=run.turn,
+            next_seq=self._next_seq(info.id),
+            report=progress.report,
+        )
+        outcome = Outcome()
+        result: dict[str, Any] = {}
+        try:
+            outcome = await self._drive(plan, state, info, run, stream)
+            if finish is not None and outcome.error is None and not run.cancelled:
+                result = await finish(outcome, run)
+        finally:
+            if outcome.error is not None:
+                stream.emit(ErrorEvent(message=outcome.error))
+            stream.emit(
+                TurnEnd(
+                    stop_reason=outcome.stop_reason,
+                    text=outcome.text,
+                    steps=outcome.steps,
+                    usage=outcome.usage,
+                )
+            )
+            stream.close()
+            progress.end(outcome.error or outcome.stop_reason.replace("_", " "))
+        return {
+            "session": info.id,
+            "turn": run.turn,
+            "stopReason": outcome.stop_reason,
+            "text": outcome.text,
+            "steps": outcome.steps,
+            "usage": {"input": outcome.usage.input, "output": outcome.usage.output},
+            "toolCalls": [
+                {"id": c.id, "name": c.name, "isError": c.is_error} for c in outcome.tool_calls
+            ],
+            **result,
+        }
+
+    def _tools(self, state: FolderState, mode: str) -> WorkspaceTools:
+        s = self.settings
+        return WorkspaceTools(
+            self.folders.roots() or [state.path],
+            state.path,
+            mode,
+            self.editor,
+            command_allowlist=s.command_allowlist,
+            review=s.review,
+            journal=state.journal,
+            env=os.environ,
+        )
+
+    async def _drive(
+        self, plan: _Plan, state: FolderState, info: SessionInfo, run: Run, stream: RunStream
+    ) -> Outcome:
+        try:
+            resolved = await self.provider()
+        except ProviderError as exc:
+            return Outcome(stop_reason="error", error=str(exc))
+        store = state.store
+        session: Session = await store.load(info.id)
+        resolver: ToolResolver | None = self._tools(state, plan.mode) if plan.tools else None
+        ctx = ToolContext(cwd=state.path, run_id=f"{info.id}:{run.turn}", cancel=run.signal)
+        if pending_calls(session):
+            await resume(session, resolver, stream, ctx)
+            await store.commit(info.id, session)
+        if plan.prompt is not None:
+            session.history.append(Message.user(plan.prompt))
+            await store.commit(info.id, session)
+        elif not session.history:
+            return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
+        s = self.settings
+        agent = Agent(
+            resolved.provider,
+            resolver=resolver,
+            system=plan.system or system_prompt(plan.mode, state.path),
+            params=ChatParams(model=resolved.model, max_tokens=s.max_tokens, thinking=s.thinking),
+            commit_hook=store.commit_hook(info.id),
+        )
+        outcome = await drive(
+            agent,
+            session,
+            stream,
+            ctx,
+            run,
+            store=store,
+            session_id=info.id,
+            max_steps=plan.max_steps,
+            single_step=plan.single_step,
+        )
+        if plan.prompt is not None:
+            await store.record_turn(info.id, model=resolved.model)
+        return outcome
+
+    # -- commands --------------------------------------------------------------
+
+    def _prompt_with_context(self, prompt: str, refs: list[ContextRef]) -> str:
+        if not refs:
+            return prompt
+        return f"{prompt}\n\n{render_context(self._context(refs))}"
+
+    async def turn(
+        self, args: TurnArgs, msg_id: int | str | None, token: int | str | None
+    ) -> dict[str, Any]:
+        folder = self.folders.resolve(args.folder, [ref.uri for ref in args.context])
+        plan = _Plan(
+            folder=folder,
+            session=args.session,
+            mode=args.mode or self.settings.mode,
+            max_steps=args.max_steps or self.settings.max_steps,
+            prompt=self._prompt_with_context(args.prompt, args.context),
+            title=args.prompt,
+        )
+        result = await self._run(plan, msg_id=msg_id, token=token)
+        result.pop("toolCalls")
+        return result
+
+    async def step(
+        self, args: StepArgs, msg_id: int | str | None, token: int | str | None
+    ) -> dict[str, Any]:
+        folder = self.folders.resolve(args.folder, [ref.uri for ref in args.context])
+        if args.session is None and args.prompt is None:
+            raise FolderError("`prompt` is required to start a new session")
+        plan = _Plan(
+            folder=folder,
+            session=args.session,
+            mode=args.mode or self.settings.mode,
+            max_steps=1,
+            prompt=None
+            if args.prompt is None
+            else self._prompt_with_context(args.prompt, args.context),
+            title=args.prompt or "",
+            single_step=True,
+        )
+        if args.session is not None:
+            plan.folder = (await self.folders.find(args.session, self.settings.session_store)).path
+        result = await self._run(plan, msg_id=msg_id, token=token)
+        result.pop("steps")
+        return result
+
+    def cancel(self, args: CancelArgs) -> dict[str, Any]:
+        return {"cancelled": self.runs.cancel(args.session)}
+
+    async def sessions(self, args: SessionsArgs) -> list[dict[str, Any]]:
+        folders = [self.folders.resolve(args.folder, [])] if args.folder else self.folders.roots()
+        listed: list[SessionInfo] = []
+        for folder in folders:
+            state = await self.folders.state(folder, self.settings.session_store)
+            for info in await state.store.list():
+                self.folders.remember(info.id, folder)
+                listed.append(info)
+        listed.sort(key=lambda info: info.updated_at, reverse=True)
+        return [
+            {
+                "session": info.id,
+                "folder": info.folder,
+                "title": info.title,
+                "createdAt": info.created_at,
+                "updatedAt": info.updated_at,
+                "turns": info.turns,
+                "running": info.running or self.runs.is_running(info.id),
+            }
+            for info in listed
+        ]
+
+    async def open_session(self, args: SessionArgs) -> dict[str, Any]:
+        state = await self.folders.find(args.session, self.settings.session_store)
+        info = await state.store.info(args.session)
+        resolver = self._tools(state, self.settings.mode)
+        stream = RunStream(
+            self._send_event,
+            session=info.id,
+            turn=info.turns,
+            next_seq=self._next_seq(info.id),
+        )
+        ctx = ToolContext(cwd=state.path, run_id=f"{info.id}:{info.turns}")
+        if self.runs.is_running(info.id):
+            session = await state.store.load(info.id)
+            rerun: list[str] = []
+            interrupted: list[str] = []
+        else:
+            async with state.store.lease(info.id):
+                session, report = await state.store.open_and_resume(info.id, resolver, stream, ctx)
+            rerun, interrupted = report.rerun, report.interrupted
+        stream.close()
+        return {
+            "session": info.id,
+            "folder": info.folder,
+            "title": info.title,
+            "messages": [message.model_dump(mode="json") for message in session.history],
+            "resumed": {"rerun": rerun, "interrupted": interrupted},
+        }
+
+    async def delete_session(self, args: SessionArgs) -> dict[str, Any]:
+        state = await self.folders.find(args.session, self.settings.session_store)
+        if self.runs.is_running(args.session):
+            self.runs.cancel(args.session)
+        async with state.store.lease(args.session):
+            pass
+        deleted = await state.store.delete(args.session)
+        self._seq.pop(args.session, None)
+        return {"deleted": deleted}
+
+    async def undo_turn(self, args: UndoTurnArgs) -> dict[str, Any]:
+        state = await self.folders.find(args.session, self.settings.session_store)
+        info = await state.store.info(args.session)
+        turn = args.turn or info.turns
+        return await revert_turn(
+            self.editor, state.journal, f"{info.id}:{turn}", label=f"rhema: undo turn {turn}"
+        )
+
+    async def edit(
+        self, args: EditArgs, msg_id: int | str | None, token: int | str | None
+    ) -> dict[str, Any]:
+        path = Path(os.path.realpath(uri_to_path(args.uri)))  # noqa: ASYNC240
+        folder = self.folders.resolve(None, [args.uri])
+        if folder != path and folder not in path.parents:
+            raise EditTargetError(f"`uri` {args.uri} is outside every workspace folder")
+        pieces = self._context([ContextRef(uri=args.uri, range=args.range)])
+        piece = pieces[0]
+        assert piece.start is not None and piece.end is not None
+        before = self.editor.open_document(args.uri)
+        selected = piece.text[piece.start : piece.end]
+        plan = _Plan(
+            folder=folder,
+            session=args.session,
+            mode="edit",
+            max_steps=1,
+            prompt=edit_prompt(args.instruction, piece, selected),
+            title=f"Edit: {args.instruction}",
+            single_step=True,
+            system=EDIT_SYSTEM,
+            tools=False,
+        )
+        if args.session is not None:
+            plan.folder = (await self.folders.find(args.session, self.settings.session_store)).path
+
+        async def finish(outcome: Outcome, run: Run) -> dict[str, Any]:
+            replacement = strip_fence(outcome.text)
+            new_text = piece.text[: piece.start] + replacement + piece.text[piece.end :]
+            applied = await self._apply_rewrite(
+                args.uri, piece.text, new_text, before.version if before else None, run
+            )
+            return {"applied": applied}
+
+        result = await self._run(plan, msg_id=msg_id, token=token, finish=finish)
+        result.setdefault("applied", False)
+        return {"session": result["session"], "applied": result["applied"], **_brief(result)}
+
+    async def _apply_rewrite(
+        self, uri: str, old: str, new: str, version: int | None, run: Run
+    ) -> bool:
+        current = self.editor.open_document(uri)
+        if current is not None and (current.text != old or current.version != version):
+            return False
+        edits = minimal_edits(old, new, self.editor.position_encoding)
+        if self.editor.supports_document_changes:
+            edit = types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(
+                            uri=uri, version=version
+                        ),
+                        edits=list(edits),
+                    )
+                ]
+            )
+        else:
+            edit = types.WorkspaceEdit(changes={uri: list(edits)})
+        outcome = await self.editor.apply_edit(edit, "rhema: edit selection", {uri: new})
+        if outcome.applied:
+            state = await self.folders.state(
+                self.folders.resolve(None, [uri]), self.settings.session_store
+            )
+            state.journal.record(f"{run.session}:{run.turn}", "edit", uri, old, new, "edit")
+        return bool(outcome.applied)
+
+    async def status(self) -> dict[str, Any]:
+        try:
+            resolved = await self.provider()
+            provider: dict[str, Any] = {
+                "name": resolved.name,
+                "model": resolved.model,
+                "baseUrl": resolved.base_url,
+                "source": resolved.source,
+            }
+        except ProviderError as exc:
+            provider = {
+                "name": None,
+                "model": None,
+                "baseUrl": None,
+                "source": None,
+                "error": str(exc),
+            }
+        return {
+            "version": __version__,
+            "provider": provider,
+            "folders": [str(root) for root in self.folders.roots()],
+            "mode": self.settings.mode,
+            "running": self.runs.sessions(),
+        }
+
+    async def shutdown(self) -> None:
+        """Cancel every run and close the stores."""
+        self.runs.cancel()
+        await self.folders.close()
+
+
+def _brief(result: dict[str, Any]) -> dict[str, Any]:
+    return {"stopReason": result["stopReason"], "text": result["text"], "usage": result["usage"]}

@@ -1,0 +1,112 @@
+"""The server's settings: one typed, defaulted structure, validated field by
+field.
+
+Settings arrive as ``initializationOptions`` and as the ``rhema`` section of
+``workspace/configuration`` (merged in that order, later wins). A field that
+does not validate is reported by name and falls back to its default: the
+server never refuses to start over a typo. API keys are never settings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rhema_lsp.engine import ThinkingEffort
+
+__all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
+
+Mode = Literal["ask", "edit", "agent"]
+
+_KEYS_NEVER_SETTINGS = ("apiKey", "api_key", "key", "token")
+
+
+class Settings(BaseModel):
+    """Every setting of the contract, with its default."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = Field(default=None, alias="baseUrl")
+    protocol: Literal["openai", "anthropic", "gemini"] | None = None
+    thinking: ThinkingEffort = ThinkingEffort.DEFAULT
+    max_tokens: int = Field(default=4096, alias="maxTokens", ge=16, le=1_000_000)
+    max_steps: int = Field(default=25, alias="maxSteps", ge=1, le=500)
+    mode: Mode = "edit"
+    review: bool = False
+    session_store: Literal["workspace", "user"] = Field(default="workspace", alias="sessionStore")
+    command_allowlist: tuple[str, ...] = Field(default=(), alias="commandAllowlist")
+    log_level: Literal["error", "warning", "info", "debug"] = Field(
+        default="warning", alias="logLevel"
+    )
+
+    @field_validator("thinking", mode="before")
+    @classmethod
+    def _parse_thinking(cls, value: object) -> object:
+        if isinstance(value, str):
+            parsed = ThinkingEffort.parse(value)
+            if parsed is None:
+                raise ValueError("expected one of default, low, medium, high")
+            return parsed
+        return value
+
+    @field_validator("provider", "model", "base_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsProblem:
+    """One setting that did not validate, and what was used instead."""
+
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"rhema.{self.field}: {self.message}; using the default"
+
+
+def parse_settings(*layers: Mapping[str, Any] | None) -> tuple[Settings, list[SettingsProblem]]:
+    """Merge settings layers (later wins) and validate them field by field.
+
+    Parameters
+    ----------
+    layers
+        Raw settings objects, e.g. ``initializationOptions`` then the
+        ``rhema`` configuration section; ``None`` and non-objects are skipped.
+
+    Returns
+    -------
+    tuple of Settings and list of SettingsProblem
+        The settings, with every invalid field at its default, and one
+        problem per invalid (or refused) field.
+    """
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        if isinstance(layer, Mapping):
+            merged.update({k: v for k, v in layer.items() if v is not None})
+    problems: list[SettingsProblem] = []
+    for key in [k for k in merged if k in _KEYS_NEVER_SETTINGS]:
+        del merged[key]
+        problems.append(
+            SettingsProblem(key, "API keys are read from the server's environment only, ignored")
+        )
+    while True:
+        try:
+            return Settings.model_validate(merged), problems
+        except ValidationError as exc:
+            bad = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+            for error in exc.errors():
+                if error["loc"]:
+                    problems.append(SettingsProblem(str(error["loc"][0]), error["msg"]))
+            if not bad & set(merged):
+                raise
+            for key in bad:
+                merged.pop(key, None)

@@ -67,8 +67,11 @@ class LspEditor:
 
     @property
     def supports_document_changes(self) -> bool:
+        # Resource operations exist only inside ``documentChanges``: a client
+        # that advertises them (Neovim does, without ``documentChanges``)
+        # accepts versioned document edits too.
         caps = self._edit_caps
-        return bool(caps and caps.document_changes)
+        return bool(caps and (caps.document_changes or caps.resource_operations))
 
     @property
     def supports_resource_operations(self) -> bool:

@@ -311,6 +311,18 @@ class AgentService:
 
     # -- commands --------------------------------------------------------------
 
+    async def _folder_for(
+        self, folder: str | None, refs: list[ContextRef], session: str | None
+    ) -> Path:
+        """The folder of ``session`` when one is named, else as ``folder`` and
+        the context say."""
+        if session is None:
+            return self.folders.resolve(folder, [ref.uri for ref in refs])
+        state = await self.folders.find(session, self.settings.session_store)
+        if folder is not None and self.folders.resolve(folder, []) != state.path:
+            raise FolderError(f"`folder` {folder} is not the folder of session {session}")
+        return state.path
+
     def _prompt_with_context(self, prompt: str, refs: list[ContextRef]) -> str:
         if not refs:
             return prompt
@@ -319,7 +331,7 @@ class AgentService:
     async def turn(
         self, args: TurnArgs, msg_id: int | str | None, token: int | str | None
     ) -> dict[str, Any]:
-        folder = self.folders.resolve(args.folder, [ref.uri for ref in args.context])
+        folder = await self._folder_for(args.folder, args.context, args.session)
         plan = _Plan(
             folder=folder,
             session=args.session,
@@ -335,11 +347,10 @@ class AgentService:
     async def step(
         self, args: StepArgs, msg_id: int | str | None, token: int | str | None
     ) -> dict[str, Any]:
-        folder = self.folders.resolve(args.folder, [ref.uri for ref in args.context])
         if args.session is None and args.prompt is None:
             raise FolderError("`prompt` is required to start a new session")
         plan = _Plan(
-            folder=folder,
+            folder=await self._folder_for(args.folder, args.context, args.session),
             session=args.session,
             mode=args.mode or self.settings.mode,
             max_steps=1,
@@ -349,8 +360,6 @@ class AgentService:
             title=args.prompt or "",
             single_step=True,
         )
-        if args.session is not None:
-            plan.folder = (await self.folders.find(args.session, self.settings.session_store)).path
         result = await self._run(plan, msg_id=msg_id, token=token)
         result.pop("steps")
         return result

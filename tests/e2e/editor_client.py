@@ -51,6 +51,8 @@ class EditorState:
     questions: list[types.ShowMessageRequestParams] = field(default_factory=list)
     answer: str | None = None
     reject_edits: bool = False
+    skip_stale: bool = False  # Neovim: a stale versioned edit is skipped, yet "applied"
+    type_before_apply: tuple[Path, str] | None = None
     event_arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -115,6 +117,10 @@ class EditorClient(LanguageClient):
 
     def apply(self, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
         self.state.edits.append(params)
+        if self.state.type_before_apply is not None:
+            path, typed = self.state.type_before_apply
+            self.state.type_before_apply = None
+            self.type_text(path, typed)
         if self.state.reject_edits:
             return types.ApplyWorkspaceEditResult(applied=False, failure_reason="user said no")
         edit = params.edit
@@ -156,6 +162,8 @@ class EditorClient(LanguageClient):
             text = path.read_text() if path.exists() else ""
             buffer = self.open(path, text)
         if version is not None and version != buffer.version:
+            if self.state.skip_stale:
+                return None
             return f"version {version} of {uri} is stale (now {buffer.version})"
         buffer.text = apply_text_edits(buffer.text, edits, self.encoding)
         buffer.version += 1
@@ -205,4 +213,5 @@ async def start_editor(
     )
     encoding = result.capabilities.position_encoding
     client.encoding = str(getattr(encoding, "value", encoding) or "utf-16")
+    client.state.skip_stale = editor.startswith("neovim")
     return client

@@ -1,0 +1,266 @@
+"""``run_command``: a shell command in the session folder, approved, bounded.
+
+- Runs ``/bin/sh -c COMMAND`` with stdin closed, stdout and stderr merged, in
+  its own process group (``start_new_session``), with the working directory
+  pinned to the session folder by descriptor.
+- Approval: the user confirms each command through the editor, unless it is
+  allow-listed. An allow-list entry matches a command that is **exactly**
+  the entry (surrounding space ignored), or — when the command contains no
+  shell operator or expansion (``; & | < > ` $ ( )`` or a line break) —
+  whose first words (``shlex``-split) are the entry's words: ``pytest``
+  allows ``pytest -q tests/x.py``, ``npm test`` allows ``npm test -- -u``,
+  but neither allows ``pytest; rm -rf ~``, ``pytestx`` or ``npm install``.
+- Output streams as complete lines through ``progress``; the result is the
+  combined output (head and tail kept when huge; the engine caps it again)
+  then a status line, with the exit code in ``code``.
+- A timeout (default :data:`DEFAULT_TIMEOUT_S`, at most
+  :data:`MAX_TIMEOUT_S`), the run's cancel signal, or cancellation of the
+  awaiting task kill the whole group: ``SIGTERM``, then ``SIGKILL`` after
+  :data:`KILL_GRACE_S`. When the shell exits, whatever it left running in the
+  group is killed the same way, so no process outlives the call.
+- The environment drops provider credentials: the names in
+  :data:`SECRET_NAMES` and any name ending in one of
+  :data:`SECRET_SUFFIXES` (``_API_KEY``, ``_TOKEN``, ``_SECRET``,
+  ``_PASSWORD``, ``_ACCESS_KEY``, ``_SECRET_KEY``), compared in upper case.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+from anyio.abc import Process
+
+from rhema_lsp.engine.tools import CancelSignal, Progress
+from rhema_lsp.tools.confined_fs import ConfinedFS
+from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.ripgrep import iter_lines
+
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "KILL_GRACE_S",
+    "MAX_TIMEOUT_S",
+    "SECRET_NAMES",
+    "SECRET_SUFFIXES",
+    "CommandOutcome",
+    "is_allowlisted",
+    "live_group_members",
+    "run_shell",
+    "scrubbed_environment",
+]
+
+DEFAULT_TIMEOUT_S = 120.0
+MAX_TIMEOUT_S = 600.0
+KILL_GRACE_S = 2.0
+SECRET_NAMES = frozenset(
+    {
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "RHEMA_API_KEY",
+    }
+)
+SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY", "_SECRET_KEY")
+_SHELL_OPERATORS = frozenset(";&|<>`$()\n\r")
+_KEEP_BYTES = 64 << 10
+
+
+def scrubbed_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without provider keys and other credential-like names."""
+    return {
+        name: value
+        for name, value in env.items()
+        if name.upper() not in SECRET_NAMES and not name.upper().endswith(SECRET_SUFFIXES)
+    }
+
+
+def is_allowlisted(command: str, allowlist: Sequence[str]) -> bool:
+    """Whether ``command`` may run without asking (see the module docstring)."""
+    stripped = command.strip()
+    if not stripped:
+        return False
+    plain = not any(char in _SHELL_OPERATORS for char in stripped)
+    try:
+        words = shlex.split(stripped) if plain else []
+    except ValueError:
+        words = []
+    for entry in allowlist:
+        wanted = entry.strip()
+        if not wanted:
+            continue
+        if stripped == wanted:
+            return True
+        if not words or any(char in _SHELL_OPERATORS for char in wanted):
+            continue
+        try:
+            entry_words = shlex.split(wanted)
+        except ValueError:
+            continue
+        if entry_words and words[: len(entry_words)] == entry_words:
+            return True
+    return False
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """Processes of group ``pgid`` that are not zombies (read from ``/proc``)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []
+    except PermissionError:
+        pass
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and fields[0] != b"Z" and int(fields[2]) == pgid:
+            members.append(int(entry))
+    return members
+
+
+async def _terminate_group(process: Process) -> None:
+    """SIGTERM the group, SIGKILL what is left after the grace period."""
+    pgid = process.pid
+    if not await anyio.to_thread.run_sync(live_group_members, pgid):
+        return
+    try:
+        os.killpg(pgid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = anyio.current_time() + KILL_GRACE_S
+    while anyio.current_time() < deadline:
+        await anyio.sleep(0.05)
+        if not await anyio.to_thread.run_sync(live_group_members, pgid):
+            return
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+
+
+@dataclass(slots=True)
+class CommandOutcome:
+    """How a command ended: output, exit code and why it stopped."""
+
+    output: str
+    code: int | None
+    status: str
+    """``exited``, ``timeout`` or ``cancelled``."""
+
+
+class _Output:
+    """Keeps the head and tail of the output; streams complete lines."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped = 0
+
+    def add(self, line: bytes) -> None:
+        data = line + b"\n"
+        self.progress(data.decode("utf-8", "replace"))
+        if len(self.head) < _KEEP_BYTES:
+            self.head += data
+            return
+        self.tail += data
+        if len(self.tail) > _KEEP_BYTES:
+            cut = len(self.tail) - _KEEP_BYTES
+            self.dropped += cut
+            del self.tail[:cut]
+
+    def text(self) -> str:
+        middle = f"[... {self.dropped} bytes of output omitted ...]\n" if self.dropped else ""
+        return self.head.decode("utf-8", "replace") + middle + self.tail.decode("utf-8", "replace")
+
+
+async def run_shell(
+    command: str,
+    folder: Path,
+    fs: ConfinedFS,
+    env: Mapping[str, str],
+    timeout_s: float,
+    cancel: CancelSignal,
+    progress: Progress,
+) -> CommandOutcome:
+    """Run ``command`` in ``folder`` as described in the module docstring."""
+    fd = await anyio.to_thread.run_sync(fs.open_directory, folder)
+    environment = scrubbed_environment(env)
+    environment["PWD"] = str(folder)
+    try:
+        process = await anyio.open_process(
+            ["/bin/sh", "-c", command],
+            cwd=f"/proc/self/fd/{fd}",
+            pass_fds=(fd,),
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise ToolError(f"could not start the command: {exc}") from exc
+    finally:
+        os.close(fd)
+    output = _Output(progress)
+    status = "exited"
+    try:
+        async with anyio.create_task_group() as group:
+
+            async def stop_on_cancel() -> None:
+                nonlocal status
+                await cancel.wait()
+                status = "cancelled"
+                group.cancel_scope.cancel()
+
+            async def stop_on_timeout() -> None:
+                nonlocal status
+                await anyio.sleep(timeout_s)
+                status = "timeout"
+                group.cancel_scope.cancel()
+
+            drained = anyio.Event()
+
+            async def pump() -> None:
+                assert process.stdout is not None
+                async for line in iter_lines(process.stdout, max_line=_KEEP_BYTES):
+                    output.add(line)
+                drained.set()
+
+            group.start_soon(stop_on_cancel)
+            group.start_soon(stop_on_timeout)
+            group.start_soon(pump)
+            await process.wait()
+            with anyio.move_on_after(0.5):
+                await drained.wait()
+            if not drained.is_set():
+                # Something the shell started still holds the output open.
+                await _terminate_group(process)
+                await drained.wait()
+            group.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await _terminate_group(process)
+            if process.returncode is None:
+                await process.wait()
+            await process.aclose()
+    code = process.returncode
+    if code is not None and code < 0:
+        code = 128 - code
+    return CommandOutcome(output.text(), code, status)

@@ -1,0 +1,353 @@
+"""The edit tools: ``edit_file``, ``write_file``, ``rename_path``, ``delete_path``.
+
+Every change goes to the editor as one :class:`WorkspaceEdit`, never straight
+to disk: minimal :class:`TextEdit`\\ s computed against the text the editor has
+(unsaved buffers included) in its negotiated position encoding, inside a
+``TextDocumentEdit`` carrying the open document's version when the client
+supports ``documentChanges`` (else ``changes``); ``CreateFile``,
+``RenameFile`` and ``DeleteFile`` for file operations; a label naming tool and
+path; in review mode a change annotation needing confirmation.
+
+Never a blind overwrite: the document is re-checked just before applying, a
+rejected edit or a version that moved is an in-band error telling the model
+to re-read, and after an "applied" answer the open buffer must hold the
+expected text (Neovim answers ``applied: true`` for a stale document it
+skipped). Protected paths (:mod:`~rhema_lsp.tools.rules`) ask the user first.
+Every applied change is recorded in the :class:`EditJournal` under the run id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio.to_thread
+from lsprotocol.types import (
+    AnnotatedTextEdit,
+    ChangeAnnotation,
+    CreateFile,
+    CreateFileOptions,
+    DeleteFile,
+    DeleteFileOptions,
+    OptionalVersionedTextDocumentIdentifier,
+    Position,
+    Range,
+    RenameFile,
+    RenameFileOptions,
+    TextDocumentEdit,
+    TextEdit,
+    WorkspaceEdit,
+)
+
+from rhema_lsp.engine.tools import ToolContext
+from rhema_lsp.tools.editor import Editor
+from rhema_lsp.tools.errors import PathRefused, ToolError
+from rhema_lsp.tools.journal import EditJournal
+from rhema_lsp.tools.positions import minimal_edits, replacement_edits
+from rhema_lsp.tools.reading import Snapshot, snapshot
+from rhema_lsp.tools.rules import write_confirmation_reason
+from rhema_lsp.tools.workspace import Access, Target, Workspace
+
+__all__ = ["Editing"]
+
+_ALLOW = "Allow"
+_DENY = "Deny"
+_REREAD = "Re-read the file with read_file and try again."
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    ctx: ToolContext
+    call_id: str
+    tool: str
+
+
+class Editing:
+    """The write side of the tools, bound to a workspace and an editor.
+
+    Parameters
+    ----------
+    ws
+        The confined workspace.
+    editor
+        Where edits are applied and confirmations asked.
+    journal
+        Where applied changes are recorded (optional).
+    review
+        Whether edits carry change annotations that need confirmation.
+    """
+
+    def __init__(
+        self, ws: Workspace, editor: Editor, journal: EditJournal | None, review: bool
+    ) -> None:
+        self.ws = ws
+        self.editor = editor
+        self.journal = journal
+        self.review = review
+
+    # -- helpers -------------------------------------------------------------
+
+    def _label(self, call: _Call, target: Target) -> str:
+        return f"rhema: {call.tool} {self.ws.display(target.path)}"
+
+    def _annotation(
+        self, call: _Call, label: str
+    ) -> tuple[str | None, dict[str, ChangeAnnotation]]:
+        if not (self.review and self.editor.supports_change_annotations):
+            return None, {}
+        annotation_id = f"rhema:{call.ctx.run_id}:{call.call_id}"
+        annotation = ChangeAnnotation(
+            label=label, needs_confirmation=True, description="proposed by the Rhema agent"
+        )
+        return annotation_id, {annotation_id: annotation}
+
+    async def _resolve(self, raw: object, access: Access) -> Target:
+        return await anyio.to_thread.run_sync(self.ws.resolve, raw, access)
+
+    async def _snapshot(self, target: Target) -> Snapshot:
+        return await snapshot(self.ws, self.editor, target)
+
+    async def _confirm_protected(self, target: Target, verb: str, *, is_dir: bool = False) -> None:
+        reason = write_confirmation_reason(target.parts, is_dir=is_dir)
+        if reason is None:
+            return
+        shown = self.ws.display(target.path)
+        answer = await self.editor.confirm(
+            f"Rhema wants to {verb} {shown}: {reason}. Allow?", [_ALLOW, _DENY]
+        )
+        if answer != _ALLOW:
+            raise PathRefused(f"{shown}: the user did not allow this change ({reason})")
+
+    def _record(
+        self, call: _Call, uri: str, before: str | None, after: str | None, kind: str
+    ) -> None:
+        if self.journal is not None:
+            self.journal.record(call.ctx.run_id, call.call_id, uri, before, after, kind)
+
+    def _require_resource_operations(self, what: str) -> None:
+        if not self.editor.supports_resource_operations:
+            raise ToolError(f"the editor does not support {what} through the language server")
+
+    async def _apply(
+        self, call: _Call, target: Target, edit: WorkspaceEdit, expected: dict[str, str | None]
+    ) -> None:
+        outcome = await self.editor.apply_edit(edit, self._label(call, target), expected)
+        shown = self.ws.display(target.path)
+        if not outcome.applied:
+            reason = outcome.reason or "rejected"
+            raise ToolError(f"{shown}: the editor did not apply the edit ({reason}). {_REREAD}")
+        for uri, want in expected.items():
+            document = None if want is None else self.editor.open_document(uri)
+            if document is not None and document.text != want:
+                raise ToolError(
+                    f"{shown}: the edit did not land: the document changed while it was being "
+                    f"applied and now differs from what was intended. {_REREAD}"
+                )
+
+    async def _change_text(
+        self, call: _Call, snap: Snapshot, edits: list[TextEdit], new_text: str
+    ) -> None:
+        """Send ``edits`` (against ``snap``) unless the document moved since."""
+        target = snap.target
+        shown = self.ws.display(target.path)
+        current = self.editor.open_document(target.uri)
+        moved = (
+            current is None or current.version != snap.version or current.text != snap.text
+            if snap.is_open
+            else current is not None and current.text != snap.text
+        )
+        if moved:
+            raise ToolError(f"{shown}: the document changed since it was read. {_REREAD}")
+        label = self._label(call, target)
+        annotation_id, annotations = self._annotation(call, label)
+        if self.editor.supports_document_changes:
+            sent: list[TextEdit | AnnotatedTextEdit] = list(edits)
+            if annotation_id is not None:
+                sent = [
+                    AnnotatedTextEdit(
+                        range=e.range, new_text=e.new_text, annotation_id=annotation_id
+                    )
+                    for e in edits
+                ]
+            identifier = OptionalVersionedTextDocumentIdentifier(
+                uri=target.uri, version=snap.version if snap.is_open else None
+            )
+            edit = WorkspaceEdit(
+                document_changes=[TextDocumentEdit(text_document=identifier, edits=sent)],
+                change_annotations=annotations or None,
+            )
+        else:
+            edit = WorkspaceEdit(changes={target.uri: edits})
+        await self._apply(call, target, edit, {target.uri: new_text})
+        self._record(call, target.uri, snap.text, new_text, "edit")
+
+    # -- tools ---------------------------------------------------------------
+
+    async def edit_file(
+        self,
+        ctx: ToolContext,
+        call_id: str,
+        path: str,
+        old_text: str,
+        new_text: str,
+        replace_all: bool = False,
+    ) -> str:
+        """Replace exact ``old_text`` with ``new_text`` in the editor's text."""
+        call = _Call(ctx, call_id, "edit_file")
+        target = await self._resolve(path, Access.WRITE)
+        if not old_text:
+            raise ToolError("old_text is empty; use write_file to create or replace a whole file")
+        if old_text == new_text:
+            raise ToolError("old_text and new_text are identical; nothing to change")
+        snap = await self._snapshot(target)
+        text = snap.text
+        if text is None:
+            raise ToolError(f"{target.requested}: no such file; use write_file to create it")
+        if old_text not in text and "\r\n" in text and "\r" not in old_text:
+            # The model usually writes \n; match a CRLF file's line endings.
+            old_text = old_text.replace("\n", "\r\n")
+            new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+        starts: list[int] = []
+        index = text.find(old_text)
+        while index != -1:
+            starts.append(index)
+            index = text.find(old_text, index + len(old_text))
+        shown = self.ws.display(target.path)
+        if not starts:
+            raise ToolError(
+                f"{shown}: old_text not found (0 matches). It must match the current text "
+                f"exactly, including whitespace. {_REREAD}"
+            )
+        if len(starts) > 1 and not replace_all:
+            lines = [text.count("\n", 0, start) + 1 for start in starts[:20]]
+            raise ToolError(
+                f"{shown}: old_text matches {len(starts)} times (at lines "
+                f"{', '.join(map(str, lines))}); include more surrounding text to make it "
+                "unique, or set replace_all to true"
+            )
+        replacements = [(start, start + len(old_text), new_text) for start in starts]
+        pieces: list[str] = []
+        cursor = 0
+        for start, end, replacement in replacements:
+            pieces += [text[cursor:start], replacement]
+            cursor = end
+        pieces.append(text[cursor:])
+        updated = "".join(pieces)
+        edits = replacement_edits(text, replacements, self.editor.position_encoding)
+        await self._confirm_protected(target, "edit")
+        await self._change_text(call, snap, edits, updated)
+        count = len(starts)
+        return f"edited {shown}: {count} replacement{'s' if count != 1 else ''}"
+
+    async def write_file(self, ctx: ToolContext, call_id: str, path: str, content: str) -> str:
+        """Create ``path`` with ``content``, or replace its text by minimal edits."""
+        call = _Call(ctx, call_id, "write_file")
+        target = await self._resolve(path, Access.WRITE)
+        if target.kind == "dir":
+            raise ToolError(f"{target.requested}: is a directory")
+        snap = await self._snapshot(target)
+        shown = self.ws.display(target.path)
+        if snap.text is not None and snap.text == content:
+            return f"{shown} already has exactly this content; nothing changed"
+        await self._confirm_protected(target, "write")
+        if snap.text is None:
+            await self._create(call, target, content)
+            return f"created {shown} ({len(content.splitlines())} lines)"
+        edits = minimal_edits(snap.text, content, self.editor.position_encoding)
+        await self._change_text(call, snap, edits, content)
+        return f"wrote {shown} ({len(content.splitlines())} lines)"
+
+    async def _create(self, call: _Call, target: Target, content: str) -> None:
+        self._require_resource_operations("creating files")
+        if not self.editor.supports_document_changes:
+            raise ToolError("the editor does not support creating files (no documentChanges)")
+        label = self._label(call, target)
+        annotation_id, annotations = self._annotation(call, label)
+        changes: list[CreateFile | TextDocumentEdit] = [
+            CreateFile(
+                uri=target.uri,
+                options=CreateFileOptions(overwrite=False, ignore_if_exists=False),
+                annotation_id=annotation_id,
+            )
+        ]
+        if content:
+            start = Position(line=0, character=0)
+            insert: TextEdit | AnnotatedTextEdit = (
+                TextEdit(range=Range(start=start, end=start), new_text=content)
+                if annotation_id is None
+                else AnnotatedTextEdit(
+                    range=Range(start=start, end=start),
+                    new_text=content,
+                    annotation_id=annotation_id,
+                )
+            )
+            identifier = OptionalVersionedTextDocumentIdentifier(uri=target.uri, version=None)
+            changes.append(TextDocumentEdit(text_document=identifier, edits=[insert]))
+        edit = WorkspaceEdit(document_changes=changes, change_annotations=annotations or None)
+        await self._apply(call, target, edit, {target.uri: content})
+        self._record(call, target.uri, None, content, "create")
+
+    async def rename_path(self, ctx: ToolContext, call_id: str, source: str, dest: str) -> str:
+        """Rename a file or folder (a symlink is renamed, not followed)."""
+        call = _Call(ctx, call_id, "rename_path")
+        old = await self._resolve(source, Access.ENTRY)
+        new = await self._resolve(dest, Access.ENTRY)
+        if not old.exists:
+            raise ToolError(f"{old.requested}: no such file or directory")
+        if not old.parts:
+            raise PathRefused(f"{old.requested}: is a workspace folder itself")
+        if new.exists:
+            raise ToolError(f"{new.requested}: already exists; delete it first or pick a new name")
+        self._require_resource_operations("renaming files")
+        await self._confirm_protected(old, "rename")
+        await self._confirm_protected(new, "create")
+        before: str | None = None
+        if old.kind == "file":
+            before = (await self._snapshot(old)).text
+        label = self._label(call, old)
+        annotation_id, annotations = self._annotation(call, label)
+        edit = WorkspaceEdit(
+            document_changes=[
+                RenameFile(
+                    old_uri=old.uri,
+                    new_uri=new.uri,
+                    options=RenameFileOptions(overwrite=False, ignore_if_exists=False),
+                    annotation_id=annotation_id,
+                )
+            ],
+            change_annotations=annotations or None,
+        )
+        expected: dict[str, str | None] = {old.uri: None}
+        if before is not None:
+            expected[new.uri] = before
+        await self._apply(call, old, edit, expected)
+        self._record(call, old.uri, before, None, "rename_from")
+        self._record(call, new.uri, None, before, "rename_to")
+        return f"renamed {self.ws.display(old.path)} to {self.ws.display(new.path)}"
+
+    async def delete_path(self, ctx: ToolContext, call_id: str, path: str) -> str:
+        """Delete a file, or a folder and its contents (after confirmation)."""
+        call = _Call(ctx, call_id, "delete_path")
+        target = await self._resolve(path, Access.ENTRY)
+        if not target.exists:
+            raise ToolError(f"{target.requested}: no such file or directory")
+        if not target.parts:
+            raise PathRefused(f"{target.requested}: is a workspace folder itself")
+        self._require_resource_operations("deleting files")
+        is_dir = target.kind == "dir"
+        await self._confirm_protected(target, "delete", is_dir=is_dir)
+        before = (await self._snapshot(target)).text if target.kind == "file" else None
+        label = self._label(call, target)
+        annotation_id, annotations = self._annotation(call, label)
+        edit = WorkspaceEdit(
+            document_changes=[
+                DeleteFile(
+                    uri=target.uri,
+                    options=DeleteFileOptions(recursive=is_dir, ignore_if_not_exists=False),
+                    annotation_id=annotation_id,
+                )
+            ],
+            change_annotations=annotations or None,
+        )
+        await self._apply(call, target, edit, {target.uri: None})
+        self._record(call, target.uri, before, None, "delete_dir" if is_dir else "delete")
+        return f"deleted {self.ws.display(target.path)}"

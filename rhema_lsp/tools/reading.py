@@ -1,0 +1,148 @@
+"""``read_file``: a document's text as numbered lines, a page at a time.
+
+The editor's buffer wins over disk (unsaved changes included). Lines are
+split as LSP splits them (``\\n``, ``\\r\\n``, ``\\r``) so line numbers agree
+with the editor's. A page holds at most :data:`PAGE_LINES` lines and
+:data:`PAGE_BYTES` bytes (below the engine's 24,000-byte result cap, so the
+paging note is never cut off); the note says which ``offset`` continues.
+Binary files (a NUL byte in the first 8 KiB) are refused with their size and
+a guessed type; text must be UTF-8.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import anyio.to_thread
+
+from rhema_lsp.tools.editor import Editor
+from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.workspace import Target, Workspace
+
+__all__ = ["MAX_FILE_BYTES", "PAGE_BYTES", "PAGE_LINES", "Snapshot", "format_page", "snapshot"]
+
+PAGE_LINES = 2000
+PAGE_BYTES = 20_000
+MAX_FILE_BYTES = 32 << 20
+_LONG_LINE = 2000
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_MAGIC = (
+    (b"\x89PNG", "PNG image"),
+    (b"\xff\xd8\xff", "JPEG image"),
+    (b"GIF8", "GIF image"),
+    (b"%PDF", "PDF document"),
+    (b"PK\x03\x04", "zip archive"),
+    (b"\x1f\x8b", "gzip archive"),
+    (b"\x7fELF", "ELF executable"),
+    (b"\x00asm", "WebAssembly module"),
+    (b"SQLite format 3", "SQLite database"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A document's text as a tool read it.
+
+    Attributes
+    ----------
+    target
+        The confined path.
+    text
+        The text (``None``: the file does not exist).
+    version
+        The editor's version when the document is open, else ``None``.
+    is_open
+        Whether the text came from the editor's buffer.
+    """
+
+    target: Target
+    text: str | None
+    version: int | None
+    is_open: bool
+
+
+def _binary_kind(head: bytes) -> str:
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    return "binary data"
+
+
+def decode_file(target: Target, data: bytes, size: int) -> str:
+    """The UTF-8 text of a file's bytes, or a :class:`ToolError` saying why not."""
+    head = data[:8192]
+    if b"\x00" in head:
+        raise ToolError(
+            f"{target.requested}: binary file ({size} bytes, {_binary_kind(head)}); not shown"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(
+            f"{target.requested}: not valid UTF-8 (undecodable byte at offset {exc.start}); "
+            "only UTF-8 text files can be read or edited"
+        ) from exc
+
+
+async def snapshot(ws: Workspace, editor: Editor, target: Target) -> Snapshot:
+    """Read ``target``: the editor's buffer if open (asked on the event loop's
+    thread), else the file (read in a worker thread)."""
+    document = editor.open_document(target.uri)
+    if document is not None:
+        return Snapshot(target, document.text, document.version, True)
+    if target.kind == "missing":
+        return Snapshot(target, None, None, False)
+    if target.kind == "dir":
+        raise ToolError(f"{target.requested}: is a directory; use list_dir")
+    if target.kind != "file":
+        raise ToolError(f"{target.requested}: not a regular file")
+    text = await anyio.to_thread.run_sync(_read_disk, ws, target)
+    return Snapshot(target, text, None, False)
+
+
+def _read_disk(ws: Workspace, target: Target) -> str:
+    data, size = ws.fs.read_bytes(target.path, max_bytes=MAX_FILE_BYTES + 1)
+    if size > MAX_FILE_BYTES:
+        head = data[:8192]
+        if b"\x00" in head:
+            decode_file(target, head, size)
+        raise ToolError(
+            f"{target.requested}: {size} bytes is too large to read (limit {MAX_FILE_BYTES}); "
+            "use grep to find what you need"
+        )
+    return decode_file(target, data, size)
+
+
+def format_page(display: str, text: str, offset: int, limit: int | None) -> str:
+    """Lines ``offset..`` (1-based) of ``text`` numbered, with a paging note."""
+    lines = _LINE_BREAK.split(text)
+    if lines and lines[-1] == "" and len(lines) > 1:
+        lines.pop()  # a final line break does not start another line
+    total = len(lines) if text else 0
+    if total == 0:
+        return f"{display}: (empty file)"
+    if offset < 1:
+        offset = 1
+    if offset > total:
+        raise ToolError(f"{display}: offset {offset} is past the end ({total} lines)")
+    wanted = PAGE_LINES if limit is None else max(1, min(limit, PAGE_LINES))
+    out: list[str] = []
+    used = 0
+    last = offset - 1
+    for number in range(offset, min(total, offset + wanted - 1) + 1):
+        line = lines[number - 1]
+        if len(line) > _LONG_LINE:
+            line = line[:_LONG_LINE] + f" [line truncated: {len(line)} characters]"
+        rendered = f"{number:>6}\t{line}"
+        size = len(rendered.encode("utf-8")) + 1
+        if out and used + size > PAGE_BYTES:
+            break
+        out.append(rendered)
+        used += size
+        last = number
+    if last < total:
+        out.append(
+            f"[lines {offset}-{last} of {total}; call read_file with offset={last + 1} to continue]"
+        )
+    return "\n".join(out)

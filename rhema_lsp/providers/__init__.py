@@ -1,0 +1,67 @@
+"""Model providers: the engine's ``ModelProvider`` over real wires.
+
+Three raw-httpx streaming adapters — OpenAI-compatible Chat Completions
+(:mod:`.openai`), Anthropic Messages (:mod:`.anthropic`) and Gemini
+(:mod:`.gemini`) — share one transport (:mod:`.transport`: timeouts, no
+redirects, error mapping) and one retry ladder (:mod:`.retry`). The embedded
+SmolLM2 model runs in process (:mod:`.embedded`). :func:`resolve_provider`
+turns editor settings and the environment into a ready provider
+(:mod:`.resolve`, :mod:`.presets`), binding each key to its origin
+(:mod:`.secrets`).
+
+Errors — every failure is the engine's ``ProviderError``::
+
+    rhema_lsp.engine.ProviderError
+    ├── ProviderConfigError     nothing usable configured, or a setting refused
+    ├── ProviderConnectError    unreachable, or no answer before the timeout (transient)
+    ├── ProviderHTTPError       an error status; transient for 408/409/429/5xx/529
+    └── ProviderStreamError     broke, stalled, malformed, or ended without its terminator
+
+Keys never appear in messages, events, logs or reprs.
+"""
+
+from rhema_lsp.engine import ProviderError
+from rhema_lsp.providers.anthropic import AnthropicProvider
+from rhema_lsp.providers.embedded import EmbeddedProvider, locate_embedded_model
+from rhema_lsp.providers.errors import (
+    ProviderConfigError,
+    ProviderConnectError,
+    ProviderHTTPError,
+    ProviderStreamError,
+)
+from rhema_lsp.providers.gemini import GeminiProvider
+from rhema_lsp.providers.openai import OpenAIProvider
+from rhema_lsp.providers.presets import PRESETS, Preset
+from rhema_lsp.providers.resolve import (
+    LocalServer,
+    ProviderSettings,
+    ResolvedProvider,
+    resolve_provider,
+)
+from rhema_lsp.providers.retry import RetryPolicy
+from rhema_lsp.providers.secrets import Secret
+from rhema_lsp.providers.transport import HttpStreamProvider
+from rhema_lsp.providers.wires import build_http_provider
+
+__all__ = [
+    "PRESETS",
+    "AnthropicProvider",
+    "EmbeddedProvider",
+    "GeminiProvider",
+    "HttpStreamProvider",
+    "LocalServer",
+    "OpenAIProvider",
+    "Preset",
+    "ProviderConfigError",
+    "ProviderConnectError",
+    "ProviderError",
+    "ProviderHTTPError",
+    "ProviderSettings",
+    "ProviderStreamError",
+    "ResolvedProvider",
+    "RetryPolicy",
+    "Secret",
+    "build_http_provider",
+    "locate_embedded_model",
+    "resolve_provider",
+]

@@ -1,0 +1,326 @@
+"""The OpenAI-compatible Chat Completions wire (``POST {base}/chat/completions``).
+
+One adapter covers OpenAI, OpenRouter, Groq, Ollama, LM Studio, llama.cpp's
+server and vLLM. Streaming chunks carry ``choices[0].delta``: ``content`` is
+answer text; ``reasoning_content`` (llama.cpp, vLLM) or ``reasoning``
+(OpenRouter, Ollama) is thinking; ``tool_calls`` are fragments keyed by
+``index`` — id and name arrive on a call's first fragment only, fragments of
+parallel calls interleave, and a missing ``index`` falls back to the id, then
+to the last call. The raw argument text is kept for resending. Usage arrives
+in a chunk with ``choices: []`` (or Groq's ``x_groq.usage``); ``data: [DONE]``
+terminates the stream. An ``error`` object in a chunk (OpenRouter) is a
+provider error, transient when its code is.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rhema_lsp.engine import (
+    EventSink,
+    Message,
+    ModelOutput,
+    ModelRequest,
+    Role,
+    StopReason,
+    TextPart,
+    ThinkingEffort,
+    ThinkingPart,
+    ToolCall,
+    ToolCallArgsDelta,
+    ToolCallStart,
+    ToolResult,
+    Usage,
+)
+from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
+from rhema_lsp.providers.retry import RetryPolicy
+from rhema_lsp.providers.secrets import Secret
+from rhema_lsp.providers.transport import (
+    EventBatcher,
+    HttpStreamProvider,
+    WireDecoder,
+    parse_json,
+)
+
+__all__ = ["OpenAIProvider", "openai_messages"]
+
+_FINISH = {
+    "stop": StopReason.END_TURN,
+    "end_turn": StopReason.END_TURN,
+    "content_filter": StopReason.END_TURN,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "length": StopReason.MAX_TOKENS,
+}
+
+
+def _resend_arguments(call: ToolCall) -> str:
+    """The argument text to resend: the raw text when it is valid JSON (exact
+    round-trip), else the parsed arguments (strict servers reject broken JSON)."""
+    raw = call.raw_args
+    if raw is not None and raw.strip():
+        try:
+            json.loads(raw)
+        except ValueError:
+            return json.dumps(call.args)
+        return raw
+    return json.dumps(call.args)
+
+
+def openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """The Chat Completions ``messages`` of ``request``, tool results one per message."""
+    out: list[dict[str, Any]] = []
+    if request.system:
+        out.append({"role": "system", "content": request.system})
+    for message in request.messages:
+        if message.role is Role.ASSISTANT:
+            text = message.text
+            calls = message.tool_calls
+            entry: dict[str, Any] = {
+                "role": "assistant",
+                "content": text or (None if calls else ""),
+            }
+            if calls:
+                entry["tool_calls"] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": _resend_arguments(call)},
+                    }
+                    for call in calls
+                ]
+            out.append(entry)
+            continue
+        text_parts = [part.text for part in message.content if isinstance(part, TextPart)]
+        for part in message.content:
+            if isinstance(part, ToolResult):
+                out.append({"role": "tool", "tool_call_id": part.id, "content": part.content})
+        if text_parts or (message.role is Role.USER and not message.tool_results):
+            out.append({"role": "user", "content": "".join(text_parts)})
+    return out
+
+
+class OpenAIProvider(HttpStreamProvider):
+    """A :class:`~rhema_lsp.engine.ModelProvider` over Chat Completions.
+
+    ``flavour`` adjusts the request for one server family: ``"openai"`` sends
+    ``max_completion_tokens``; ``"openrouter"`` sends ``reasoning.effort``;
+    anything else sends ``max_tokens`` and ``reasoning_effort``.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        base_url: str,
+        model: str,
+        key: Secret | None = None,
+        stall_timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+        flavour: str = "generic",
+    ) -> None:
+        super().__init__(
+            name=name,
+            base_url=base_url,
+            model=model,
+            key=key,
+            stall_timeout=stall_timeout,
+            retry=retry,
+        )
+        self.flavour = flavour
+
+    def request_url(self, request: ModelRequest) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def request_headers(self, key: str | None) -> dict[str, str]:
+        headers = {"content-type": "application/json", "accept": "text/event-stream"}
+        if key is not None:
+            headers["authorization"] = f"Bearer {key}"
+        return headers
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        params = request.params
+        body: dict[str, Any] = {
+            "model": params.model or self.model,
+            "messages": openai_messages(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if params.max_tokens is not None:
+            limit_key = "max_completion_tokens" if self.flavour == "openai" else "max_tokens"
+            body[limit_key] = params.max_tokens
+        if params.temperature is not None:
+            body["temperature"] = params.temperature
+        if params.thinking is not ThinkingEffort.DEFAULT:
+            if self.flavour == "openrouter":
+                body["reasoning"] = {"effort": params.thinking.value}
+            else:
+                body["reasoning_effort"] = params.thinking.value
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": spec.name,
+                        "description": spec.description,
+                        "parameters": spec.parameters,
+                    },
+                }
+                for spec in request.tools
+            ]
+        return body
+
+    def new_decoder(self, sink: EventSink) -> WireDecoder:
+        return OpenAIStreamDecoder(sink, self.name)
+
+
+class _PendingCall:
+    __slots__ = ("args", "id", "name")
+
+    def __init__(self, call_id: str, name: str) -> None:
+        self.id = call_id
+        self.name = name
+        self.args: list[str] = []
+
+
+class OpenAIStreamDecoder:
+    """Decodes one Chat Completions stream (see the module docstring)."""
+
+    def __init__(self, sink: EventSink, name: str) -> None:
+        self.out = EventBatcher(sink)
+        self.name = name
+        self.text: list[str] = []
+        self.thinking: list[str] = []
+        self.calls: dict[int, _PendingCall] = {}
+        self.call_by_id: dict[str, int] = {}
+        self.last_index: int | None = None
+        self.finish_reason: str | None = None
+        self.input_tokens = 0
+        self.output_tokens = 0
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def feed(self, event: str | None, data: bytes) -> bool:
+        if data == b"[DONE]":
+            return True
+        try:
+            chunk = parse_json(data)
+        except ValueError as exc:
+            raise ProviderStreamError(
+                f"{self.name} sent a malformed stream chunk: {data[:200]!r}", transient=True
+            ) from exc
+        if not isinstance(chunk, dict):
+            return False
+        if "error" in chunk and chunk["error"] is not None:
+            self._raise_error(chunk["error"])
+        for choice in (chunk.get("choices") or ())[:1]:  # one choice is requested
+            delta = choice.get("delta")
+            if delta:
+                content = delta.get("content")
+                if len(delta) == 1 and content and isinstance(content, str):
+                    self.text.append(content)  # the common case, kept short
+                    self.out.text(content)
+                else:
+                    self._delta(delta)
+            reason = choice.get("finish_reason")
+            if reason:
+                if reason == "error":
+                    self._raise_error(chunk.get("error") or {"message": "finish_reason error"})
+                self.finish_reason = reason
+        usage = chunk.get("usage")
+        if usage is None and "x_groq" in chunk:
+            usage = (chunk["x_groq"] or {}).get("usage")
+        if usage:
+            self.input_tokens = int(usage.get("prompt_tokens") or 0)
+            self.output_tokens = int(usage.get("completion_tokens") or 0)
+            self.out.usage(self.input_tokens, self.output_tokens)
+        return False
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        for key, value in delta.items():  # wire order
+            if not value:
+                continue
+            if key == "content" and isinstance(value, str):
+                self.text.append(value)
+                self.out.text(value)
+            elif key in ("reasoning_content", "reasoning") and isinstance(value, str):
+                self.thinking.append(value)
+                self.out.thinking(value)
+            elif key == "tool_calls" and isinstance(value, list):
+                for fragment in value:
+                    self._tool_fragment(fragment)
+
+    def _raise_error(self, error: Any) -> None:
+        if isinstance(error, dict):
+            code = error.get("code")
+            message = error.get("message") or json.dumps(error)
+        else:
+            code, message = None, str(error)
+        status = code if isinstance(code, int) else None
+        transient = status in TRANSIENT_STATUSES or "overload" in str(message).lower()
+        raise ProviderStreamError(
+            f"{self.name} reported an error in the stream: {message}",
+            transient=transient,
+            status=status,
+        )
+
+    def _tool_fragment(self, fragment: dict[str, Any]) -> None:
+        call_id = fragment.get("id")
+        function = fragment.get("function") or {}
+        index = fragment.get("index")
+        if not isinstance(index, int):
+            if call_id and call_id in self.call_by_id:
+                index = self.call_by_id[call_id]
+            elif call_id or self.last_index is None:
+                index = len(self.calls)
+            else:
+                index = self.last_index
+        self.last_index = index
+        pending = self.calls.get(index)
+        if pending is None:
+            pending = _PendingCall(call_id or f"call_{index + 1}", function.get("name") or "")
+            self.calls[index] = pending
+            self.call_by_id[pending.id] = index
+            self.out.emit(ToolCallStart(pending.id, pending.name))
+        elif not pending.name and function.get("name"):
+            pending.name = function["name"]
+        arguments = function.get("arguments")
+        if arguments:
+            if not isinstance(arguments, str):
+                arguments = json.dumps(arguments)
+            pending.args.append(arguments)
+            self.out.emit(ToolCallArgsDelta(pending.id, arguments))
+
+    def finish(self, terminated: bool) -> ModelOutput:
+        if not terminated:
+            detail = " during a tool call" if self.calls else ""
+            raise ProviderStreamError(
+                f"{self.name} stream ended without [DONE]{detail}; the answer is incomplete",
+                transient=True,
+            )
+        self.out.flush()
+        content: list[Any] = []
+        if self.thinking:
+            content.append(ThinkingPart(text="".join(self.thinking)))
+        if self.text:
+            content.append(TextPart(text="".join(self.text)))
+        for index in sorted(self.calls):
+            pending = self.calls[index]
+            raw = "".join(pending.args)
+            try:
+                args = json.loads(raw) if raw.strip() else {}
+            except ValueError:
+                args = {}
+            if not isinstance(args, dict):
+                args = {}
+            content.append(ToolCall(id=pending.id, name=pending.name, args=args, raw_args=raw))
+        stop = _FINISH.get(self.finish_reason or "stop", StopReason.END_TURN)
+        if self.calls and stop is StopReason.END_TURN:
+            stop = StopReason.TOOL_USE
+        return ModelOutput(
+            message=Message(role=Role.ASSISTANT, content=content),
+            stop_reason=stop,
+            usage=Usage(input=self.input_tokens, output=self.output_tokens),
+        )

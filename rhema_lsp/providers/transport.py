@@ -1,0 +1,423 @@
+"""One streamed HTTP exchange, shared by every wire adapter.
+
+:class:`HttpStreamProvider` owns the httpx client, the timeouts (connect 10 s;
+a stream that sends no byte for ``stall_timeout`` seconds fails), the key
+header, the refusal of redirects (a 3xx is an error naming its location:
+following it could carry the key to another origin), the mapping of every
+httpx failure to a :mod:`.errors` class, and the retry ladder. An adapter
+supplies the URL, headers and JSON body for a request, and a
+:class:`WireDecoder` that turns server-sent events into engine events.
+
+SSE is read straight from the byte stream (:class:`SSEParser`): lines split
+on ``\\n`` after normalising ``\\r\\n``, comments (``: keep-alive``)
+skipped, ``data:`` lines joined, each event's data handed over as bytes; a
+decoder parses it with :func:`parse_json`, the JSON scanner without
+``json.loads``'s per-call overhead. No intermediate objects per delta.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+import httpx
+
+from rhema_lsp.engine import (
+    Event,
+    EventSink,
+    ModelOutput,
+    ModelRequest,
+    ProviderError,
+    TextDelta,
+    ThinkingDelta,
+    Usage,
+    UsageUpdate,
+)
+from rhema_lsp.providers.errors import (
+    ProviderConnectError,
+    ProviderHTTPError,
+    ProviderStreamError,
+    redact,
+)
+from rhema_lsp.providers.retry import ContentTrackingSink, RetryPolicy, retry_after_seconds
+from rhema_lsp.providers.secrets import Secret, is_loopback
+
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "EventBatcher",
+    "HttpStreamProvider",
+    "SSEParser",
+    "WireDecoder",
+    "parse_json",
+]
+
+logger = logging.getLogger("rhema_lsp.providers")
+
+CONNECT_TIMEOUT = 10.0
+"""Seconds to establish a connection."""
+
+_ERROR_BODY_LIMIT = 8192
+
+
+class WireDecoder(Protocol):
+    """Turns one response's events into engine events and the final output."""
+
+    def feed(self, event: str | None, data: bytes) -> bool:
+        """Handle one SSE event; return ``True`` once the wire's terminator arrived."""
+        ...
+
+    def flush(self) -> None:
+        """Emit what is batched; called after each network read."""
+        ...
+
+    def finish(self, terminated: bool) -> ModelOutput:
+        """The output of a finished stream.
+
+        Raises
+        ------
+        ProviderStreamError
+            When the stream ended without its terminator (``terminated`` false).
+        """
+        ...
+
+
+# The C scanner json.loads uses, without its per-call wrapper (an instance attribute).
+_scan_json: Callable[[str, int], tuple[Any, int]] = vars(json.JSONDecoder())["scan_once"]
+
+
+def parse_json(data: bytes) -> Any:
+    """``json.loads`` for one event's data, without its per-call overhead.
+
+    Raises
+    ------
+    ValueError
+        When ``data`` is not exactly one JSON value.
+    """
+    text = data.decode("utf-8")
+    try:
+        value, end = _scan_json(text, 0)
+    except StopIteration:
+        text = text.strip()
+        try:
+            value, end = _scan_json(text, 0)
+        except StopIteration as exc:
+            raise ValueError("not JSON") from exc
+    if end != len(text) and text[end:].strip():
+        raise ValueError("trailing data after JSON")
+    return value
+
+
+class EventBatcher:
+    """Emits a decoder's events, merging what one network read delivers.
+
+    Adjacent text deltas merge into one ``TextDelta`` and adjacent thinking
+    deltas into one ``ThinkingDelta`` (nothing dropped, nothing reordered);
+    the usage tally, which replaces rather than adds, is emitted once with
+    its latest value. :meth:`flush` runs after every network read, so no
+    event waits for more bytes than it arrived with.
+    """
+
+    __slots__ = ("_kind", "_parts", "_usage", "sink")
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+        self._kind: type[TextDelta] | type[ThinkingDelta] | None = None
+        self._parts: list[str] = []
+        self._usage: tuple[int, int] | None = None
+
+    def text(self, text: str) -> None:
+        """Queue a piece of answer text."""
+        if self._kind is not TextDelta:
+            self._flush_parts()
+            self._kind = TextDelta
+        self._parts.append(text)
+
+    def thinking(self, text: str) -> None:
+        """Queue a piece of reasoning."""
+        if self._kind is not ThinkingDelta:
+            self._flush_parts()
+            self._kind = ThinkingDelta
+        self._parts.append(text)
+
+    def usage(self, input_tokens: int, output_tokens: int) -> None:
+        """Record the latest cumulative usage."""
+        self._usage = (input_tokens, output_tokens)
+
+    def emit(self, event: Event) -> None:
+        """Emit ``event`` after what is queued before it."""
+        self._flush_parts()
+        self.sink.emit(event)
+
+    def _flush_parts(self) -> None:
+        if self._parts:
+            kind = self._kind
+            assert kind is not None
+            self.sink.emit(kind("".join(self._parts)))
+            self._parts = []
+        self._kind = None
+
+    def flush(self) -> None:
+        """Emit everything queued."""
+        self._flush_parts()
+        if self._usage is not None:
+            tally = Usage.model_construct(input=self._usage[0], output=self._usage[1])
+            self._usage = None
+            self.sink.emit(UsageUpdate(tally))
+
+
+class SSEParser:
+    """Splits a byte stream into server-sent events ``(event name, data)``.
+
+    ``\r\n``, ``\r`` and ``\n`` all end a line (a ``\r`` at a chunk's end is
+    held back in case a ``\n`` follows); comments are skipped; several
+    ``data:`` lines join with ``\n``.
+    """
+
+    __slots__ = ("_data", "_event", "_pending")
+
+    def __init__(self) -> None:
+        self._pending = b""
+        self._event: str | None = None
+        self._data: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> list[tuple[str | None, bytes]]:
+        """The events completed by ``chunk``."""
+        if self._pending:
+            chunk = self._pending + chunk
+        hold = b""
+        if chunk.endswith(b"\r"):
+            chunk, hold = chunk[:-1], b"\r"
+        if b"\r" in chunk:
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        lines = chunk.split(b"\n")
+        self._pending = lines.pop() + hold
+        return self._lines(lines)
+
+    def close(self) -> list[tuple[str | None, bytes]]:
+        """The last event, when the stream ended without its blank line."""
+        pending = self._pending.rstrip(b"\r")
+        self._pending = b""
+        events = self._lines([pending]) if pending else []
+        if self._data:
+            events.append((self._event, b"\n".join(self._data)))
+            self._data = []
+        return events
+
+    def _lines(self, lines: list[bytes]) -> list[tuple[str | None, bytes]]:
+        events: list[tuple[str | None, bytes]] = []
+        data = self._data
+        for line in lines:
+            if not line:
+                if data:
+                    events.append((self._event, data[0] if len(data) == 1 else b"\n".join(data)))
+                    data = self._data = []
+                self._event = None
+            elif line[:5] == b"data:":
+                data.append(line[6:] if line[5:6] == b" " else line[5:])
+            elif line[:1] == b":":
+                continue
+            elif line[:6] == b"event:":
+                self._event = line[6:].strip().decode("utf-8", "replace")
+        return events
+
+
+def error_text(body: bytes) -> str:
+    """The server's own error message from an error body (JSON or text)."""
+    text = body.decode("utf-8", "replace").strip()
+    try:
+        parsed: Any = json.loads(text)
+    except ValueError:
+        return text[:2000] or "(empty body)"
+    if isinstance(parsed, list) and parsed:
+        parsed = parsed[0]
+    if isinstance(parsed, dict):
+        inner = parsed.get("error", parsed)
+        if isinstance(inner, dict):
+            message = inner.get("message") or inner.get("msg")
+            kind = inner.get("type") or inner.get("status")
+            if message:
+                return f"{kind}: {message}" if kind else str(message)
+        elif isinstance(inner, str):
+            return inner
+    return text[:2000]
+
+
+async def _drain(response: httpx.Response, decoder: WireDecoder) -> bool:
+    """Feed every event to ``decoder``; whether its terminator arrived."""
+    parser = SSEParser()
+    feed = decoder.feed
+    async for chunk in response.aiter_bytes():
+        for event, data in parser.feed(chunk):
+            if feed(event, data):
+                return True
+        decoder.flush()
+    return any(feed(event, data) for event, data in parser.close())
+
+
+class HttpStreamProvider:
+    """Base of the wire adapters: one POST, streamed, with the retry ladder.
+
+    Parameters
+    ----------
+    name
+        The provider's display name (``"openai"``, ``"ollama"``, ...).
+    base_url
+        The endpoint base, without a trailing slash.
+    model
+        The model id sent when the request's params name none.
+    key
+        The API key, or ``None`` to send no credential.
+    stall_timeout
+        Seconds without any byte after which a stream fails.
+    retry
+        The retry ladder; its ``attempts`` come from the settings.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        base_url: str,
+        model: str,
+        key: Secret | None = None,
+        stall_timeout: float = 120.0,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.name = name
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self._key = key
+        self.stall_timeout = stall_timeout
+        self.retry = retry or RetryPolicy()
+        host = httpx.URL(self.base_url).host
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(
+                connect=CONNECT_TIMEOUT, read=stall_timeout, write=stall_timeout, pool=None
+            ),
+            follow_redirects=False,
+            # Loopback servers never need a proxy, and an ambient one must not see the stream.
+            trust_env=not is_loopback(host),
+        )
+
+    def __repr__(self) -> str:
+        keyed = "with key" if self._key is not None else "no key"
+        return (
+            f"{type(self).__name__}(name={self.name!r}, base_url={self.base_url!r}, "
+            f"model={self.model!r}, {keyed})"
+        )
+
+    @property
+    def sends_key(self) -> bool:
+        """Whether requests carry a credential."""
+        return self._key is not None
+
+    async def aclose(self) -> None:
+        """Close the connection pool."""
+        await self._client.aclose()
+
+    # -- what an adapter supplies ------------------------------------------------
+
+    def request_url(self, request: ModelRequest) -> str:
+        """The URL to POST ``request`` to."""
+        raise NotImplementedError
+
+    def request_headers(self, key: str | None) -> dict[str, str]:
+        """The headers of a request, including ``key`` when there is one."""
+        raise NotImplementedError
+
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of ``request``."""
+        raise NotImplementedError
+
+    def new_decoder(self, sink: EventSink) -> WireDecoder:
+        """A decoder for one attempt's stream."""
+        raise NotImplementedError
+
+    # -- the exchange --------------------------------------------------------------
+
+    async def complete(self, request: ModelRequest, sink: EventSink) -> ModelOutput:
+        """Stream ``request`` into ``sink`` through the retry ladder."""
+        url = self.request_url(request)
+        body = json.dumps(self.request_body(request), ensure_ascii=False).encode("utf-8")
+        key = self._key.reveal() if self._key is not None else None
+        headers = self.request_headers(key)
+
+        async def attempt(tracking: ContentTrackingSink) -> ModelOutput:
+            return await self._attempt(url, body, headers, tracking, key)
+
+        return await self.retry.run(attempt, sink)
+
+    async def _attempt(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        sink: EventSink,
+        key: str | None,
+    ) -> ModelOutput:
+        logger.debug("%s: POST %s (%d bytes)", self.name, url, len(body))
+        decoder = self.new_decoder(sink)
+        received_bytes = False
+        try:
+            async with self._client.stream("POST", url, content=body, headers=headers) as response:
+                received_bytes = True
+                if response.status_code != 200:
+                    raise await self._status_error(response, key)
+                try:
+                    return decoder.finish(await _drain(response, decoder))
+                except ProviderError:
+                    # What the wire sent before its error counts as emitted, in
+                    # wire order, however the bytes were split into reads.
+                    decoder.flush()
+                    raise
+        except httpx.TimeoutException as exc:
+            if not received_bytes:
+                raise ProviderConnectError(
+                    f"{self.name} did not answer in time ({type(exc).__name__} at "
+                    f"{self.base_url}); check that the server is running and reachable"
+                ) from exc
+            raise ProviderStreamError(
+                f"{self.name} stream stalled: no bytes for {self.stall_timeout:g} s",
+                transient=True,
+            ) from exc
+        except httpx.TransportError as exc:
+            detail = redact(str(exc) or type(exc).__name__, key)
+            if not received_bytes:
+                raise ProviderConnectError(
+                    f"could not connect to {self.name} at {self.base_url}: {detail}"
+                ) from exc
+            raise ProviderStreamError(
+                f"{self.name} connection dropped mid-stream: {detail}", transient=True
+            ) from exc
+
+    async def _status_error(self, response: httpx.Response, key: str | None) -> ProviderHTTPError:
+        status = response.status_code
+        if 300 <= status < 400:
+            location = response.headers.get("location", "(no location)")
+            return ProviderHTTPError(
+                f"{self.name} answered a redirect (HTTP {status}) to {redact(location, key)}; "
+                "redirects are not followed because they could carry the key to another "
+                "origin — set rhema.baseUrl to the final URL",
+                status=status,
+            )
+        collected = b""
+        async for chunk in response.aiter_bytes():
+            collected += chunk
+            if len(collected) >= _ERROR_BODY_LIMIT:
+                break
+        text = redact(error_text(collected[:_ERROR_BODY_LIMIT]), key)
+        hint = ""
+        if status in (401, 403):
+            hint = (
+                " — check the API key in the server's environment"
+                if self._key is not None
+                else " — no key was sent: set the provider's key variable, and for a custom "
+                "baseUrl list its origin in RHEMA_KEY_ORIGINS"
+            )
+        return ProviderHTTPError(
+            f"{self.name} answered HTTP {status}: {text}{hint}",
+            status=status,
+            retry_after=retry_after_seconds(response.headers, self.retry.now),
+        )

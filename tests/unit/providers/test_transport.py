@@ -1,0 +1,90 @@
+"""The SSE parser and the event batcher, byte by byte."""
+
+from __future__ import annotations
+
+import pytest
+
+from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart, Usage, UsageUpdate
+from rhema_lsp.providers.transport import EventBatcher, SSEParser, error_text, parse_json
+from tests.unit.providers.helpers import Recorder
+
+STREAM = (
+    b": OPENROUTER PROCESSING\n\n"
+    b'event: message_start\ndata: {"a": 1}\n\n'
+    b"data: line one\ndata: line two\n\n"
+    b"data:no-space\n\n"
+    b"id: 7\nretry: 100\ndata: [DONE]\n\n"
+)
+EXPECTED = [
+    ("message_start", b'{"a": 1}'),
+    (None, b"line one\nline two"),
+    (None, b"no-space"),
+    (None, b"[DONE]"),
+]
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1000])
+def test_events_survive_any_chunking_and_line_ending(newline: bytes, size: int) -> None:
+    stream = STREAM.replace(b"\n", newline)
+    parser = SSEParser()
+    events = []
+    for start in range(0, len(stream), size):
+        events += parser.feed(stream[start : start + size])
+    events += parser.close()
+    assert events == EXPECTED
+
+
+def test_last_event_without_blank_line_still_counts() -> None:
+    parser = SSEParser()
+    assert parser.feed(b"data: [DONE]") == []
+    assert parser.close() == [(None, b"[DONE]")]
+
+
+def test_parse_json_matches_json_loads() -> None:
+    assert parse_json(b' {"a": [1, "\\u00e9"]} \n') == {"a": [1, "é"]}
+    for bad in (b"", b"{", b'{"a": 1} x', b"nope"):
+        with pytest.raises(ValueError, match=r"JSON|Expecting|Unterminated|trailing"):
+            parse_json(bad)
+
+
+def test_batcher_merges_adjacent_deltas_and_keeps_order() -> None:
+    sink = Recorder()
+    out = EventBatcher(sink)
+    out.thinking("a")
+    out.thinking("b")
+    out.usage(1, 2)
+    out.text("c")
+    out.text("d")
+    out.emit(ToolCallStart("x", "read_file"))
+    out.text("e")
+    out.usage(1, 5)
+    assert sink.events == [ThinkingDelta("ab"), TextDelta("cd"), ToolCallStart("x", "read_file")]
+    out.flush()
+    assert sink.events[3:] == [TextDelta("e"), UsageUpdate(Usage(input=1, output=5))]
+    out.flush()
+    assert len(sink.events) == 5
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b'{"error": {"message": "bad model", "type": "invalid_request_error"}}',
+            "invalid_request_error: bad model",
+        ),
+        (
+            b'{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}',
+            "overloaded_error: Overloaded",
+        ),
+        (
+            b'[{"error": {"code": 429, "message": "quota", "status": "RESOURCE_EXHAUSTED"}}]',
+            "RESOURCE_EXHAUSTED: quota",
+        ),
+        (b'{"error": "plain"}', "plain"),
+        (b"upstream timed out", "upstream timed out"),
+        (b"", "(empty body)"),
+    ],
+)
+def test_error_text(body: bytes, expected: str) -> None:
+    assert error_text(body) == expected

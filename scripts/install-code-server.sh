@@ -83,7 +83,7 @@ exec node "$BIN" "\$@"
 LAUNCH
 chmod +x "$LAUNCHER"
 # A scratch config dir: code-server writes a default config.yaml on first start.
-XDG_CONFIG_HOME="$(mktemp -d)" "$LAUNCHER" --version >&2
+XDG_CONFIG_HOME="$DIR/.version-check-config" "$LAUNCHER" --version >&2
 touch "$STAMP"
 log "installed in $(( $(date +%s) - start ))s: $LAUNCHER"
 echo "$LAUNCHER"

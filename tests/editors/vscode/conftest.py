@@ -1,0 +1,272 @@
+"""Fixtures for the VS Code end-to-end tests: real code-server, real extension, headless Chromium.
+
+The server the extension starts is one setting: ``RHEMA_VSCODE_SERVER_COMMAND`` (a JSON list,
+or a shell-style string) replaces the default stand-in, e.g.
+``RHEMA_VSCODE_SERVER_COMMAND='["python", "-m", "rhema_lsp", "serve"]'``. A test module can
+also override the ``server_command`` fixture.
+
+code-server is installed once per machine by ``scripts/install-code-server.sh`` (cached
+under ``$HOME/.cache/rhema-lsp/code-server`` or ``RHEMA_CODE_SERVER_DIR``); the extension is
+packaged once per session; every test gets a fresh code-server with fresh XDG dirs, started in
+its own process group and killed as a group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[2]
+EXTENSION_DIR = REPO / "editors" / "vscode"
+DRIVER_DIR = HERE / "driver"
+INSTALL_SCRIPT = REPO / "scripts" / "install-code-server.sh"
+FAKE_SERVER = HERE / "fake_server.py"
+ARTIFACTS = REPO / "test-artifacts" / "vscode"
+EXTENSION_ID = "rhema-lsp.rhema"
+STARTUP_TIMEOUT_S = 90.0
+
+
+def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> str:
+    proc = subprocess.run(
+        cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"{shlex.join(cmd)} failed ({proc.returncode}) in {cwd}:\n{proc.stdout}\n{proc.stderr}"
+        )
+    return proc.stdout
+
+
+def _npm_ci_if_needed(folder: Path) -> None:
+    lock = folder / "package-lock.json"
+    marker = folder / "node_modules" / ".package-lock.json"
+    if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
+        _run(["npm", "ci", "--no-audit", "--no-fund"], folder)
+
+
+@pytest.fixture(scope="session")
+def code_server() -> Path:
+    """Path of the code-server launcher, installed (and cached) by the install script."""
+    out = _run(["bash", str(INSTALL_SCRIPT)], REPO, timeout=1200)
+    return Path(out.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="session")
+def vsix() -> Path:
+    """The extension, built and packaged from the working tree."""
+    _npm_ci_if_needed(EXTENSION_DIR)
+    _run(["npm", "run", "package"], EXTENSION_DIR)
+    return EXTENSION_DIR / "rhema.vsix"
+
+
+@pytest.fixture(scope="session")
+def driver() -> Path:
+    """The playwright-core driver script, with its dependencies installed."""
+    _npm_ci_if_needed(DRIVER_DIR)
+    return DRIVER_DIR / "drive.mjs"
+
+
+@pytest.fixture(scope="session")
+def server_command() -> list[str]:
+    """The language server command line the extension is configured to start."""
+    configured = os.environ.get("RHEMA_VSCODE_SERVER_COMMAND", "").strip()
+    if not configured:
+        return [sys.executable, str(FAKE_SERVER)]
+    if configured.startswith("["):
+        command: list[str] = json.loads(configured)
+        return command
+    return shlex.split(configured)
+
+
+@pytest.fixture
+def extra_settings() -> dict[str, Any]:
+    """More VS Code user settings for one test (override with ``parametrize``)."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def artifacts() -> Path:
+    """Where screenshots are kept after the run."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    return ARTIFACTS
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@dataclass(frozen=True, slots=True)
+class VSCode:
+    """A running code-server with the extension installed, and how to drive it."""
+
+    url: str
+    workspace: Path
+    logs_dir: Path
+    browser_dir: Path
+    driver: Path
+    log_file: Path
+
+    def drive(self, steps: list[dict[str, Any]], timeout_s: float = 60) -> list[dict[str, Any]]:
+        """Run driver steps in a fresh headless Chromium; return the step results."""
+        scenario = self.browser_dir.parent / f"scenario-{time.monotonic_ns()}.json"
+        scenario.write_text(
+            json.dumps(
+                {
+                    "url": self.url,
+                    "browserDataDir": str(self.browser_dir),
+                    "logsDir": str(self.logs_dir),
+                    "timeoutMs": int(timeout_s * 1000),
+                    "steps": steps,
+                    "failureScreenshot": str(
+                        ARTIFACTS / f"failure-{self.workspace.parent.name}.png"
+                    ),
+                }
+            )
+        )
+        proc = subprocess.run(
+            ["node", str(self.driver), str(scenario)],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s * 3,
+            check=False,
+        )
+        lines = proc.stdout.strip().splitlines()
+        if not lines:
+            raise AssertionError(f"driver printed nothing:\n{proc.stderr}\n{self.server_log()}")
+        report: dict[str, Any] = json.loads(lines[-1])
+        if not report["ok"]:
+            raise AssertionError(f"driver failed: {report['error']}\n{self.server_log()}")
+        steps_done: list[dict[str, Any]] = report["steps"]
+        return steps_done
+
+    def server_log(self) -> str:
+        """code-server's own output, for failure messages."""
+        return self.log_file.read_text(errors="replace")[-4000:]
+
+
+@pytest.fixture
+def vscode(
+    tmp_path: Path,
+    code_server: Path,
+    vsix: Path,
+    driver: Path,
+    server_command: list[str],
+    extra_settings: dict[str, Any],
+) -> Iterator[VSCode]:
+    """A fresh code-server (fresh XDG dirs) with the packaged extension, torn down as a group."""
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+    }
+    user_data = home / "user-data"
+    extensions = home / "extensions"
+    settings = user_data / "User" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(
+        json.dumps(
+            {
+                "workbench.startupEditor": "none",
+                "workbench.tips.enabled": False,
+                "telemetry.telemetryLevel": "off",
+                "extensions.autoCheckUpdates": False,
+                "extensions.autoUpdate": False,
+                "rhema.server.command": server_command,
+                **extra_settings,
+            }
+        )
+    )
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "hello.py").write_text('print("hello")\n')
+    base = [
+        str(code_server),
+        "--user-data-dir",
+        str(user_data),
+        "--extensions-dir",
+        str(extensions),
+    ]
+    _run([*base, "--install-extension", str(vsix)], tmp_path)
+    port = _free_port()
+    log_file = tmp_path / "code-server.log"
+    with log_file.open("w") as log:
+        proc = subprocess.Popen(
+            [
+                *base,
+                "--auth",
+                "none",
+                "--bind-addr",
+                f"127.0.0.1:{port}",
+                "--disable-telemetry",
+                "--disable-update-check",
+                "--disable-workspace-trust",
+                "--disable-getting-started-override",
+                str(workspace),
+            ],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        _wait_healthy(port, proc, log_file)
+        yield VSCode(
+            url=f"http://127.0.0.1:{port}/?folder={workspace}",
+            workspace=workspace,
+            logs_dir=user_data / "logs",
+            browser_dir=tmp_path / "chromium",
+            driver=driver,
+            log_file=log_file,
+        )
+    finally:
+        _kill_group(proc)
+
+
+def _wait_healthy(port: int, proc: subprocess.Popen[bytes], log_file: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"code-server exited {proc.returncode}:\n{log_file.read_text()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            time.sleep(0.2)
+    raise RuntimeError(f"code-server did not answer on {port}:\n{log_file.read_text()}")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+    else:
+        # The leader is gone; its extension hosts and servers may not be.
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return

@@ -1,0 +1,164 @@
+// Drive a running code-server in headless /usr/bin/chromium, one scenario per call.
+//
+// Usage: node drive.mjs SCENARIO.json   -> prints one JSON line {ok, steps, error?}
+// Scenario: {url, browserDataDir, logsDir, timeoutMs?, steps: [...]}, each step one of
+//   {command: "Rhema: Ask"}                  F1, type the title, pick that row, Enter
+//   {input: "text", title: "Rhema: Ask"}     answer an input box (waits for its title)
+//   {waitLog: "Rhema", contains: "...", not?: "..."}  poll <logsDir>/**/N-Rhema.log
+//   {openFile: "hello.py"}                   quick open a workspace file and focus its editor
+//   {press: "Control+End"}  {typeText: "..."}  keyboard input to whatever has focus
+//   {click: "css", hasText?: "..."}           click the first matching element
+//   {clickEditor: true}                      focus the active text editor
+//   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
+//   {screenshot: "/path.png"}
+//   {sleepMs: 200}
+// One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
+// file the extension host writes, not from the DOM.
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const scenario = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const timeout = scenario.timeoutMs ?? 60_000;
+
+function findLogs(dir, suffix, found = []) {
+  let entries;
+  try {
+    entries = readdirSync(dir);
+  } catch {
+    return found;
+  }
+  for (const name of entries) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) findLogs(path, suffix, found);
+    else if (name.endsWith(suffix) && path.includes('output_logging_')) found.push(path);
+  }
+  return found;
+}
+
+function channelText(name) {
+  return findLogs(scenario.logsDir, `-${name}.log`)
+    .map((path) => readFileSync(path, 'utf8'))
+    .join('');
+}
+
+async function waitFor(predicate, what) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const context = await chromium.launchPersistentContext(scenario.browserDataDir, {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+  viewport: { width: 1400, height: 900 },
+});
+const results = [];
+let failure;
+let page;
+try {
+  page = context.pages()[0] ?? (await context.newPage());
+  page.setDefaultTimeout(timeout);
+  await page.goto(scenario.url);
+  await page.waitForSelector('.monaco-workbench');
+  // The extension's status bar item appears once it has activated (onStartupFinished):
+  // only then does the palette list its commands.
+  await page.locator('.statusbar-item', { hasText: 'Rhema' }).first().waitFor({ state: 'visible' });
+  const widget = page.locator('.quick-input-widget');
+  for (const step of scenario.steps) {
+    if (step.command !== undefined) {
+      await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+      await page.keyboard.press('F1');
+      await widget.waitFor({ state: 'visible' });
+      await widget.locator('input').fill(`>${step.command}`);
+      // Pick the row whose label is exactly the title: Enter would take the first fuzzy
+      // match, which may be a recently used neighbour ("File: Save All").
+      const exact = new RegExp(`^${step.command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+      const row = widget
+        .locator('.monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: exact }) })
+        .first();
+      await row.waitFor({ state: 'visible' });
+      await row.click();
+      results.push({ command: step.command });
+    } else if (step.input !== undefined) {
+      await widget.locator('.quick-input-title', { hasText: step.title }).waitFor({ state: 'visible' });
+      await page.keyboard.type(step.input);
+      await page.keyboard.press('Enter');
+      await widget.locator('.quick-input-title', { hasText: step.title }).waitFor({ state: 'hidden' });
+      results.push({ input: step.input });
+    } else if (step.waitLog !== undefined) {
+      const text = await waitFor(() => {
+        const current = channelText(step.waitLog);
+        return current.includes(step.contains) ? current : '';
+      }, `"${step.contains}" in the ${step.waitLog} channel`);
+      results.push({ waitLog: step.waitLog, text });
+    } else if (step.openFile !== undefined) {
+      await page.keyboard.press('F1');
+      await widget.waitFor({ state: 'visible' });
+      await widget.locator('input').fill(step.openFile);
+      await widget.locator('.monaco-list-row', { hasText: step.openFile }).first().waitFor({ state: 'visible' });
+      await page.keyboard.press('Enter');
+      await page.locator('.tab.active', { hasText: step.openFile }).waitFor({ state: 'visible' });
+      await page.locator('.editor-instance .monaco-editor.focused').waitFor({ state: 'visible' });
+      results.push({ openFile: step.openFile });
+    } else if (step.click !== undefined) {
+      const target = page.locator(step.click, step.hasText ? { hasText: step.hasText } : {}).first();
+      await target.click();
+      results.push({ click: step.click });
+    } else if (step.press !== undefined) {
+      await page.keyboard.press(step.press);
+      results.push({ press: step.press });
+    } else if (step.typeText !== undefined) {
+      await page.keyboard.type(step.typeText);
+      results.push({ typeText: step.typeText });
+    } else if (step.clickEditor !== undefined) {
+      await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
+      await page.locator('.editor-instance .monaco-editor.focused').waitFor({ state: 'visible' });
+      results.push({ clickEditor: true });
+    } else if (step.waitFile !== undefined) {
+      const text = await waitFor(() => {
+        let current = '';
+        try {
+          current = readFileSync(step.waitFile, 'utf8');
+        } catch {
+          return '';
+        }
+        const matches = step.equals !== undefined ? current === step.equals : current.includes(step.contains);
+        return matches ? current || ' ' : '';
+      }, `${JSON.stringify(step.equals ?? step.contains)} in ${step.waitFile}`);
+      results.push({ waitFile: step.waitFile, text });
+    } else if (step.screenshot !== undefined) {
+      await page.screenshot({ path: step.screenshot });
+      results.push({ screenshot: step.screenshot });
+    } else if (step.sleepMs !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
+      results.push({ sleepMs: step.sleepMs });
+    } else {
+      throw new Error(`unknown step ${JSON.stringify(step)}`);
+    }
+  }
+  if (scenario.finalScreenshot) await page.screenshot({ path: scenario.finalScreenshot });
+} catch (error) {
+  failure = error instanceof Error ? error.stack ?? error.message : String(error);
+  if (page !== undefined && scenario.failureScreenshot) {
+    await page.screenshot({ path: scenario.failureScreenshot }).catch(() => undefined);
+  }
+} finally {
+  await context.close();
+}
+process.stdout.write(`${JSON.stringify({ ok: failure === undefined, steps: results, error: failure })}\n`);
+process.exitCode = failure === undefined ? 0 : 1;

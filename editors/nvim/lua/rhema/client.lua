@@ -1,0 +1,219 @@
+--- The language client: started through `vim.lsp.config`/`vim.lsp.enable`,
+--- attached to every file buffer, and the one way the plugin talks to the server.
+---
+--- Contract: `setup(opts, on_event)` registers the `rhema` config (root from
+--- `root_markers`, else the cwd; settings as `initializationOptions` and as
+--- the `rhema` section Neovim serves on `workspace/configuration`) and enables
+--- it. Buffers without a filetype (which never fire `FileType`) are attached
+--- too. `with_client(bufnr, fn)` calls `fn(client)` once a client is
+--- initialized, starting one when none runs. `execute(client, name, args,
+--- handler, bufnr)` sends `workspace/executeCommand` with one argument object
+--- through `client:request` and returns the request id, so the request can be
+--- cancelled. Workspace edits are applied with an undo break before each
+--- buffer they touch: one undo step per edit.
+local config = require('rhema.config')
+
+local M = {}
+
+M.name = 'rhema'
+
+--- The workspace root of `bufnr`: the nearest root marker, else the cwd.
+--- @param bufnr integer
+--- @return string
+function M.root(bufnr)
+  local name = vim.api.nvim_buf_get_name(bufnr)
+  if name ~= '' and vim.bo[bufnr].buftype == '' then
+    local found = vim.fs.root(bufnr, config.options.root_markers)
+    if found then
+      return found
+    end
+  end
+  return vim.fn.getcwd()
+end
+
+local function is_file_buffer(bufnr)
+  return vim.api.nvim_buf_is_valid(bufnr)
+    and vim.api.nvim_buf_is_loaded(bufnr)
+    and vim.bo[bufnr].buftype == ''
+    and vim.api.nvim_buf_get_name(bufnr) ~= ''
+end
+M.is_file_buffer = is_file_buffer
+
+--- Close the undo block of `bufnr`, so the next change is its own undo step.
+--- @param bufnr integer
+local function break_undo(bufnr)
+  vim.api.nvim_buf_call(bufnr, function()
+    vim.cmd('let &g:undolevels = &g:undolevels')
+  end)
+end
+
+local function buffers_of(edit)
+  local uris = {}
+  for uri in pairs(edit.changes or {}) do
+    table.insert(uris, uri)
+  end
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.textDocument then
+      table.insert(uris, change.textDocument.uri)
+    end
+  end
+  return uris
+end
+
+--- `workspace/applyEdit`: apply the edit as one undo step per buffer, unsaved.
+local function apply_edit(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client then
+    return { applied = false, failureReason = 'the rhema client has stopped' }
+  end
+  for _, uri in ipairs(buffers_of(params.edit or {})) do
+    local bufnr = vim.uri_to_bufnr(uri)
+    vim.fn.bufload(bufnr)
+    break_undo(bufnr)
+  end
+  local ok, failure = pcall(vim.lsp.util.apply_workspace_edit, params.edit, client.offset_encoding)
+  for _, uri in ipairs(buffers_of(params.edit or {})) do
+    break_undo(vim.uri_to_bufnr(uri))
+  end
+  if not ok then
+    return { applied = false, failureReason = tostring(failure) }
+  end
+  return { applied = true }
+end
+
+local function attach_without_filetype(bufnr)
+  if not is_file_buffer(bufnr) or vim.bo[bufnr].filetype ~= '' then
+    return
+  end
+  if #vim.lsp.get_clients({ bufnr = bufnr, name = M.name }) > 0 then
+    return
+  end
+  local resolved = vim.deepcopy(vim.lsp.config[M.name])
+  resolved.name = M.name
+  resolved.root_dir = M.root(bufnr)
+  vim.lsp.start(resolved, { bufnr = bufnr })
+end
+
+--- Register and enable the client.
+--- @param opts rhema.Options
+--- @param on_event fun(params: table, client_id: integer)
+function M.setup(opts, on_event)
+  vim.lsp.config(M.name, {
+    cmd = opts.cmd,
+    cmd_env = opts.cmd_env,
+    root_dir = function(bufnr, on_dir)
+      on_dir(M.root(bufnr))
+    end,
+    init_options = vim.deepcopy(opts.settings),
+    settings = { rhema = vim.deepcopy(opts.settings) },
+    handlers = {
+      ['rhema/event'] = function(_, params, ctx)
+        on_event(params, ctx.client_id)
+      end,
+      ['workspace/applyEdit'] = apply_edit,
+    },
+  })
+  vim.lsp.enable(M.name)
+  local group = vim.api.nvim_create_augroup('rhema.attach', { clear = true })
+  vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
+    group = group,
+    callback = function(args)
+      vim.schedule(function()
+        attach_without_filetype(args.buf)
+      end)
+    end,
+  })
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    attach_without_filetype(bufnr)
+  end
+end
+
+--- The rhema client for `bufnr`: attached to it, else one whose root holds
+--- the cwd, else any.
+--- @param bufnr integer|nil
+--- @return vim.lsp.Client|nil
+function M.get(bufnr)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local attached = vim.lsp.get_clients({ bufnr = bufnr, name = M.name })
+  if attached[1] then
+    return attached[1]
+  end
+  local all = vim.lsp.get_clients({ name = M.name })
+  local cwd = vim.fn.getcwd()
+  for _, client in ipairs(all) do
+    if client.root_dir and vim.startswith(cwd, client.root_dir) then
+      return client
+    end
+  end
+  return all[1]
+end
+
+--- Start a client for `bufnr` (attached when it is a file buffer).
+--- @param bufnr integer
+--- @return integer|nil client id
+function M.start(bufnr)
+  local resolved = vim.deepcopy(vim.lsp.config[M.name])
+  if not resolved or not resolved.cmd then
+    return nil
+  end
+  resolved.name = M.name
+  resolved.root_dir = M.root(bufnr)
+  return vim.lsp.start(resolved, { bufnr = bufnr, attach = is_file_buffer(bufnr) })
+end
+
+--- Call `fn(client)` once a rhema client is initialized (starting one if
+--- needed); `fn(nil, message)` when none can be.
+--- @param bufnr integer|nil
+--- @param fn fun(client: vim.lsp.Client|nil, message: string|nil)
+--- @param timeout_ms integer|nil
+function M.with_client(bufnr, fn, timeout_ms)
+  bufnr = bufnr or vim.api.nvim_get_current_buf()
+  local client = M.get(bufnr)
+  if not client then
+    local id = M.start(bufnr)
+    client = id and vim.lsp.get_client_by_id(id) or nil
+  end
+  if not client then
+    fn(nil, ('the server %q could not be started'):format(table.concat(config.options.cmd, ' ')))
+    return
+  end
+  if client.initialized then
+    fn(client)
+    return
+  end
+  local deadline = vim.uv.now() + (timeout_ms or 20000)
+  local function poll()
+    if client.initialized then
+      fn(client)
+    elseif client:is_stopped() or vim.uv.now() > deadline then
+      fn(nil, 'the rhema server did not start (see :checkhealth rhema and :LspLog)')
+    else
+      vim.defer_fn(poll, 20)
+    end
+  end
+  poll()
+end
+
+--- Send `workspace/executeCommand {command = name, arguments = {args}}`.
+--- @param client vim.lsp.Client
+--- @param name string
+--- @param args table
+--- @param handler fun(err: table|nil, result: any)
+--- @param bufnr integer|nil
+--- @return integer|nil request id
+function M.execute(client, name, args, handler, bufnr)
+  if next(args) == nil then
+    args = vim.empty_dict() -- `{}` would be sent as a JSON array
+  end
+  local params = { command = name, arguments = { args } }
+  local ok, id = client:request('workspace/executeCommand', params, function(err, result)
+    handler(err, result)
+  end, bufnr)
+  if not ok then
+    handler({ message = 'the rhema server is not running' }, nil)
+    return nil
+  end
+  return id
+end
+
+return M

@@ -1,0 +1,80 @@
+--- The plugin's options: defaults, and the merge of what `setup()` is given.
+---
+--- Contract: `config.options` always holds a complete option table; `apply()`
+--- replaces it with the defaults deep-merged with the user's table and
+--- returns it. Nothing else in the plugin keeps its own defaults.
+local M = {}
+
+--- @class rhema.PanelOptions
+--- @field position "right"|"left"|"top"|"bottom" where the panel split opens
+--- @field size integer width (left/right) or height (top/bottom) of the split
+--- @field fold_thinking boolean reasoning blocks start folded
+--- @field flush_ms integer how long stream deltas are batched before a redraw
+--- @field follow boolean keep the panel scrolled to the end while it streams
+
+--- @class rhema.Options
+--- @field cmd string[] the server command (stdio)
+--- @field cmd_env table<string,string>|nil extra environment for the server
+--- @field root_markers string[] files or folders that mark a workspace root
+--- @field settings table the `rhema` settings (initializationOptions and workspace/configuration)
+--- @field panel rhema.PanelOptions
+--- @field keymaps boolean|table<string,string|false> opt-in key mappings
+M.defaults = {
+  cmd = { 'rhema-lsp' },
+  cmd_env = nil,
+  root_markers = { '.git', 'pyproject.toml', 'package.json', 'Cargo.toml', 'go.mod', '.rhema' },
+  settings = {},
+  panel = {
+    position = 'right',
+    size = 80,
+    fold_thinking = true,
+    flush_ms = 40,
+    follow = true,
+  },
+  keymaps = false,
+}
+
+--- The mappings `keymaps = true` installs; a table overrides them one by one.
+M.default_keymaps = {
+  ask = '<leader>ra',
+  edit = '<leader>re',
+  step = '<leader>rn',
+  cancel = '<leader>rc',
+  sessions = '<leader>rs',
+}
+
+--- @type rhema.Options
+M.options = vim.deepcopy(M.defaults)
+
+--- Merge `opts` over the defaults and make the result current.
+--- @param opts table|nil
+--- @return rhema.Options
+function M.apply(opts)
+  opts = opts or {}
+  vim.validate('opts', opts, 'table')
+  local merged = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  if type(merged.cmd) == 'string' then
+    merged.cmd = { merged.cmd }
+  end
+  -- Lists replace, they do not merge index by index.
+  if opts.cmd then
+    merged.cmd = type(opts.cmd) == 'string' and { opts.cmd } or vim.deepcopy(opts.cmd)
+  end
+  if opts.root_markers then
+    merged.root_markers = vim.deepcopy(opts.root_markers)
+  end
+  local positions = { right = true, left = true, top = true, bottom = true }
+  if not positions[merged.panel.position] then
+    vim.notify(
+      ('rhema: panel.position %q is not one of right, left, top, bottom; using right'):format(
+        tostring(merged.panel.position)
+      ),
+      vim.log.levels.WARN
+    )
+    merged.panel.position = 'right'
+  end
+  M.options = merged
+  return merged
+end
+
+return M

@@ -1,0 +1,477 @@
+--- The output panel: one scratch markdown buffer per session, built from blocks.
+---
+--- Contract: a panel is a list of blocks (`you`, `rhema`, `thinking`, `text`,
+--- `tool`, `retry`, `error`, `closing`, `note`). `rhema/event` notifications
+--- change blocks in memory and mark the first changed block dirty; a timer of
+--- `panel.flush_ms` then rewrites the buffer from that block to the end, so a
+--- fast stream costs one buffer write per batch, not one per delta. Every
+--- block but the first starts with one blank line, except a tool line that
+--- follows another tool block. Reasoning lines start with `> `, carry the
+--- `RhemaThinking` highlight and fold (foldexpr) into one closed fold.
+local config = require('rhema.config')
+local render = require('rhema.render')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('rhema.panel')
+
+--- @class rhema.Block
+--- @field kind string
+--- @field text string|nil
+--- @field start integer first buffer line (0-based) once flushed
+--- @field count integer lines it takes once flushed
+
+--- @class rhema.Panel
+--- @field buf integer
+--- @field session string|nil
+--- @field title string
+--- @field blocks rhema.Block[]
+--- @field dirty integer|nil first block to rewrite
+--- @field open boolean a turn is streaming into the panel
+--- @field turn integer|nil the turn number streaming
+--- @field dropping boolean events of the cancelled turn are ignored
+--- @field dropped_turn integer|nil
+--- @field tools table<string, rhema.Block> tool blocks by call id
+--- @field levels table<integer, string> fold level per line (1-based)
+--- @field last_seq integer
+--- @field updates integer buffer writes so far (a test hook: it stops after a cancel)
+--- @field usage {input: integer, output: integer}|nil
+local Panel = {}
+Panel.__index = Panel
+
+--- Every panel by buffer number (the foldexpr reads their fold levels).
+M.by_buf = {}
+local serial = 0
+
+--- Highlight groups, defined `default` so a colorscheme can override them.
+function M.define_highlights()
+  local set = vim.api.nvim_set_hl
+  set(0, 'RhemaThinking', { default = true, link = 'Comment' })
+  set(0, 'RhemaTool', { default = true, link = 'Special' })
+  set(0, 'RhemaError', { default = true, link = 'DiagnosticError' })
+  set(0, 'RhemaClosing', { default = true, link = 'NonText' })
+end
+
+--- A new, empty panel.
+--- @param title string
+--- @param session string|nil
+--- @return rhema.Panel
+function M.new(title, session)
+  serial = serial + 1
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].undolevels = -1
+  vim.api.nvim_buf_set_name(buf, ('rhema://%d/%s'):format(serial, session or 'new'))
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
+  local panel = setmetatable({
+    buf = buf,
+    session = session,
+    title = title,
+    blocks = {},
+    dirty = nil,
+    open = false,
+    turn = nil,
+    dropping = false,
+    dropped_turn = nil,
+    tools = {},
+    levels = {},
+    last_seq = 0,
+    updates = 0,
+    usage = nil,
+  }, Panel)
+  M.by_buf[buf] = panel
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      M.by_buf[buf] = nil
+    end,
+  })
+  return panel
+end
+
+--- Name the buffer after the session once it is known.
+--- @param session string
+function Panel:bind(session)
+  self.session = session
+  local name = vim.api.nvim_buf_get_name(self.buf):gsub('/new$', '/' .. session)
+  pcall(vim.api.nvim_buf_set_name, self.buf, name)
+end
+
+local function leads_blank(blocks, index)
+  if index == 1 then
+    return false
+  end
+  return not (blocks[index].kind == 'tool' and blocks[index - 1].kind == 'tool')
+end
+
+--- Write the dirty blocks into the buffer now.
+function Panel:flush()
+  local first = self.dirty
+  if first == nil or not vim.api.nvim_buf_is_valid(self.buf) then
+    return
+  end
+  self.dirty = nil
+  local start = first == 1 and 0 or (self.blocks[first - 1].start + self.blocks[first - 1].count)
+  local lines = {}
+  local marks = {}
+  local row = start
+  for index = first, #self.blocks do
+    local block = self.blocks[index]
+    block.start = row
+    local body = render.lines(block)
+    if leads_blank(self.blocks, index) then
+      table.insert(lines, '')
+      row = row + 1
+    end
+    local group = render.highlight_of[block.kind]
+    if group and #body > 0 then
+      table.insert(marks, { row, row + #body - 1, group, block.kind })
+    end
+    vim.list_extend(lines, body)
+    row = row + #body
+    block.count = row - block.start
+  end
+  local buf = self.buf
+  -- Fold levels first: writing the lines re-evaluates the foldexpr.
+  for line in pairs(self.levels) do
+    if line > start then
+      self.levels[line] = nil
+    end
+  end
+  for _, mark in ipairs(marks) do
+    if mark[4] == 'thinking' then
+      for line = mark[1], mark[2] do
+        self.levels[line + 1] = line == mark[1] and '>1' or '1'
+      end
+    end
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, start, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  self.updates = self.updates + 1
+  vim.api.nvim_buf_clear_namespace(buf, ns, start, -1)
+  for _, mark in ipairs(marks) do
+    local from, to, group = mark[1], mark[2], mark[3]
+    vim.api.nvim_buf_set_extmark(buf, ns, from, 0, {
+      end_row = to,
+      end_col = #(lines[to - start + 1] or ''),
+      hl_group = group,
+      hl_eol = true,
+      priority = 200,
+    })
+  end
+  self:follow()
+end
+
+--- Keep the panel window at the end of the buffer while the turn streams.
+function Panel:follow()
+  if not config.options.panel.follow then
+    return
+  end
+  for _, win in ipairs(vim.fn.win_findbuf(self.buf)) do
+    if win ~= vim.api.nvim_get_current_win() then
+      local last = vim.api.nvim_buf_line_count(self.buf)
+      pcall(vim.api.nvim_win_set_cursor, win, { last, 0 })
+    end
+  end
+end
+
+--- Mark block `index` (and all after it) for rewriting, and start the batch timer.
+--- @param index integer
+function Panel:touch(index)
+  if self.dirty == nil or index < self.dirty then
+    self.dirty = index
+  end
+  if self.timer then
+    return
+  end
+  self.timer = vim.defer_fn(function()
+    self.timer = nil
+    self:flush()
+  end, config.options.panel.flush_ms)
+end
+
+--- Append a block and mark it dirty.
+--- @param block table
+--- @return rhema.Block
+function Panel:add(block)
+  block.start, block.count = 0, 0
+  table.insert(self.blocks, block)
+  self:touch(#self.blocks)
+  return block
+end
+
+local function last(self)
+  return self.blocks[#self.blocks]
+end
+
+--- Append `text` to the trailing block of `kind`, or start one.
+function Panel:append(kind, text)
+  local block = last(self)
+  if not block or block.kind ~= kind or block.sealed then
+    block = self:add({ kind = kind, text = '' })
+  end
+  block.text = block.text .. text
+  self:touch(#self.blocks)
+end
+
+-- turns -----------------------------------------------------------------------
+
+--- Start a turn the user asked for: the prompt, then the answer header.
+--- @param prompt string
+--- @param context string|nil where the context came from
+function Panel:begin_turn(prompt, context)
+  self.dropping, self.dropped_turn = false, nil
+  self.open, self.turn = true, nil
+  self:add({ kind = 'you', text = prompt, context = context })
+  self:add({ kind = 'rhema' })
+end
+
+--- Continue the session's last turn (`:RhemaStep` without a prompt).
+function Panel:continue_turn()
+  self.dropping, self.dropped_turn = false, nil
+  self.open, self.turn = true, nil
+end
+
+--- Close the open turn with a closing line.
+--- @param stop string
+--- @param steps integer|nil
+--- @param usage table|nil
+function Panel:close_turn(stop, steps, usage)
+  if not self.open then
+    return
+  end
+  self:stop_countdown()
+  self.open = false
+  self:add({ kind = 'closing', text = render.closing_text(stop, steps, usage) })
+  self:flush()
+end
+
+--- The user cancelled: close the turn now and drop whatever the run still sends.
+function Panel:cancel()
+  if not self.open then
+    return
+  end
+  self.dropping, self.dropped_turn = true, self.turn
+  self:close_turn('cancelled', nil, nil)
+end
+
+--- Add a note (a failure the plugin saw, not the server).
+function Panel:note(text)
+  self:add({ kind = 'error', text = text })
+end
+
+function Panel:stop_countdown()
+  if self.countdown then
+    self.countdown:stop()
+    self.countdown:close()
+    self.countdown = nil
+  end
+end
+
+function Panel:start_countdown(block)
+  self:stop_countdown()
+  local timer = vim.uv.new_timer()
+  self.countdown = timer
+  timer:start(
+    1000,
+    1000,
+    vim.schedule_wrap(function()
+      if self.countdown ~= timer then
+        return
+      end
+      block.remaining = math.max(0, (block.remaining or 0) - 1)
+      for index, candidate in ipairs(self.blocks) do
+        if candidate == block then
+          self:touch(index)
+        end
+      end
+      if block.remaining == 0 then
+        self:stop_countdown()
+      end
+    end)
+  )
+end
+
+--- Whether an event of `turn` belongs in this panel.
+--- @param turn integer|nil
+--- @return boolean
+function Panel:accepts(turn)
+  if self.dropping then
+    if self.dropped_turn == nil then
+      self.dropped_turn = turn
+    end
+    if turn == nil or turn == self.dropped_turn then
+      return false
+    end
+    self.dropping = false
+  end
+  if not self.open then
+    -- A run the plugin did not start (a code action): its own answer header.
+    self.open, self.turn = true, turn
+    self:add({ kind = 'rhema' })
+  elseif self.turn == nil then
+    self.turn = turn
+  end
+  return true
+end
+
+--- Apply one `rhema/event` notification.
+--- @param params {session: string, turn: integer, seq: integer, event: table}
+function Panel:on_event(params)
+  if params.seq and params.seq <= self.last_seq then
+    return
+  end
+  self.last_seq = params.seq or self.last_seq
+  if not self:accepts(params.turn) then
+    return
+  end
+  local event = params.event or {}
+  local kind = event.type
+  if kind ~= 'retry_wait' then
+    self:stop_countdown()
+  end
+  if kind == 'step_start' then
+    local block = last(self)
+    if block then
+      block.sealed = true
+    end
+  elseif kind == 'thinking_delta' then
+    self:append('thinking', event.text or '')
+  elseif kind == 'text_delta' then
+    self:append('text', event.text or '')
+  elseif kind == 'tool_call_start' then
+    self:tool(event.id, event.name)
+  elseif kind == 'tool_call_args_delta' then
+    local block = self:tool(event.id, nil)
+    block.args = (block.args or '') .. (event.delta or '')
+    self:touch_block(block)
+  elseif kind == 'tool_output_delta' then
+    local block = self:tool(event.id, nil)
+    block.output = (block.output or '') .. (event.chunk or '')
+    self:touch_block(block)
+  elseif kind == 'tool_status' then
+    local block = self:tool(event.id, nil)
+    block.status = tostring(event.status or 'running')
+    self:touch_block(block)
+  elseif kind == 'tool_result' then
+    local block = self:tool(event.id, event.name)
+    if event.isError then
+      local reason = tostring(event.content or ''):gsub('\n.*', '')
+      block.status = 'failed: ' .. reason
+    else
+      block.status = 'done'
+    end
+    self:touch_block(block)
+  elseif kind == 'usage' then
+    self.usage = { input = event.input, output = event.output }
+  elseif kind == 'retry_wait' then
+    local block = self:add({
+      kind = 'retry',
+      text = event.error,
+      remaining = math.ceil(tonumber(event.delaySeconds) or 0),
+      attempt = event.attempt,
+      total = event.total,
+    })
+    self:start_countdown(block)
+  elseif kind == 'error' then
+    self:add({ kind = 'error', text = event.message })
+  elseif kind == 'turn_end' then
+    self:close_turn(event.stopReason or 'end_turn', event.steps, event.usage)
+  end
+end
+
+--- The tool block of call `id` (created when new).
+function Panel:tool(id, name)
+  local block = self.tools[id]
+  if block == nil then
+    block = self:add({ kind = 'tool', id = id, name = name })
+    self.tools[id] = block
+  elseif name and not block.name then
+    block.name = name
+    self:touch_block(block)
+  end
+  return block
+end
+
+function Panel:touch_block(block)
+  for index = #self.blocks, 1, -1 do
+    if self.blocks[index] == block then
+      self:touch(index)
+      return
+    end
+  end
+end
+
+-- a stored conversation ---------------------------------------------------------
+
+--- Replace the panel's content with a stored conversation (`rhema.openSession`).
+--- @param messages table[] the engine's messages
+function Panel:show_messages(messages)
+  self.blocks, self.tools, self.dirty = {}, {}, nil
+  self.open, self.turn = false, nil
+  local answering = false
+  for _, message in ipairs(messages or {}) do
+    local role = message.role
+    local content = message.content or {}
+    if role == 'user' then
+      local texts = {}
+      for _, part in ipairs(content) do
+        if part.type == 'text' then
+          table.insert(texts, part.text)
+        end
+      end
+      self:add({ kind = 'you', text = table.concat(texts, '\n') })
+      answering = false
+    elseif role == 'assistant' then
+      if not answering then
+        self:add({ kind = 'rhema' })
+        answering = true
+      end
+      for _, part in ipairs(content) do
+        if part.type == 'thinking' then
+          self:add({ kind = 'thinking', text = part.text or '' })
+        elseif part.type == 'text' then
+          self:add({ kind = 'text', text = part.text or '' })
+        elseif part.type == 'tool_call' then
+          local block = self:tool(part.id, part.name)
+          block.args = vim.json.encode(part.args or vim.empty_dict())
+        end
+      end
+    elseif role == 'tool' then
+      for _, part in ipairs(content) do
+        if part.type == 'tool_result' then
+          local block = self:tool(part.id, nil)
+          if part.is_error then
+            local reason =
+              tostring(type(part.content) == 'string' and part.content or ''):gsub('\n.*', '')
+            block.status = 'failed: ' .. reason
+          else
+            block.status = 'done'
+          end
+        end
+      end
+    end
+  end
+  self.dirty = 1
+  vim.bo[self.buf].modifiable = true
+  vim.api.nvim_buf_set_lines(self.buf, 0, -1, false, {})
+  vim.bo[self.buf].modifiable = false
+  if #self.blocks > 0 then
+    self:flush()
+  end
+end
+
+--- Show the panel in the panel window, leaving the cursor where it was.
+--- @return integer window
+function Panel:show()
+  local win = require('rhema.window').show(self.buf)
+  self:follow()
+  return win
+end
+
+return M

@@ -1,0 +1,446 @@
+--- Sessions and runs: which panel shows which session, and the requests in flight.
+---
+--- Contract: every `rhema/event` goes to the panel of its session; an event
+--- of a session no panel shows yet goes to the oldest panel waiting for its
+--- first answer (a new session), else to a new panel. `ask`, `step` and
+--- `edit` send their command through `client:request` and remember the
+--- request, so `cancel()` can both `client:cancel_request` it and call
+--- `rhema.cancel`; the panel is closed by the plugin itself right away (Neovim
+--- drops a `RequestCancelled` answer), and what the run still sends is
+--- dropped. `current` is the session `:RhemaAsk` continues.
+local client = require('rhema.client')
+local panel = require('rhema.panel')
+
+local M = {}
+
+--- @type table<string, rhema.Panel>
+M.panels = {}
+--- Panels whose first request started a new session, oldest first.
+--- @type rhema.Panel[]
+M.pending = {}
+--- @type string|nil
+M.current = nil
+--- @type rhema.Panel|nil
+M.current_panel = nil
+--- Requests in flight: {client, id, panel, kind}.
+M.running = {}
+--- The last result of each command, by command name (for statuslines and tests).
+M.last = {}
+
+local function notify(message, level)
+  vim.notify('rhema: ' .. message, level or vim.log.levels.INFO)
+end
+M.notify = notify
+
+local function bind(p, session)
+  if p.session == session then
+    return
+  end
+  for index, waiting in ipairs(M.pending) do
+    if waiting == p then
+      table.remove(M.pending, index)
+      break
+    end
+  end
+  p:bind(session)
+  M.panels[session] = p
+end
+
+--- The panel `params.session` goes to.
+local function panel_for(session)
+  local found = M.panels[session]
+  if found then
+    return found
+  end
+  local waiting = M.pending[1]
+  if waiting then
+    bind(waiting, session)
+    return waiting
+  end
+  local created = panel.new('session', session)
+  M.panels[session] = created
+  created:show()
+  return created
+end
+
+--- `rhema/event` from the server.
+--- @param params table
+function M.on_event(params)
+  if type(params) ~= 'table' or type(params.session) ~= 'string' then
+    return
+  end
+  panel_for(params.session):on_event(params)
+end
+
+local function forget(request)
+  for index, candidate in ipairs(M.running) do
+    if candidate == request then
+      table.remove(M.running, index)
+      return
+    end
+  end
+end
+
+--- Whether any request of the plugin is still running.
+function M.is_running()
+  return #M.running > 0
+end
+
+--- `path` relative to the root of a rhema client holding it, else to the cwd.
+local function display(path)
+  for _, c in ipairs(vim.lsp.get_clients({ name = client.name })) do
+    local root = c.root_dir
+    if root and vim.startswith(path, root .. '/') then
+      return path:sub(#root + 2)
+    end
+  end
+  return vim.fn.fnamemodify(path, ':~:.')
+end
+M.display = display
+
+local function context_label(context)
+  local parts = {}
+  for _, ref in ipairs(context or {}) do
+    local label = display(vim.uri_to_fname(ref.uri))
+    if ref.range then
+      label = ('%s:%d-%d'):format(label, ref.range.start.line + 1, ref.range['end'].line + 1)
+    end
+    table.insert(parts, label)
+  end
+  return table.concat(parts, ', ')
+end
+
+--- The panel a new run of the current session streams into.
+local function panel_for_run(title)
+  if M.current and M.panels[M.current] then
+    return M.panels[M.current]
+  end
+  local p = panel.new(title, nil)
+  table.insert(M.pending, p)
+  M.current_panel = p
+  return p
+end
+
+--- Run `rhema.turn` (`kind = "turn"`) or `rhema.step` (`kind = "step"`).
+--- `args.context` may be a function of the client (the range needs its
+--- position encoding). The run counts as running from this call on.
+--- @param kind "turn"|"step"
+--- @param args {prompt: string|nil, context: table|fun(c: vim.lsp.Client): table|nil, mode: string|nil}
+--- @param bufnr integer
+function M.run(kind, args, bufnr)
+  if kind == 'step' and args.prompt == nil and not M.current then
+    notify('no session to continue: give :RhemaStep a prompt', vim.log.levels.WARN)
+    return
+  end
+  local request = { kind = kind }
+  table.insert(M.running, request)
+  client.with_client(bufnr, function(c, problem)
+    if request.cancelled then
+      return
+    end
+    if not c then
+      forget(request)
+      notify(problem or 'no server', vim.log.levels.ERROR)
+      return
+    end
+    local context = args.context
+    if type(context) == 'function' then
+      context = context(c)
+    end
+    local p = panel_for_run(args.prompt or 'step')
+    if args.prompt then
+      p:begin_turn(args.prompt, context_label(context))
+    else
+      p:continue_turn()
+    end
+    p:show()
+    local request_args = {
+      prompt = args.prompt,
+      session = M.current,
+      context = context and #context > 0 and context or nil,
+      mode = args.mode,
+    }
+    request.client, request.panel = c, p
+    request.id = client.execute(c, 'rhema.' .. kind, request_args, function(err, result)
+      forget(request)
+      M.finished(request, err, result)
+    end)
+  end)
+end
+
+--- The answer to a run: bind the session, and close the panel if no
+--- `turn_end` did.
+function M.finished(request, err, result)
+  local p = request.panel
+  if err then
+    -- No session came of it: the panel must not catch another run's events.
+    for index, waiting in ipairs(M.pending) do
+      if waiting == p then
+        table.remove(M.pending, index)
+        break
+      end
+    end
+    if p.open then
+      p:note(err.message or vim.inspect(err))
+      p:close_turn('error', nil, nil)
+    else
+      notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
+    end
+    return
+  end
+  M.last['rhema.' .. request.kind] = result
+  if type(result) == 'table' and result.session then
+    bind(p, result.session)
+    M.current = result.session
+    M.current_panel = p
+    if p.open then
+      p:close_turn(result.stopReason or 'end_turn', result.steps, result.usage)
+    end
+  end
+end
+
+--- Rewrite `range` of `uri` through `rhema.edit`.
+--- @param args {uri: string, range: table, instruction: string}
+--- @param bufnr integer
+--- @param done fun(result: table|nil)|nil
+function M.edit(args, bufnr, done)
+  local request = { kind = 'edit' }
+  table.insert(M.running, request)
+  client.with_client(bufnr, function(c, problem)
+    if request.cancelled then
+      return
+    end
+    if not c then
+      forget(request)
+      notify(problem or 'no server', vim.log.levels.ERROR)
+      return
+    end
+    if type(args.range) == 'function' then
+      args.range = args.range(c)
+    end
+    -- The edit's own session streams into a hidden panel, never the current one.
+    local p = panel.new('Edit: ' .. args.instruction, nil)
+    table.insert(M.pending, p)
+    p:begin_turn('Edit: ' .. args.instruction, context_label({ args }))
+    request.client, request.panel = c, p
+    request.id = client.execute(c, 'rhema.edit', args, function(err, result)
+      forget(request)
+      if err then
+        for index, waiting in ipairs(M.pending) do
+          if waiting == p then
+            table.remove(M.pending, index)
+          end
+        end
+        notify('edit failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        return
+      end
+      M.last['rhema.edit'] = result
+      if result.session then
+        bind(p, result.session)
+      end
+      p:close_turn(result.stopReason or 'end_turn', nil, result.usage)
+      if result.applied then
+        notify('edit applied')
+      else
+        notify(
+          ('edit not applied (%s)'):format(result.stopReason or 'rejected'),
+          vim.log.levels.WARN
+        )
+      end
+      if done then
+        done(result)
+      end
+    end, bufnr)
+  end)
+end
+
+--- Stop the running turns of the current session (or all runs of the plugin).
+function M.cancel()
+  if #M.running == 0 then
+    notify('nothing is running')
+    return
+  end
+  local sessions = {}
+  for _, request in ipairs(vim.list_slice(M.running)) do
+    if request.panel == nil then
+      -- Still waiting for the server to start: it never will be sent.
+      request.cancelled = true
+      forget(request)
+    else
+      request.panel:cancel()
+      if request.id then
+        request.client:cancel_request(request.id)
+      end
+      local session = request.panel.session
+      local key = tostring(request.client.id) .. ':' .. tostring(session)
+      if not sessions[key] then
+        sessions[key] = true
+        client.execute(request.client, 'rhema.cancel', { session = session }, function(err, result)
+          if err then
+            notify('cancel failed: ' .. (err.message or ''), vim.log.levels.ERROR)
+          else
+            M.last['rhema.cancel'] = result
+          end
+        end)
+      end
+    end
+  end
+end
+
+--- Start a new session: the next `:RhemaAsk` opens a new panel.
+function M.new_session()
+  M.current = nil
+  M.current_panel = nil
+end
+
+--- List the sessions, let the user pick one, and show its conversation.
+--- @param bufnr integer
+--- @param done fun(session: string|nil)|nil
+function M.sessions(bufnr, done)
+  client.with_client(bufnr, function(c, problem)
+    if not c then
+      notify(problem or 'no server', vim.log.levels.ERROR)
+      return
+    end
+    client.execute(c, 'rhema.sessions', {}, function(err, list)
+      if err then
+        notify('sessions: ' .. (err.message or ''), vim.log.levels.ERROR)
+        return
+      end
+      M.last['rhema.sessions'] = list
+      if type(list) ~= 'table' or #list == 0 then
+        notify('no sessions yet')
+        return
+      end
+      vim.ui.select(list, {
+        prompt = 'Rhema sessions',
+        format_item = function(item)
+          return ('%s · %d turn%s · %s%s'):format(
+            item.title ~= '' and item.title or item.session,
+            item.turns or 0,
+            item.turns == 1 and '' or 's',
+            item.updatedAt or '',
+            item.running and ' · running' or ''
+          )
+        end,
+      }, function(choice)
+        if not choice then
+          return
+        end
+        M.open_session(c, choice.session, done)
+      end)
+    end)
+  end)
+end
+
+--- Show session `session` (its stored conversation) and make it current.
+function M.open_session(c, session, done)
+  client.execute(c, 'rhema.openSession', { session = session }, function(err, result)
+    if err then
+      notify('open session: ' .. (err.message or ''), vim.log.levels.ERROR)
+      return
+    end
+    M.last['rhema.openSession'] = result
+    local p = M.panels[session]
+    if not p then
+      p = panel.new(result.title or session, nil)
+      bind(p, session)
+    end
+    p.title = result.title or p.title
+    p:show_messages(result.messages)
+    p:show()
+    M.current = session
+    M.current_panel = p
+    if done then
+      done(session)
+    end
+  end)
+end
+
+--- Revert the last turn of the current session.
+--- @param bufnr integer
+function M.undo_turn(bufnr)
+  if not M.current then
+    notify('no session: nothing to undo', vim.log.levels.WARN)
+    return
+  end
+  client.with_client(bufnr, function(c, problem)
+    if not c then
+      notify(problem or 'no server', vim.log.levels.ERROR)
+      return
+    end
+    client.execute(c, 'rhema.undoTurn', { session = M.current }, function(err, result)
+      if err then
+        notify('undo turn: ' .. (err.message or ''), vim.log.levels.ERROR)
+        return
+      end
+      M.last['rhema.undoTurn'] = result
+      local names = function(uris)
+        return table.concat(
+          vim.tbl_map(function(uri)
+            return display(vim.uri_to_fname(uri))
+          end, uris or {}),
+          ', '
+        )
+      end
+      local message = ('reverted %d file(s)%s'):format(
+        #(result.reverted or {}),
+        #(result.reverted or {}) > 0 and ': ' .. names(result.reverted) or ''
+      )
+      if #(result.conflicts or {}) > 0 then
+        notify(
+          message .. '; changed since, left alone: ' .. names(result.conflicts),
+          vim.log.levels.WARN
+        )
+      else
+        notify(message)
+      end
+    end)
+  end)
+end
+
+--- Show what the server runs on.
+--- @param bufnr integer
+function M.status(bufnr)
+  client.with_client(bufnr, function(c, problem)
+    if not c then
+      notify(problem or 'no server', vim.log.levels.ERROR)
+      return
+    end
+    client.execute(c, 'rhema.status', {}, function(err, result)
+      if err then
+        notify('status: ' .. (err.message or ''), vim.log.levels.ERROR)
+        return
+      end
+      M.last['rhema.status'] = result
+      notify(table.concat(M.describe_status(result), '\n'))
+    end)
+  end)
+end
+
+--- The lines `:RhemaStatus` prints for a `rhema.status` result.
+--- @param result table
+--- @return string[]
+function M.describe_status(result)
+  local provider = result.provider or {}
+  local lines = { ('rhema-lsp %s · mode %s'):format(result.version or '?', result.mode or '?') }
+  if provider.error then
+    table.insert(lines, 'provider: not resolved: ' .. provider.error)
+  else
+    table.insert(
+      lines,
+      ('provider: %s · model %s · %s · %s'):format(
+        tostring(provider.name),
+        tostring(provider.model),
+        tostring(provider.baseUrl),
+        tostring(provider.source)
+      )
+    )
+  end
+  table.insert(lines, 'folders: ' .. table.concat(result.folders or {}, ', '))
+  local running = result.running or {}
+  table.insert(lines, 'running: ' .. (#running > 0 and table.concat(running, ', ') or 'nothing'))
+  return lines
+end
+
+return M

@@ -1,0 +1,123 @@
+"""Run real Neovim 0.11 headless with the plugin, a Lua test body and the real server.
+
+``run_nvim(body, ...)`` writes the Lua body to a file, starts
+``nvim --headless --clean`` with ``editors/nvim`` on the runtimepath, loads
+``prelude.lua`` (which sets the plugin up against ``python -m rhema_lsp``
+and defines the ``T`` helpers) and runs the body once the editor is up. The
+body fills ``T.result``; that table comes back as a dict. A Lua error fails
+the test with its traceback; Neovim's stderr is attached to every failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[3]
+PLUGIN = REPO / "editors" / "nvim"
+PRELUDE = Path(__file__).with_name("prelude.lua")
+
+
+class NvimTestError(AssertionError):
+    """The Lua body failed, or Neovim did not finish."""
+
+
+def settings_for(base_url: str, **extra: Any) -> dict[str, Any]:
+    """The ``rhema`` settings that point the server at the fake model server."""
+    return {
+        "provider": "custom",
+        "protocol": "openai",
+        "baseUrl": base_url,
+        "model": "fake-model",
+        "mode": "edit",
+        **extra,
+    }
+
+
+def run_nvim(
+    body: str,
+    *,
+    workspace: Path,
+    tmp_path: Path,
+    settings: dict[str, Any] | None,
+    setup_extra: dict[str, Any] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 90,
+) -> dict[str, Any]:
+    """Run ``body`` (Lua, inside ``T.run(function() ... end)``) and return ``T.result``.
+
+    Parameters
+    ----------
+    body
+        Lua statements; they may use ``T.*`` from ``prelude.lua``.
+    workspace
+        The workspace folder (``T.workspace``); Neovim starts in it unless ``cwd``.
+    tmp_path
+        Where the script, the result and the editor's state go.
+    settings
+        The ``rhema`` settings for ``setup``; ``None`` skips ``setup`` entirely.
+    setup_extra
+        More ``setup`` options (``cmd``, ``panel``...).
+    """
+    script = tmp_path / "test_body.lua"
+    script.write_text(f"T.run(function()\n{body}\nend)\n", encoding="utf-8")
+    out = tmp_path / "result.json"
+    out.unlink(missing_ok=True)
+    setup: dict[str, Any] | None = None
+    if settings is not None:
+        setup = {"cmd": [sys.executable, "-m", "rhema_lsp"], "settings": settings}
+        setup.update(setup_extra or {})
+    spec = {"workspace": str(workspace), "setup": setup}
+    state = tmp_path / "xdg"
+    env = dict(
+        os.environ,
+        RHEMA_TEST_SPEC=json.dumps(spec),
+        RHEMA_TEST_OUT=str(out),
+        XDG_STATE_HOME=str(state / "state"),
+        XDG_CONFIG_HOME=str(state / "config"),
+        XDG_DATA_HOME=str(state / "data"),
+        XDG_CACHE_HOME=str(state / "cache"),
+        OPENAI_API_KEY="",
+        PYTHONPATH=str(REPO),
+    )
+    command = [
+        "nvim",
+        "--headless",
+        "--clean",
+        "-n",
+        "--cmd",
+        f"set rtp^={PLUGIN}",
+        "-c",
+        f"luafile {PRELUDE}",
+        "-c",
+        f"luafile {script}",
+    ]
+    try:
+        done = subprocess.run(
+            command,
+            cwd=cwd or workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        stderr = (
+            exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr
+        )
+        raise NvimTestError(f"Neovim did not finish in {timeout}s; stderr:\n{stderr}") from exc
+    if not out.exists():
+        raise NvimTestError(
+            f"Neovim exited {done.returncode} without a result; stderr:\n{done.stderr}"
+        )
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    if "error" in result:
+        raise NvimTestError(
+            f"{result['error']}\nmessages: {result.get('messages')}\nstderr:\n{done.stderr}"
+        )
+    return result

@@ -1,0 +1,92 @@
+-- Loaded before every test script: the plugin set up against the real server,
+-- and small helpers. The script's body runs once the editor has started; what
+-- it puts in T.result is written as JSON to $RHEMA_TEST_OUT, then Neovim quits.
+local T = { result = {} }
+_G.T = T
+
+local spec = vim.json.decode(os.getenv('RHEMA_TEST_SPEC'))
+T.workspace = spec.workspace
+
+--- Wait until `cond()` holds; fail the test (with `what`) otherwise.
+function T.wait(what, cond, ms)
+  if not vim.wait(ms or 30000, cond, 10) then
+    error('timed out waiting for ' .. what, 2)
+  end
+end
+
+function T.lines(buf)
+  return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+end
+
+--- Wait until the plugin has no request in flight.
+function T.idle(what)
+  T.wait(what or 'the run to finish', function()
+    return not require('rhema').is_running()
+  end)
+end
+
+--- Wait until a rhema client is attached to the current buffer and initialized.
+function T.attached()
+  T.wait('the rhema client to attach', function()
+    local c = vim.lsp.get_clients({ name = 'rhema', bufnr = 0 })[1]
+    return c ~= nil and c.initialized == true
+  end)
+  return vim.lsp.get_clients({ name = 'rhema', bufnr = 0 })[1]
+end
+
+--- The panel of the current session, flushed.
+function T.panel_lines()
+  local runs = require('rhema.runs')
+  local panel = runs.current_panel
+  assert(panel, 'no panel')
+  panel:flush()
+  return T.lines(panel.buf)
+end
+
+--- Send a command synchronously (for checks the test makes itself).
+function T.command(name, args)
+  local c = vim.lsp.get_clients({ name = 'rhema' })[1]
+  local response = c:request_sync(
+    'workspace/executeCommand',
+    { command = name, arguments = { args or vim.empty_dict() } },
+    20000
+  )
+  assert(response and not response.err, vim.inspect(response))
+  return response.result
+end
+
+--- Record the messages the plugin shows.
+T.messages = {}
+vim.notify = function(message, level)
+  table.insert(T.messages, { message = message, level = level })
+end
+
+local function finish(ok, err)
+  if not ok then
+    T.result.error = err
+  end
+  T.result.messages = T.messages
+  local file = assert(io.open(os.getenv('RHEMA_TEST_OUT'), 'w'))
+  file:write(vim.json.encode(T.result))
+  file:close()
+  vim.cmd('qa!')
+end
+
+--- Run the test body once the editor is up.
+function T.run(body)
+  vim.schedule(function()
+    local ok, err = xpcall(body, debug.traceback)
+    -- Stop the server cleanly so its process does not outlive the test.
+    for _, c in ipairs(vim.lsp.get_clients()) do
+      c:stop()
+    end
+    vim.wait(5000, function()
+      return #vim.lsp.get_clients() == 0
+    end, 20)
+    finish(ok, err)
+  end)
+end
+
+if spec.setup then
+  require('rhema').setup(spec.setup)
+end

@@ -59,7 +59,7 @@ from rhema_lsp.server.prompts import (
     system_prompt,
 )
 from rhema_lsp.server.runs import Run, RunRegistry
-from rhema_lsp.server.settings import Settings
+from rhema_lsp.server.settings import Mode, Settings
 from rhema_lsp.server.stream import RunStream
 from rhema_lsp.server.undo import revert_turn
 from rhema_lsp.sessions import SessionInfo, title_from_prompt
@@ -86,7 +86,7 @@ class _Plan:
 
     folder: Path
     session: str | None
-    mode: str
+    mode: Mode
     max_steps: int
     prompt: str | None
     title: str
@@ -254,7 +254,7 @@ class AgentService:
             **result,
         }
 
-    def _tools(self, state: FolderState, mode: str) -> WorkspaceTools:
+    def _tools(self, state: FolderState, mode: Mode) -> WorkspaceTools:
         s = self.settings
         return WorkspaceTools(
             self.folders.roots() or [state.path],

@@ -1,0 +1,204 @@
+"""A minimal JSON-RPC 2.0 endpoint over a child process's stdio, with LSP's
+``Content-Length`` framing: what the headless client needs to drive the real
+server as an editor does, without an editor.
+
+Requests return awaitables; notifications are sent and forgotten; requests
+and notifications from the server go to registered handlers (a request
+without a handler is answered ``MethodNotFound``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+__all__ = ["RpcError", "ServerGone", "StdioEndpoint"]
+
+logger = logging.getLogger(__name__)
+
+CLOSE_WAIT = 5.0
+
+Handler = Callable[[Any], Awaitable[Any] | Any]
+
+
+class RpcError(Exception):
+    """The server answered a request with an error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class ServerGone(Exception):
+    """The server process exited or closed its output."""
+
+
+class StdioEndpoint:
+    """One JSON-RPC connection to a server started as a child process."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        self.process = process
+        self._writer = process.stdin
+        self._reader = process.stdout
+        self._ids = itertools.count(1)
+        self._pending: dict[int | str, asyncio.Future[Any]] = {}
+        self._handlers: dict[str, Handler] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._reading: asyncio.Task[None] | None = None
+        self._draining: asyncio.Task[None] | None = None
+        self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+
+    @classmethod
+    async def spawn(
+        cls, command: Sequence[str], env: dict[str, str], *, show_stderr: bool = False
+    ) -> StdioEndpoint:
+        """Start ``command`` and connect to its stdio.
+
+        The server's stderr is kept (its last lines explain an early exit)
+        unless ``show_stderr`` passes it through.
+        """
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=None if show_stderr else asyncio.subprocess.PIPE,
+            env=env,
+            limit=2**24,
+        )
+        endpoint = cls(process)
+        endpoint._reading = asyncio.create_task(endpoint._read_loop())
+        if process.stderr is not None:
+            endpoint._draining = asyncio.create_task(endpoint._drain(process.stderr))
+        return endpoint
+
+    async def _drain(self, stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            self._stderr.append(line.decode("utf-8", "replace").rstrip())
+
+    def _gone(self) -> ServerGone:
+        tail = " | ".join(line for line in self._stderr if line)
+        return ServerGone(f"the language server exited{': ' + tail if tail else ''}")
+
+    def on(self, method: str, handler: Handler) -> None:
+        """Handle the server's requests or notifications of ``method``."""
+        self._handlers[method] = handler
+
+    def next_id(self) -> int:
+        return next(self._ids)
+
+    async def request(self, method: str, params: Any, *, msg_id: int | None = None) -> Any:
+        """Send a request and wait for its result.
+
+        Raises
+        ------
+        RpcError
+            The server answered with an error.
+        ServerGone
+            The server went away before answering.
+        """
+        ident = self.next_id() if msg_id is None else msg_id
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pending[ident] = future
+        await self._send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        try:
+            return await future
+        finally:
+            self._pending.pop(ident, None)
+
+    async def notify(self, method: str, params: Any) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        body = json.dumps(message, ensure_ascii=False).encode("utf-8")
+        try:
+            self._writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            await self._writer.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise self._gone() from exc
+
+    async def _read_message(self) -> dict[str, Any] | None:
+        length = None
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                return None
+            line = line.strip()
+            if not line:
+                break
+            name, _, value = line.decode("ascii").partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        if length is None:
+            raise ServerGone("the language server sent a frame without Content-Length")
+        message: dict[str, Any] = json.loads(await self._reader.readexactly(length))
+        return message
+
+    async def _read_loop(self) -> None:
+        try:
+            while (message := await self._read_message()) is not None:
+                self._dispatch(message)
+        except (asyncio.IncompleteReadError, ConnectionResetError):
+            pass
+        finally:
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(self._gone())
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if "method" not in message:
+            future = self._pending.get(message.get("id", -1))
+            if future is None or future.done():
+                return
+            if "error" in message:
+                error = message["error"]
+                future.set_exception(RpcError(error.get("code", 0), error.get("message", "")))
+            else:
+                future.set_result(message.get("result"))
+            return
+        task = asyncio.create_task(self._serve(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _serve(self, message: dict[str, Any]) -> None:
+        handler = self._handlers.get(message["method"])
+        is_request = "id" in message
+        if handler is None:
+            if is_request:
+                await self._send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": -32601, "message": f"{message['method']} unsupported"},
+                    }
+                )
+            return
+        result = handler(message.get("params"))
+        if isinstance(result, Awaitable):
+            result = await result
+        if is_request:
+            await self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    async def close(self) -> int:
+        """Ask the server to shut down and exit; kill it if it does not within
+        :data:`CLOSE_WAIT` seconds."""
+        try:
+            await asyncio.wait_for(self.request("shutdown", None), CLOSE_WAIT)
+            await self.notify("exit", None)
+            await asyncio.wait_for(self.process.wait(), CLOSE_WAIT)
+        except (TimeoutError, ServerGone, RpcError):
+            if self.process.returncode is None:
+                self.process.kill()
+                await self.process.wait()
+        for task in (self._reading, self._draining):
+            if task is not None:
+                task.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        return self.process.returncode or 0

@@ -1,0 +1,154 @@
+"""How a run looks in a terminal.
+
+The answer text goes to stdout as it streams, and nothing else does, so
+``rhema-lsp ask ... > answer.md`` captures the answer alone. Reasoning
+(dimmed), one line per tool call, command output, retry countdowns, the
+diffs of applied edits and the closing line go to stderr. Colour only on a
+TTY. ``--json`` replaces all of it with one JSON line per ``rhema/event`` on
+stdout.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+__all__ = ["JsonRenderer", "TerminalRenderer"]
+
+DIM, BOLD, RED, GREEN, CYAN, RESET = (
+    "\x1b[2m",
+    "\x1b[1m",
+    "\x1b[31m",
+    "\x1b[32m",
+    "\x1b[36m",
+    "\x1b[0m",
+)
+
+
+def _args_hint(name: str, args_text: str) -> str:
+    try:
+        args = json.loads(args_text) if args_text else {}
+    except ValueError:
+        return ""
+    if not isinstance(args, dict):
+        return ""
+    for key in ("path", "pattern", "command", "from"):
+        value = args.get(key)
+        if isinstance(value, str):
+            return value if len(value) <= 80 else value[:77] + "..."
+    return ""
+
+
+def _summary(content: str) -> str:
+    first = content.strip().splitlines()[0] if content.strip() else "(empty)"
+    lines = content.count("\n") + 1
+    return first[:100] + (f" (+{lines - 1} lines)" if lines > 1 else "")
+
+
+@dataclass
+class TerminalRenderer:
+    """Renders events for a person at a terminal (or a log)."""
+
+    out: TextIO
+    err: TextIO
+    color: bool
+    show_thinking: bool = True
+    _in_thinking: bool = False
+    _text_open: bool = False
+    _calls: dict[str, str] = field(default_factory=dict)
+    _args: dict[str, list[str]] = field(default_factory=dict)
+    first_output: bool = False
+
+    def _c(self, code: str, text: str) -> str:
+        return f"{code}{text}{RESET}" if self.color else text
+
+    def _end_thinking(self) -> None:
+        if self._in_thinking:
+            self.err.write("\n")
+            self.err.flush()
+            self._in_thinking = False
+
+    def _end_text(self) -> None:
+        if self._text_open:
+            self.out.write("\n")
+            self.out.flush()
+            self._text_open = False
+
+    def note(self, line: str) -> None:
+        """A line of the client's own (diffs, confirmations)."""
+        self._end_thinking()
+        self._end_text()
+        self.err.write(line + "\n")
+        self.err.flush()
+
+    def event(self, event: dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind in ("thinking_delta", "text_delta", "tool_call_start"):
+            self.first_output = True
+        if kind == "thinking_delta":
+            if not self.show_thinking:
+                return
+            self._end_text()
+            if not self._in_thinking:
+                self.err.write(self._c(DIM, "thinking: "))
+                self._in_thinking = True
+            self.err.write(self._c(DIM, event["text"]))
+            self.err.flush()
+        elif kind == "text_delta":
+            self._end_thinking()
+            self.out.write(event["text"])
+            self.out.flush()
+            self._text_open = not event["text"].endswith("\n")
+        elif kind == "tool_call_start":
+            self._calls[event["id"]] = event["name"]
+            self._args[event["id"]] = []
+        elif kind == "tool_call_args_delta":
+            self._args.setdefault(event["id"], []).append(event["delta"])
+        elif kind == "tool_output_delta":
+            self._end_thinking()
+            self._end_text()
+            self.err.write(self._c(DIM, event["chunk"]))
+            self.err.flush()
+        elif kind == "tool_result":
+            name = event.get("name") or self._calls.get(event["id"], "tool")
+            hint = _args_hint(name, "".join(self._args.pop(event["id"], [])))
+            mark = self._c(RED, "✗") if event.get("isError") else self._c(GREEN, "✓")
+            code = f" exit {event['code']}" if event.get("code") is not None else ""
+            self.note(
+                f"{mark} {self._c(CYAN, name)} {hint}{code} — {_summary(event.get('content', ''))}"
+            )
+        elif kind == "retry_wait":
+            self.note(
+                f"… {event['error']}; retrying in {event['delaySeconds']:.1f}s "
+                f"(attempt {event['attempt']}/{event['total']})"
+            )
+        elif kind == "error":
+            self.note(self._c(RED, f"error: {event['message']}"))
+        elif kind == "turn_end":
+            usage = event.get("usage", {})
+            self.note(
+                self._c(
+                    DIM,
+                    f"— {event['stopReason'].replace('_', ' ')} · {event['steps']} step(s) · "
+                    f"{usage.get('input', 0)} in / {usage.get('output', 0)} out tokens",
+                )
+            )
+
+
+@dataclass
+class JsonRenderer:
+    """One JSON line per ``rhema/event`` notification, for scripts."""
+
+    out: TextIO
+    first_output: bool = True
+
+    def note(self, line: str) -> None:
+        """Client notes are not part of the JSON stream."""
+
+    def notification(self, params: dict[str, Any]) -> None:
+        self.out.write(json.dumps(params, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def event(self, event: dict[str, Any]) -> None:
+        """Events arrive through :meth:`notification` whole."""

@@ -1,0 +1,189 @@
+"""The headless client, ``rhema-lsp ask``, as a user runs it: a real child
+process that starts the real server and talks to a loopback fake model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+ENTRY = [sys.executable, "-m", "rhema_lsp"]
+
+
+def ask_command(fake: FakeModelServer, folder: Path, *extra: str) -> list[str]:
+    return [
+        *ENTRY,
+        "ask",
+        "--folder",
+        str(folder),
+        "--provider",
+        "custom",
+        "--protocol",
+        "openai",
+        "--base-url",
+        fake.base_url,
+        "--model",
+        "fake-model",
+        *extra,
+    ]
+
+
+def run(command: list[str], tmp_path: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+        **kwargs,  # type: ignore[arg-type]
+    )
+
+
+def test_ask_streams_the_answer_to_stdout_and_the_rest_to_stderr(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_reply(("read_file", {"path": "hello.py"})),
+        text_reply("It greets by name.", thinking="Read the file first."),
+    )
+    done = run(ask_command(fake, workspace, "what does hello.py do?"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It greets by name.\n"
+    assert "thinking: Read the file first." in done.stderr
+    assert "✓ read_file hello.py" in done.stderr
+    assert "end turn · 2 step(s)" in done.stderr
+
+
+def test_an_edit_turn_changes_the_file_on_disk_exactly(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    path = workspace / "hello.py"
+    inode_before = path.stat().st_ino
+    fake.script(
+        tool_reply(
+            ("edit_file", {"path": "hello.py", "old_text": '"hello "', "new_text": '"¡hola! "'})
+        ),
+        text_reply("Now in Spanish."),
+    )
+    done = run(ask_command(fake, workspace, "--mode", "edit", "spanish please"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert path.read_text() == 'def greet(name):\n    return "¡hola! " + name\n'
+    assert path.stat().st_ino != inode_before  # replaced by rename, never rewritten in place
+    assert '-    return "hello " + name' in done.stderr
+    assert '+    return "¡hola! " + name' in done.stderr
+    assert sorted(p.name for p in workspace.iterdir()) == [".rhema", "hello.py"]
+
+
+def test_a_hostile_path_is_refused_and_nothing_outside_is_read(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "secret.txt").write_text("the launch codes\n")
+    fake.script(
+        tool_reply(("read_file", {"path": "../secret.txt"})),
+        text_reply("I could not read it."),
+    )
+    done = run(ask_command(fake, workspace, "read ../secret.txt"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "✗ read_file ../secret.txt" in done.stderr
+    assert "launch codes" not in json.dumps(fake.requests)
+    assert "launch codes" not in done.stdout + done.stderr
+
+
+def test_json_prints_one_event_per_line(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(text_reply("one two three", chunk=4))
+    done = run(ask_command(fake, workspace, "--json", "count"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert {"session", "turn", "seq", "event"} <= set(lines[0])
+    assert [line["seq"] for line in lines] == list(range(1, len(lines) + 1))
+    assert lines[-1]["event"]["type"] == "turn_end"
+    text = "".join(line["event"]["text"] for line in lines if line["event"]["type"] == "text_delta")
+    assert text == "one two three"
+
+
+def test_ctrl_c_cancels_with_130_and_continue_resumes_the_session(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(text_reply("word " * 3000, chunk=5, delay=0.01), text_reply("resumed"))
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    process = subprocess.Popen(
+        ask_command(fake, workspace, "first question"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    assert process.stdout.read(10) == "word word "  # streaming has begun
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130, err
+    assert "cancelled" in err
+    assert fake.client_closed.wait(5)
+
+    again = run(ask_command(fake, workspace, "--continue", "and now?"), tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout == "resumed\n"
+    sent = [m for m in fake.requests[1]["messages"] if m["role"] == "user"]
+    assert sent[0]["content"] == "first question"
+    assert sent[-1]["content"] == "and now?"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["ask", "--folder", "/nonexistent/place", "hi"], "is not a folder"),
+        (["ask", "--session", "a", "--continue", "hi"], "exclude each other"),
+        (["ask", "--file", "missing.py", "hi"], "no such file"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_plain_sentence(
+    workspace: Path, tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    done = run([*ENTRY, *arguments], tmp_path, cwd=workspace)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("\n") == 1
+
+
+def test_sessions_and_status_subcommands(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(text_reply("hi"))
+    assert run(ask_command(fake, workspace, "Say hi"), tmp_path).returncode == 0
+    common = ["--folder", str(workspace), "--provider", "custom", "--protocol", "openai",
+              "--base-url", fake.base_url, "--model", "fake-model"]  # fmt: skip
+    listed = run([*ENTRY, "sessions", *common, "--json"], tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    sessions = json.loads(listed.stdout)
+    assert [s["title"] for s in sessions] == ["Say hi"]
+    status = run([*ENTRY, "status", *common], tmp_path)
+    assert status.returncode == 0, status.stderr
+    assert f"provider: custom · model fake-model · {fake.base_url}" in status.stdout
+
+
+def test_the_embedded_model_answers_through_ask(workspace: Path, tmp_path: Path) -> None:
+    started = time.monotonic()
+    done = run(
+        [*ENTRY, "ask", "--folder", str(workspace), "--provider", "embedded", "Say hello."],
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
+    assert "end turn" in done.stderr or "max tokens" in done.stderr
+    assert time.monotonic() - started < 120

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
-from pygls.protocol import default_converter
 
 from rhema_lsp.tools.positions import apply_text_edits, uri_to_path
 
@@ -99,8 +99,9 @@ class EditorClient(LanguageClient):
     def events_of(self, kind: str) -> list[dict[str, Any]]:
         return [e["event"] for e in self.state.events if e["event"]["type"] == kind]
 
-    async def wait_for_event(self, kind: str, timeout: float = 30) -> dict[str, Any]:
-        async with asyncio.timeout(timeout):
+    async def wait_for_event(self, kind: str) -> dict[str, Any]:
+        """The first event of ``kind``, waiting up to 30 s for it."""
+        async with asyncio.timeout(30):
             while True:
                 found = self.events_of(kind)
                 if found:

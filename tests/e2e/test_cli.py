@@ -36,7 +36,9 @@ def ask_command(fake: FakeModelServer, folder: Path, *extra: str) -> list[str]:
     ]
 
 
-def run(command: list[str], tmp_path: Path, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def run(
+    command: list[str], tmp_path: Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
     return subprocess.run(
         command,
@@ -46,7 +48,7 @@ def run(command: list[str], tmp_path: Path, **kwargs: object) -> subprocess.Comp
         env=env,
         stdin=subprocess.DEVNULL,
         check=False,
-        **kwargs,  # type: ignore[arg-type]
+        cwd=cwd,
     )
 
 
@@ -130,7 +132,7 @@ def test_ctrl_c_cancels_with_130_and_continue_resumes_the_session(
     assert process.stdout is not None
     assert process.stdout.read(10) == "word word "  # streaming has begun
     process.send_signal(signal.SIGINT)
-    out, err = process.communicate(timeout=30)
+    _, err = process.communicate(timeout=30)
     assert process.returncode == 130, err
     assert "cancelled" in err
     assert fake.client_closed.wait(5)

@@ -12,8 +12,8 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.e2e.conftest import settings_for
-from tests.e2e.test_cancel import processes_running
 from tests.e2e.editor_client import EditorClient, start_editor
+from tests.e2e.test_cancel import processes_running
 from tests.fakes.model_server import FakeModelServer, error_reply, text_reply, tool_reply
 
 
@@ -93,8 +93,7 @@ async def test_a_session_resumes_after_the_server_was_killed_mid_tool(
         )
     )
     pending = asyncio.ensure_future(first.command("rhema.turn", {"prompt": "go"}))
-    while len(first.events_of("tool_result")) < 1:
-        await asyncio.sleep(0.02)
+    await first.wait_for_event("tool_result")
     await asyncio.sleep(0.3)  # the command is running now
     server = first._server
     assert server is not None

@@ -12,8 +12,7 @@ cancellations to the run they name, which stops and answers ``cancelled``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -22,32 +21,28 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from rhema_lsp import __version__
-from rhema_lsp.server.args import (
-    CancelArgs,
-    EditArgs,
-    InvalidArguments,
-    SessionArgs,
-    SessionsArgs,
-    StatusArgs,
-    StepArgs,
-    TurnArgs,
-    UndoTurnArgs,
-    parse_args,
-)
-from rhema_lsp.server.folders import FolderError
+from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.logs import EditorLogHandler
-from rhema_lsp.server.runs import SessionRunningError
-from rhema_lsp.server.service import AgentService, EditTargetError
-from rhema_lsp.server.settings import parse_settings
-from rhema_lsp.sessions import SessionStoreError
+from rhema_lsp.server.settings import Settings, parse_settings
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.service import AgentService
 
 __all__ = ["COMMANDS", "RhemaProtocol", "RhemaServer", "create_server"]
 
 logger = logging.getLogger("rhema_lsp")
 
-MsgId = int | str | None
-Token = int | str | None
-Handler = Callable[[list[Any] | None, MsgId, Token], Awaitable[Any]]
+COMMANDS: tuple[str, ...] = (
+    "rhema.turn",
+    "rhema.step",
+    "rhema.cancel",
+    "rhema.sessions",
+    "rhema.openSession",
+    "rhema.deleteSession",
+    "rhema.edit",
+    "rhema.undoTurn",
+    "rhema.status",
+)
 
 
 class RequestFailed(JsonRpcException):
@@ -65,19 +60,22 @@ class RhemaProtocol(LanguageServerProtocol):
     async def lsp_workspace__execute_command(  # type: ignore[override]
         self, params: types.ExecuteCommandParams
     ) -> Any:
-        handler: Handler | None = self.fm.commands.get(params.command)
-        if handler is None:
+        if params.command not in COMMANDS:
             raise JsonRpcInvalidParams(f"unknown command {params.command!r}")
+        arguments = list(params.arguments) if params.arguments is not None else None
+        service = self._server.service
         try:
-            arguments = list(params.arguments) if params.arguments is not None else None
-            return await handler(arguments, self.msg_id, params.work_done_token)
-        except (InvalidArguments, FolderError, EditTargetError) as exc:
+            return await service.execute(
+                params.command, arguments, self.msg_id, params.work_done_token
+            )
+        except BadArguments as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
-        except (SessionRunningError, SessionStoreError) as exc:
+        except CommandFailed as exc:
             raise RequestFailed(str(exc)) from exc
 
     def _handle_cancel_notification(self, msg_id: int | str) -> None:
-        run = self._server.service.runs.by_msg(msg_id)
+        service = self._server.started_service
+        run = service.runs.by_msg(msg_id) if service is not None else None
         if run is not None:
             run.cancel()
             return
@@ -85,71 +83,61 @@ class RhemaProtocol(LanguageServerProtocol):
 
     @lsp_method(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def lsp_work_done_progress_cancel(self, params: types.WorkDoneProgressCancelParams) -> None:
-        run = self._server.service.runs.by_token(params.token)
+        service = self._server.started_service
+        run = service.runs.by_token(params.token) if service is not None else None
         if run is not None:
             run.cancel()
 
 
 class RhemaServer(LanguageServer):
-    """The rhema language server."""
+    """The rhema language server.
+
+    The agent service, and with it the engine, providers, tools and session
+    stores, loads on the first command, not at start-up: an editor starting
+    the server waits for pygls and the settings only.
+    """
 
     protocol: RhemaProtocol
 
     def __init__(self) -> None:
         super().__init__("rhema-lsp", __version__, protocol_cls=RhemaProtocol)
-        self.service = AgentService(self)
-        self._init_options: Any = None
+        self.settings = Settings()
+        self.init_options: Any = None
+        self._service: AgentService | None = None
+
+    @property
+    def service(self) -> AgentService:
+        """The agent service, created on first use."""
+        if self._service is None:
+            from rhema_lsp.server.service import AgentService
+
+            self._service = AgentService(self)
+            self._service.update_settings(self.settings)
+        return self._service
+
+    @property
+    def started_service(self) -> AgentService | None:
+        """The agent service if a command already created it."""
+        return self._service
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Adopt validated settings."""
+        self.settings = settings
+        EditorLogHandler.set_level(settings.log_level)
+        if self._service is not None:
+            self._service.update_settings(settings)
 
 
-COMMANDS: tuple[str, ...] = (
-    "rhema.turn",
-    "rhema.step",
-    "rhema.cancel",
-    "rhema.sessions",
-    "rhema.openSession",
-    "rhema.deleteSession",
-    "rhema.edit",
-    "rhema.undoTurn",
-    "rhema.status",
-)
+def _dispatched_by_protocol(*arguments: Any) -> None:
+    """Stands in pygls' command table for :data:`COMMANDS`, which
+    :class:`RhemaProtocol` serves itself; never called."""
+    raise RuntimeError("rhema commands are served by RhemaProtocol")
 
 
 def _register_commands(server: RhemaServer) -> None:
-    service = server.service
-
-    async def turn(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        return await service.turn(parse_args("rhema.turn", TurnArgs, arguments), msg_id, token)
-
-    async def step(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        return await service.step(parse_args("rhema.step", StepArgs, arguments), msg_id, token)
-
-    async def cancel(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        return service.cancel(parse_args("rhema.cancel", CancelArgs, arguments))
-
-    async def sessions(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        return await service.sessions(parse_args("rhema.sessions", SessionsArgs, arguments))
-
-    async def open_session(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        args = parse_args("rhema.openSession", SessionArgs, arguments)
-        return await service.open_session(args)
-
-    async def delete_session(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        args = parse_args("rhema.deleteSession", SessionArgs, arguments)
-        return await service.delete_session(args)
-
-    async def edit(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        return await service.edit(parse_args("rhema.edit", EditArgs, arguments), msg_id, token)
-
-    async def undo_turn(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        return await service.undo_turn(parse_args("rhema.undoTurn", UndoTurnArgs, arguments))
-
-    async def status(arguments: list[Any] | None, msg_id: MsgId, token: Token) -> Any:
-        parse_args("rhema.status", StatusArgs, arguments)
-        return await service.status()
-
-    handlers = (turn, step, cancel, sessions, open_session, delete_session, edit, undo_turn, status)
-    for name, handler in zip(COMMANDS, handlers, strict=True):
-        server.command(name)(handler)
+    # pygls advertises executeCommandProvider.commands from its command table
+    for name in COMMANDS:
+        server.command(name)(_dispatched_by_protocol)
 
 
 def _show(server: RhemaServer, message: str, kind: types.MessageType) -> None:
@@ -164,19 +152,23 @@ async def _load_settings(server: RhemaServer) -> None:
             types.ConfigurationParams(items=[types.ConfigurationItem(section="rhema")])
         )
         section = answer[0] if answer else None
-    settings, problems = parse_settings(server._init_options, section)
-    server.service.update_settings(settings)
-    EditorLogHandler.set_level(settings.log_level)
+    settings, problems = parse_settings(server.init_options, section)
+    server.apply_settings(settings)
     for problem in problems:
         _show(server, str(problem), types.MessageType.Warning)
+
+
+async def _documents_changed(server: RhemaServer) -> None:
+    if server.started_service is not None:
+        await server.started_service.editor.documents_changed()
 
 
 def _register_features(server: RhemaServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: RhemaServer, params: types.InitializeParams) -> None:
-        ls._init_options = params.initialization_options
+        ls.init_options = params.initialization_options
         settings, problems = parse_settings(params.initialization_options)
-        ls.service.update_settings(settings)
+        ls.apply_settings(settings)
         for problem in problems:
             _show(ls, str(problem), types.MessageType.Warning)
 
@@ -192,15 +184,15 @@ def _register_features(server: RhemaServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     async def did_open(ls: RhemaServer, params: types.DidOpenTextDocumentParams) -> None:
-        await ls.service.editor.documents_changed()
+        await _documents_changed(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: RhemaServer, params: types.DidChangeTextDocumentParams) -> None:
-        await ls.service.editor.documents_changed()
+        await _documents_changed(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: RhemaServer, params: types.DidCloseTextDocumentParams) -> None:
-        await ls.service.editor.documents_changed()
+        await _documents_changed(ls)
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
@@ -243,7 +235,8 @@ def _register_features(server: RhemaServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: RhemaServer, params: None) -> None:
-        await ls.service.shutdown()
+        if ls.started_service is not None:
+            await ls.started_service.shutdown()
 
 
 def create_server() -> RhemaServer:

@@ -63,6 +63,7 @@ class RunRegistry:
         self._by_session: dict[str, Run] = {}
         self._by_msg: dict[MsgId, Run] = {}
         self._by_token: dict[ProgressToken, Run] = {}
+        self._idle: anyio.Event | None = None
 
     def __len__(self) -> int:
         return len(self._by_session)
@@ -96,6 +97,16 @@ class RunRegistry:
             del self._by_msg[run.msg_id]
         if run.token is not None and self._by_token.get(run.token) is run:
             del self._by_token[run.token]
+        if not self._by_session and self._idle is not None:
+            self._idle.set()
+            self._idle = None
+
+    async def wait_idle(self) -> None:
+        """Return once no run is left."""
+        if self._by_session:
+            if self._idle is None:
+                self._idle = anyio.Event()
+            await self._idle.wait()
 
     def by_msg(self, msg_id: MsgId) -> Run | None:
         return self._by_msg.get(msg_id)

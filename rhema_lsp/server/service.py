@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from lsprotocol import types
 
 from rhema_lsp import __version__
@@ -29,6 +30,7 @@ from rhema_lsp.engine import (
     Message,
     ProviderError,
     Session,
+    ThinkingEffort,
     ToolContext,
     ToolResolver,
     TurnEnd,
@@ -40,13 +42,17 @@ from rhema_lsp.server.args import (
     CancelArgs,
     ContextRef,
     EditArgs,
+    InvalidArguments,
     SessionArgs,
     SessionsArgs,
+    StatusArgs,
     StepArgs,
     TurnArgs,
     UndoTurnArgs,
+    parse_args,
 )
 from rhema_lsp.server.driver import Outcome, drive
+from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.folders import FolderError, Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
 from rhema_lsp.server.progress import RunProgress
@@ -58,11 +64,11 @@ from rhema_lsp.server.prompts import (
     strip_fence,
     system_prompt,
 )
-from rhema_lsp.server.runs import Run, RunRegistry
+from rhema_lsp.server.runs import Run, RunRegistry, SessionRunningError
 from rhema_lsp.server.settings import Mode, Settings
 from rhema_lsp.server.stream import RunStream
 from rhema_lsp.server.undo import revert_turn
-from rhema_lsp.sessions import SessionInfo, title_from_prompt
+from rhema_lsp.sessions import SessionInfo, SessionStoreError, title_from_prompt
 from rhema_lsp.tools import WorkspaceTools
 from rhema_lsp.tools.positions import LineIndex, minimal_edits, uri_to_path
 
@@ -74,6 +80,13 @@ __all__ = ["AgentService", "EditTargetError"]
 logger = logging.getLogger(__name__)
 
 RHEMA_EVENT = "rhema/event"
+UNDOABLE_TURNS = 50
+"""Turns per folder whose edits ``rhema.undoTurn`` can still revert."""
+SHUTDOWN_WAIT = 5.0
+"""Seconds shutdown gives cancelled runs to checkpoint their sessions."""
+
+
+MsgId = int | str | None
 
 
 class EditTargetError(ValueError):
@@ -202,6 +215,7 @@ class AgentService:
                 return await self._lease_held(plan, state, info, run, token, finish)
         finally:
             self.runs.remove(run)
+            state.journal.keep_last(UNDOABLE_TURNS)
 
     async def _lease_held(
         self,
@@ -291,7 +305,11 @@ class AgentService:
             resolved.provider,
             resolver=resolver,
             system=plan.system or system_prompt(plan.mode, state.path),
-            params=ChatParams(model=resolved.model, max_tokens=s.max_tokens, thinking=s.thinking),
+            params=ChatParams(
+                model=resolved.model,
+                max_tokens=s.max_tokens,
+                thinking=ThinkingEffort(s.thinking),
+            ),
             commit_hook=store.commit_hook(info.id),
         )
         outcome = await drive(
@@ -310,6 +328,50 @@ class AgentService:
         return outcome
 
     # -- commands --------------------------------------------------------------
+
+    async def execute(
+        self, command: str, arguments: list[Any] | None, msg_id: MsgId, token: MsgId
+    ) -> Any:
+        """Run one contract command with its raw arguments.
+
+        Raises
+        ------
+        BadArguments
+            The arguments do not validate or name nothing usable.
+        CommandFailed
+            The command cannot be served now (unknown or busy session, ...).
+        """
+        try:
+            return await self._dispatch(command, arguments, msg_id, token)
+        except (InvalidArguments, FolderError, EditTargetError) as exc:
+            raise BadArguments(str(exc)) from exc
+        except (SessionRunningError, SessionStoreError) as exc:
+            raise CommandFailed(str(exc)) from exc
+
+    async def _dispatch(
+        self, command: str, arguments: list[Any] | None, msg_id: MsgId, token: MsgId
+    ) -> Any:
+        match command:
+            case "rhema.turn":
+                return await self.turn(parse_args(command, TurnArgs, arguments), msg_id, token)
+            case "rhema.step":
+                return await self.step(parse_args(command, StepArgs, arguments), msg_id, token)
+            case "rhema.cancel":
+                return self.cancel(parse_args(command, CancelArgs, arguments))
+            case "rhema.sessions":
+                return await self.sessions(parse_args(command, SessionsArgs, arguments))
+            case "rhema.openSession":
+                return await self.open_session(parse_args(command, SessionArgs, arguments))
+            case "rhema.deleteSession":
+                return await self.delete_session(parse_args(command, SessionArgs, arguments))
+            case "rhema.edit":
+                return await self.edit(parse_args(command, EditArgs, arguments), msg_id, token)
+            case "rhema.undoTurn":
+                return await self.undo_turn(parse_args(command, UndoTurnArgs, arguments))
+            case "rhema.status":
+                parse_args(command, StatusArgs, arguments)
+                return await self.status()
+        raise BadArguments(f"unknown command {command!r}")
 
     async def _folder_for(
         self, folder: str | None, refs: list[ContextRef], session: str | None
@@ -527,8 +589,10 @@ class AgentService:
         }
 
     async def shutdown(self) -> None:
-        """Cancel every run and close the stores."""
+        """Cancel every run, give them a moment to checkpoint, close the stores."""
         self.runs.cancel()
+        with anyio.move_on_after(SHUTDOWN_WAIT):
+            await self.runs.wait_idle()
         await self.folders.close()
 
 

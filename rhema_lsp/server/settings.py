@@ -1,5 +1,5 @@
 """The server's settings: one typed, defaulted structure, validated field by
-field.
+field (and light to import: the server parses them before anything else loads).
 
 Settings arrive as ``initializationOptions`` and as the ``rhema`` section of
 ``workspace/configuration`` (merged in that order, later wins). A field that
@@ -15,11 +15,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rhema_lsp.engine import ThinkingEffort
-
 __all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
 
 Mode = Literal["ask", "edit", "agent"]
+Thinking = Literal["default", "low", "medium", "high"]
 
 _KEYS_NEVER_SETTINGS = ("apiKey", "api_key", "key", "token")
 
@@ -33,7 +32,7 @@ class Settings(BaseModel):
     model: str | None = None
     base_url: str | None = Field(default=None, alias="baseUrl")
     protocol: Literal["openai", "anthropic", "gemini"] | None = None
-    thinking: ThinkingEffort = ThinkingEffort.DEFAULT
+    thinking: Thinking = "default"
     max_tokens: int = Field(default=4096, alias="maxTokens", ge=16, le=1_000_000)
     max_steps: int = Field(default=25, alias="maxSteps", ge=1, le=500)
     mode: Mode = "edit"
@@ -48,10 +47,10 @@ class Settings(BaseModel):
     @classmethod
     def _parse_thinking(cls, value: object) -> object:
         if isinstance(value, str):
-            parsed = ThinkingEffort.parse(value)
-            if parsed is None:
+            level = value.strip().lower()
+            if level not in ("default", "low", "medium", "high"):
                 raise ValueError("expected one of default, low, medium, high")
-            return parsed
+            return level
         return value
 
     @field_validator("provider", "model", "base_url", mode="before")

@@ -63,6 +63,12 @@ class EditJournal:
         """The changes of one turn, oldest first."""
         return [entry for entry in self._entries if entry.turn_id == turn_id]
 
+    def keep_last(self, turns: int) -> None:
+        """Forget every turn but the last ``turns`` (memory stays bounded
+        across a long editing session)."""
+        recent = set(self.turns()[-turns:]) if turns > 0 else set()
+        self._entries = [entry for entry in self._entries if entry.turn_id in recent]
+
     def turns(self) -> list[str]:
         """Turn ids with recorded changes, oldest first."""
         seen: dict[str, None] = {}

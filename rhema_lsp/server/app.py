@@ -2,11 +2,12 @@
 
 This is the only module that knows pygls' internals, and it corrects three of
 them. pygls 2.1 runs ``workspace/executeCommand`` through a generator whose
-inner task ``$/cancelRequest`` never reaches (and whose finished tasks stay
-in ``_request_futures``), and it never cancels anything on
-``window/workDoneProgress/cancel``. :class:`RhemaProtocol` therefore serves
-``workspace/executeCommand`` itself as a plain coroutine, and routes both
-cancellations to the run they name, which stops and answers ``cancelled``.
+inner task ``$/cancelRequest`` never reaches, it never cancels anything on
+``window/workDoneProgress/cancel``, and it keeps the finished futures of the
+user handlers behind its built-in features in ``_request_futures`` forever.
+:class:`RhemaProtocol` therefore serves ``workspace/executeCommand`` itself
+as a plain coroutine, routes both cancellations to the run they name (which
+stops and answers ``cancelled``), and forgets finished handler futures.
 """
 
 from __future__ import annotations
@@ -72,6 +73,25 @@ class RhemaProtocol(LanguageServerProtocol):
             raise JsonRpcInvalidParams(str(exc)) from exc
         except CommandFailed as exc:
             raise RequestFailed(str(exc)) from exc
+
+    def _execute_handler(
+        self,
+        msg_id: Any,
+        handler: Any,
+        callback: Any,
+        args: tuple[Any, ...] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        # pygls files every handler's future under an id, but forgets the
+        # ids it makes up for the user handlers of its built-in features
+        # (didOpen, didChange, ...): one leaked entry per keystroke. Forget
+        # each one when it is done.
+        def forget_then(future: Any) -> None:
+            if self._request_futures.get(msg_id) is future:
+                del self._request_futures[msg_id]
+            callback(future)
+
+        super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
 
     def _handle_cancel_notification(self, msg_id: int | str) -> None:
         service = self._server.started_service

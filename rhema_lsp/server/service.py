@@ -12,6 +12,7 @@ and the progress end.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
@@ -216,6 +217,7 @@ class AgentService:
         finally:
             self.runs.remove(run)
             state.journal.keep_last(UNDOABLE_TURNS)
+            self._account(run)
 
     async def _lease_held(
         self,
@@ -267,6 +269,19 @@ class AgentService:
             ],
             **result,
         }
+
+    def _account(self, run: Run) -> None:
+        """Log what the server holds after a run: the figures that would grow
+        if runs leaked tasks or requests."""
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "run %s:%d ended; holding %d runs, %d open requests, %d tasks",
+                run.session,
+                run.turn,
+                len(self.runs),
+                len(self.server.protocol._request_futures),
+                len(asyncio.all_tasks()),
+            )
 
     def _tools(self, state: FolderState, mode: Mode) -> WorkspaceTools:
         s = self.settings

@@ -153,3 +153,47 @@ async def test_two_servers_on_one_folder_share_the_store_but_not_a_running_sessi
     finally:
         await one.shutdown_session()
         await two.shutdown_session()
+
+
+async def test_hundreds_of_runs_leave_no_task_or_request_behind(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    client = await start_editor(
+        "visual_studio_code",
+        [workspace],
+        settings_for(fake, logLevel="debug"),
+        env={"XDG_STATE_HOME": str(tmp_path / "state")},
+    )
+    try:
+        client.open(workspace / "hello.py")
+        fake.script(text_reply("warm-up"))
+        first = await client.command("rhema.turn", {"prompt": "warm up"})
+        client.state.events.clear()
+        runs = 300
+        for index in range(runs):
+            prompt = {"prompt": f"question {index}", "session": first["session"]}
+            if index % 10 == 5:  # every tenth run is cancelled mid-stream
+                fake.script(text_reply("long " * 500, chunk=5, delay=0.002))
+                pending = asyncio.ensure_future(client.command("rhema.turn", prompt))
+                await client.wait_for_event("text_delta")
+                await client.command("rhema.cancel", {})
+                assert (await pending)["stopReason"] == "cancelled"
+            else:
+                if index % 3 == 0:
+                    fake.script(tool_reply(("read_file", {"path": "hello.py"})))
+                fake.script(text_reply(f"answer {index}"))
+                result = await client.command("rhema.turn", prompt)
+                assert result["text"] == f"answer {index}"
+                for keystroke in range(5):  # the user types between runs
+                    client.type_text(workspace / "hello.py", f"# typed {index}.{keystroke}\n")
+            client.state.events.clear()
+        held = [
+            m.message.split("ended; ")[1]
+            for m in client.log_messages
+            if "ended; holding" in m.message
+        ]
+        assert len(held) == runs + 1
+        assert set(held[1:]) == {held[0]}, held[-1]
+        assert "holding 0 runs, 1 open requests" in held[0]  # the request being answered
+    finally:
+        await client.shutdown_session()

@@ -221,7 +221,7 @@ class FakeModelServer:
         self.client_closed = threading.Event()
         self._queue: list[Reply] = []
         self._last: Reply | None = None
-        self._cache: dict[int, tuple[int, dict[str, str], list[bytes]]] = {}
+        self._cache: dict[int, tuple[Reply, tuple[int, dict[str, str], list[bytes]]]] = {}
         self._lock = threading.Lock()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -308,14 +308,16 @@ class FakeModelServer:
             return self._last if self.repeat_last else None
 
     def _rendered(self, reply: Reply) -> tuple[int, dict[str, str], list[bytes]]:
+        # Keyed by id() but holding the reply itself: a reply that was freed
+        # could hand its id to a new one, which must not get the old bytes.
         key = id(reply)
         with self._lock:
             cached = self._cache.get(key)
-        if cached is None:
-            cached = render(reply, self.wire)
+        if cached is None or cached[0] is not reply:
+            cached = (reply, render(reply, self.wire))
             with self._lock:
                 self._cache[key] = cached
-        return cached
+        return cached[1]
 
     def _disconnected(self) -> None:
         with self._lock:

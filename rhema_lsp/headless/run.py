@@ -232,8 +232,6 @@ async def ask(options: AskOptions) -> int:
             result = turn.result()
         except RpcError as exc:
             raise UsageError(exc.message) from exc
-        if options.json:
-            return _exit_code(result["stopReason"])
         return _exit_code(result["stopReason"])
     finally:
         loop.remove_signal_handler(signal.SIGINT)
@@ -244,8 +242,8 @@ async def ask(options: AskOptions) -> int:
         await connection.close()
 
 
-async def sessions(options: ClientOptions, as_json: bool) -> int:
-    """List the folder's sessions, most recent first."""
+async def _one_command(options: ClientOptions, name: str, args: dict[str, Any]) -> Any:
+    """Start the server, run one command that needs no editor, stop it."""
     editor = HeadlessEditor(
         options.folder,
         options.settings(),
@@ -256,9 +254,14 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
     )
     connection = await _Connection.open(options, editor, lambda params: None)
     try:
-        listed = await connection.command("rhema.sessions", {"folder": str(options.folder)})
+        return await connection.command(name, args)
     finally:
         await connection.close()
+
+
+async def sessions(options: ClientOptions, as_json: bool) -> int:
+    """List the folder's sessions, most recent first."""
+    listed = await _one_command(options, "rhema.sessions", {"folder": str(options.folder)})
     if as_json:
         print(json.dumps(listed, ensure_ascii=False, indent=2))
     elif not listed:
@@ -274,19 +277,7 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
 
 async def status(options: ClientOptions, as_json: bool) -> int:
     """Print the resolved provider and where it came from."""
-    editor = HeadlessEditor(
-        options.folder,
-        options.settings(),
-        _stderr_note,
-        approve_all=False,
-        interactive=False,
-        color=False,
-    )
-    connection = await _Connection.open(options, editor, lambda params: None)
-    try:
-        result = await connection.command("rhema.status", {})
-    finally:
-        await connection.close()
+    result = await _one_command(options, "rhema.status", {})
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
         return EXIT_OK

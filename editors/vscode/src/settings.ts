@@ -3,10 +3,11 @@
  * object (sent as `initializationOptions` and as the `rhema` section of
  * `workspace/configuration`), and to the command line that starts the server.
  *
- * Contract: the server object has exactly the contract's keys (provider,
- * model, baseUrl, thinking, maxTokens, maxSteps, mode, review, sessionStore,
- * commandAllowlist); unset optional values are left out so the server's own
- * defaults apply. An invalid value never stops the extension: it is replaced
+ * Contract: the server object has exactly the server's setting keys
+ * (provider, model, baseUrl, protocol, thinking, maxTokens, maxSteps, mode,
+ * review, sessionStore, commandAllowlist, logLevel); unset optional values are
+ * left out so the server's own defaults apply, and the ranges and choices are
+ * the server's own (rhema_lsp/server/settings.py, providers/presets.py). An invalid value never stops the extension: it is replaced
  * by its default and reported as a problem naming the setting. Pure: values
  * are read through a getter, so unit tests need no `vscode`.
  */
@@ -17,16 +18,50 @@ export type SettingGetter = (key: string) => unknown;
 
 export type Thinking = 'default' | 'low' | 'medium' | 'high';
 export type SessionStore = 'workspace' | 'user';
+export type Provider =
+  | 'openai'
+  | 'anthropic'
+  | 'gemini'
+  | 'openrouter'
+  | 'groq'
+  | 'ollama'
+  | 'lmstudio'
+  | 'llamacpp'
+  | 'vllm'
+  | 'embedded'
+  | 'custom';
+export type WireProtocol = 'openai' | 'anthropic' | 'gemini';
+export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 
 export const THINKING: readonly Thinking[] = ['default', 'low', 'medium', 'high'];
 export const MODES: readonly Mode[] = ['ask', 'edit', 'agent'];
 export const SESSION_STORES: readonly SessionStore[] = ['workspace', 'user'];
+/** The server's provider presets; an empty `rhema.provider` lets the server choose. */
+export const PROVIDERS: readonly Provider[] = [
+  'openai',
+  'anthropic',
+  'gemini',
+  'openrouter',
+  'groq',
+  'ollama',
+  'lmstudio',
+  'llamacpp',
+  'vllm',
+  'embedded',
+  'custom',
+];
+export const PROTOCOLS: readonly WireProtocol[] = ['openai', 'anthropic', 'gemini'];
+export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
+/** The server's bounds for `maxTokens` and `maxSteps`. */
+export const MAX_TOKENS_RANGE = { min: 16, max: 1_000_000 } as const;
+export const MAX_STEPS_RANGE = { min: 1, max: 500 } as const;
 
 /** The server's settings object, keys as in the editor contract. */
 export interface ServerSettings {
-  provider?: string;
+  provider?: Provider;
   model?: string;
   baseUrl?: string;
+  protocol?: WireProtocol;
   thinking: Thinking;
   maxTokens?: number;
   maxSteps?: number;
@@ -34,6 +69,7 @@ export interface ServerSettings {
   review: boolean;
   sessionStore: SessionStore;
   commandAllowlist: string[];
+  logLevel: LogLevel;
 }
 
 export interface SettingsReading {
@@ -55,16 +91,40 @@ function optionalString(get: SettingGetter, key: string, problems: string[]): st
   return trimmed.length > 0 ? trimmed : undefined;
 }
 
-function optionalPositiveInt(get: SettingGetter, key: string, problems: string[]): number | undefined {
+function optionalInt(
+  get: SettingGetter,
+  key: string,
+  range: { min: number; max: number },
+  problems: string[],
+): number | undefined {
   const value = get(key);
   if (value === undefined || value === null) {
     return undefined;
   }
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    problems.push(`rhema.${key} must be a positive integer or null; using the server's default.`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
+    problems.push(`rhema.${key} must be an integer from ${range.min} to ${range.max}, or null; using the server's default.`);
     return undefined;
   }
   return value;
+}
+
+/** A choice where empty (or unset) means "let the server decide". */
+function optionalChoice<T extends string>(
+  get: SettingGetter,
+  key: string,
+  allowed: readonly T[],
+  problems: string[],
+): T | undefined {
+  const value = get(key);
+  if (value === undefined || value === null || (typeof value === 'string' && value.trim() === '')) {
+    return undefined;
+  }
+  const trimmed = typeof value === 'string' ? value.trim() : value;
+  if (typeof trimmed === 'string' && (allowed as readonly string[]).includes(trimmed)) {
+    return trimmed as T;
+  }
+  problems.push(`rhema.${key} must be empty or one of ${allowed.join(', ')}; using the server's default.`);
+  return undefined;
 }
 
 function choice<T extends string>(
@@ -118,15 +178,18 @@ export function readServerSettings(get: SettingGetter): SettingsReading {
     review: flag(get, 'review', false, problems),
     sessionStore: choice(get, 'sessionStore', SESSION_STORES, 'workspace', problems),
     commandAllowlist: stringList(get, 'commandAllowlist', problems),
+    logLevel: choice(get, 'logLevel', LOG_LEVELS, 'warning', problems),
   };
-  const provider = optionalString(get, 'provider', problems);
+  const provider = optionalChoice(get, 'provider', PROVIDERS, problems);
   const model = optionalString(get, 'model', problems);
   const baseUrl = optionalString(get, 'baseUrl', problems);
-  const maxTokens = optionalPositiveInt(get, 'maxTokens', problems);
-  const maxSteps = optionalPositiveInt(get, 'maxSteps', problems);
+  const protocol = optionalChoice(get, 'protocol', PROTOCOLS, problems);
+  const maxTokens = optionalInt(get, 'maxTokens', MAX_TOKENS_RANGE, problems);
+  const maxSteps = optionalInt(get, 'maxSteps', MAX_STEPS_RANGE, problems);
   if (provider !== undefined) settings.provider = provider;
   if (model !== undefined) settings.model = model;
   if (baseUrl !== undefined) settings.baseUrl = baseUrl;
+  if (protocol !== undefined) settings.protocol = protocol;
   if (maxTokens !== undefined) settings.maxTokens = maxTokens;
   if (maxSteps !== undefined) settings.maxSteps = maxSteps;
   return { settings, problems };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { RhemaEvent } from '../src/protocol';
+import type { Message, RhemaEvent } from '../src/protocol';
 import { closingLine, formatCount, RunRenderer, summariseArgs, transcriptLines } from '../src/render';
 
 /** A sink that records every append, like the output channel. */
@@ -160,6 +160,17 @@ describe('RunRenderer', () => {
     assert.deepEqual(renderer.usage, { input: 250, output: 25 });
   });
 
+  it('closes a cancelled run from its turn_end, and the normal result adds nothing', () => {
+    const { sink, renderer } = render([
+      { type: 'step_start', iteration: 1 },
+      { type: 'text_delta', text: 'Once upon' },
+      { type: 'step_end', usage: { input: 10, output: 2 }, stopReason: 'cancelled' },
+      { type: 'turn_end', stopReason: 'cancelled', text: 'Once upon', steps: 1, usage: { input: 10, output: 2 } },
+    ]);
+    renderer.finish({ stopReason: 'cancelled', usage: { input: 10, output: 2 }, steps: 1 });
+    assert.equal(sink.text, '▶ Ask: hello\nOnce upon\n■ cancelled · 1 step · 10 in · 2 out tokens\n');
+  });
+
   it('fails a run with an error line and a closing line', () => {
     const { sink, renderer } = render([{ type: 'text_delta', text: 'Hal' }]);
     renderer.fail('cancelled');
@@ -185,22 +196,38 @@ describe('helpers', () => {
     assert.equal(summariseArgs('[]'), '');
   });
 
-  it('renders a reopened transcript', () => {
-    assert.deepEqual(
-      transcriptLines([
-        { role: 'user', content: [{ type: 'text', text: 'Fix it' }] },
-        {
-          role: 'assistant',
-          content: [
-            { type: 'thinking', text: 'hmm' },
-            { type: 'text', text: 'Done.' },
-            { type: 'tool_call', id: 'c1', name: 'edit_file', arguments: {} },
-          ],
-        },
-        { role: 'tool', content: [{ type: 'tool_result', call_id: 'c1', content: 'ok' }] },
-        'not a message',
-      ]),
-      ['you: Fix it', 'rhema: Done.', '🔧 edit_file'],
-    );
+  it('renders a reopened transcript in the server message shapes', () => {
+    const messages: Message[] = [
+      { role: 'user', content: [{ type: 'text', text: 'Fix it' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', text: 'Read first.\nThen edit.', signature: null },
+          { type: 'text', text: 'Done.' },
+          { type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' }, raw_args: '{"path":"a.py"}' },
+          { type: 'tool_call', id: 'c2', name: 'read_file', args: { path: 'b.py' }, raw_args: null },
+          { type: 'tool_call', id: 'c3', name: 'run_command', args: { command: 'make' }, raw_args: null },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool_result', id: 'c1', content: 'ok', is_error: false, code: null },
+          { type: 'tool_result', id: 'c2', content: 'no such file\nat all', is_error: true, code: 'not_found' },
+        ],
+      },
+      { role: 'assistant', content: [{ type: 'text', text: 'All good.' }] },
+    ];
+    assert.deepEqual(transcriptLines(messages), [
+      'you: Fix it',
+      '│ Read first.',
+      '│ Then edit.',
+      'rhema: Done.',
+      '🔧 edit_file a.py ✓',
+      '🔧 read_file b.py ✗: no such file …',
+      '🔧 run_command make …',
+      'rhema: All good.',
+    ]);
+    assert.deepEqual(transcriptLines(['not a message', { role: 'user', content: 'not parts' }]), []);
   });
 });

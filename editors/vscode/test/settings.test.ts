@@ -1,6 +1,20 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { readServerSettings, serverLaunch, type SettingGetter } from '../src/settings';
+import {
+  LOG_LEVELS,
+  MAX_STEPS_RANGE,
+  MAX_TOKENS_RANGE,
+  MODES,
+  PROTOCOLS,
+  PROVIDERS,
+  readServerSettings,
+  serverLaunch,
+  SESSION_STORES,
+  THINKING,
+  type SettingGetter,
+} from '../src/settings';
 import { compactCount, statusText } from '../src/status';
 
 function getter(values: Record<string, unknown>): SettingGetter {
@@ -11,9 +25,10 @@ describe('readServerSettings', () => {
   it('maps every rhema.* setting to the contract key', () => {
     const { settings, problems } = readServerSettings(
       getter({
-        provider: 'openai',
+        provider: 'custom',
         model: 'gpt-test',
         baseUrl: 'http://127.0.0.1:8080/v1',
+        protocol: 'anthropic',
         thinking: 'high',
         maxTokens: 4096,
         maxSteps: 12,
@@ -21,14 +36,16 @@ describe('readServerSettings', () => {
         review: true,
         sessionStore: 'user',
         commandAllowlist: ['pytest -q', 'ls '],
+        logLevel: 'debug',
         'server.command': ['ignored'],
       }),
     );
     assert.deepEqual(problems, []);
     assert.deepEqual(settings, {
-      provider: 'openai',
+      provider: 'custom',
       model: 'gpt-test',
       baseUrl: 'http://127.0.0.1:8080/v1',
+      protocol: 'anthropic',
       thinking: 'high',
       maxTokens: 4096,
       maxSteps: 12,
@@ -36,12 +53,13 @@ describe('readServerSettings', () => {
       review: true,
       sessionStore: 'user',
       commandAllowlist: ['pytest -q', 'ls '],
+      logLevel: 'debug',
     });
   });
 
   it('leaves unset values out so the server defaults apply', () => {
     const { settings, problems } = readServerSettings(
-      getter({ provider: '', model: '  ', baseUrl: '', maxTokens: null, maxSteps: null }),
+      getter({ provider: '', model: '  ', baseUrl: '', protocol: '', maxTokens: null, maxSteps: null }),
     );
     assert.deepEqual(problems, []);
     assert.deepEqual(settings, {
@@ -50,9 +68,11 @@ describe('readServerSettings', () => {
       review: false,
       sessionStore: 'workspace',
       commandAllowlist: [],
+      logLevel: 'warning',
     });
     assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(settings)) as object).sort(), [
       'commandAllowlist',
+      'logLevel',
       'mode',
       'review',
       'sessionStore',
@@ -71,6 +91,9 @@ describe('readServerSettings', () => {
         sessionStore: 'cloud',
         commandAllowlist: 'rm -rf /',
         model: 42,
+        provider: 'local',
+        protocol: 'grpc',
+        logLevel: 'trace',
       }),
     );
     assert.equal(settings.thinking, 'default');
@@ -81,17 +104,99 @@ describe('readServerSettings', () => {
     assert.equal(settings.sessionStore, 'workspace');
     assert.deepEqual(settings.commandAllowlist, []);
     assert.equal(settings.model, undefined);
+    assert.equal(settings.provider, undefined);
+    assert.equal(settings.protocol, undefined);
+    assert.equal(settings.logLevel, 'warning');
     const named = problems.map((problem) => problem.split(' ')[0]).sort();
     assert.deepEqual(named, [
       'rhema.commandAllowlist',
+      'rhema.logLevel',
       'rhema.maxSteps',
       'rhema.maxTokens',
       'rhema.mode',
       'rhema.model',
+      'rhema.protocol',
+      'rhema.provider',
       'rhema.review',
       'rhema.sessionStore',
       'rhema.thinking',
     ]);
+  });
+
+  it('takes every provider preset of the server, and the server bounds', () => {
+    for (const provider of PROVIDERS) {
+      const { settings, problems } = readServerSettings(getter({ provider }));
+      assert.deepEqual(problems, []);
+      assert.equal(settings.provider, provider);
+    }
+    const at = (maxTokens: number, maxSteps: number) => readServerSettings(getter({ maxTokens, maxSteps })).settings;
+    assert.deepEqual([at(16, 500).maxTokens, at(16, 500).maxSteps], [16, 500]);
+    assert.deepEqual([at(15, 501).maxTokens, at(15, 501).maxSteps], [undefined, undefined]);
+  });
+});
+
+/** The `rhema.*` settings package.json contributes (the ones the user sees). */
+function contributed(): Record<string, { enum?: unknown[]; enumDescriptions?: unknown[]; minimum?: number; maximum?: number }> {
+  const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+    contributes: { configuration: { properties: Record<string, never> } };
+  };
+  return manifest.contributes.configuration.properties;
+}
+
+describe('package.json settings', () => {
+  const properties = contributed();
+
+  it('contributes exactly the server settings (plus how to start it), each reaching the server', () => {
+    const keys = Object.keys(properties).map((key) => key.replace(/^rhema\./, ''));
+    const serverKeys = keys.filter((key) => !key.startsWith('server.')).sort();
+    assert.deepEqual(serverKeys, [
+      'baseUrl',
+      'commandAllowlist',
+      'logLevel',
+      'maxSteps',
+      'maxTokens',
+      'mode',
+      'model',
+      'protocol',
+      'provider',
+      'review',
+      'sessionStore',
+      'thinking',
+    ]);
+    const { settings, problems } = readServerSettings(
+      getter({
+        provider: 'custom',
+        model: 'm',
+        baseUrl: 'http://127.0.0.1:1/v1',
+        protocol: 'gemini',
+        maxTokens: 64,
+        maxSteps: 2,
+        commandAllowlist: ['ls'],
+      }),
+    );
+    assert.deepEqual(problems, []);
+    assert.deepEqual(Object.keys(settings).sort(), serverKeys);
+  });
+
+  it('offers the same choices and bounds the mapping accepts', () => {
+    const choices = (key: string) => properties[`rhema.${key}`]?.enum;
+    assert.deepEqual(choices('provider'), ['', ...PROVIDERS]);
+    assert.deepEqual(choices('protocol'), ['', ...PROTOCOLS]);
+    assert.deepEqual(choices('thinking'), [...THINKING]);
+    assert.deepEqual(choices('mode'), [...MODES]);
+    assert.deepEqual(choices('sessionStore'), [...SESSION_STORES]);
+    assert.deepEqual(choices('logLevel'), [...LOG_LEVELS]);
+    for (const [key, property] of Object.entries(properties)) {
+      if (property.enum !== undefined) assert.equal(property.enumDescriptions?.length, property.enum.length, key);
+    }
+    assert.deepEqual(
+      [properties['rhema.maxTokens']?.minimum, properties['rhema.maxTokens']?.maximum],
+      [MAX_TOKENS_RANGE.min, MAX_TOKENS_RANGE.max],
+    );
+    assert.deepEqual(
+      [properties['rhema.maxSteps']?.minimum, properties['rhema.maxSteps']?.maximum],
+      [MAX_STEPS_RANGE.min, MAX_STEPS_RANGE.max],
+    );
   });
 });
 

@@ -1,14 +1,20 @@
-"""Fixtures for the VS Code end-to-end tests: real code-server, real extension, headless Chromium.
+"""Fixtures for the VS Code end-to-end tests: real code-server, real extension, real server,
+headless Chromium, and a scripted model.
 
-The server the extension starts is one setting: ``RHEMA_VSCODE_SERVER_COMMAND`` (a JSON list,
-or a shell-style string) replaces the default stand-in, e.g.
-``RHEMA_VSCODE_SERVER_COMMAND='["python", "-m", "rhema_lsp", "serve"]'``. A test module can
-also override the ``server_command`` fixture.
+The extension starts the real language server, ``python -m rhema_lsp serve`` with this
+interpreter (``RHEMA_VSCODE_SERVER_COMMAND``, a JSON list or a shell-style string, replaces
+it, e.g. to test an installed ``rhema-lsp``). The server's model is a
+:class:`~tests.fakes.model_server.FakeModelServer` (OpenAI wire) serving from a thread of
+the pytest process on 127.0.0.1: the ``model`` fixture, which each test scripts and whose
+``requests`` it inspects. VS Code's user settings point the server at it
+(``rhema.provider: custom``, ``rhema.protocol: openai``, ``rhema.baseUrl``,
+``rhema.model: fake-model``, ``rhema.mode: edit``).
 
 code-server is installed once per machine by ``scripts/install-code-server.sh`` (cached
 under ``$HOME/.cache/rhema-lsp/code-server`` or ``RHEMA_CODE_SERVER_DIR``); the extension is
-packaged once per session; every test gets a fresh code-server with fresh XDG dirs, started in
-its own process group and killed as a group.
+packaged once per session; every test gets a fresh code-server with fresh XDG dirs (the
+server's ``XDG_STATE_HOME`` included) and no API keys in its environment, started in its own
+process group and killed as a group.
 """
 
 from __future__ import annotations
@@ -30,15 +36,27 @@ from typing import Any
 
 import pytest
 
+from tests.fakes.model_server import FakeModelServer
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 EXTENSION_DIR = REPO / "editors" / "vscode"
 DRIVER_DIR = HERE / "driver"
 INSTALL_SCRIPT = REPO / "scripts" / "install-code-server.sh"
-FAKE_SERVER = HERE / "fake_server.py"
 ARTIFACTS = REPO / "test-artifacts" / "vscode"
 EXTENSION_ID = "rhema-lsp.rhema"
 STARTUP_TIMEOUT_S = 90.0
+FAKE_MODEL = "fake-model"
+# Nothing from the developer's environment may choose another provider or leak a key.
+PROVIDER_ENV = (
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "RHEMA_API_KEY",
+    "RHEMA_KEY_ORIGINS",
+)
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> str:
@@ -86,11 +104,18 @@ def server_command() -> list[str]:
     """The language server command line the extension is configured to start."""
     configured = os.environ.get("RHEMA_VSCODE_SERVER_COMMAND", "").strip()
     if not configured:
-        return [sys.executable, str(FAKE_SERVER)]
+        return [sys.executable, "-m", "rhema_lsp", "serve"]
     if configured.startswith("["):
         command: list[str] = json.loads(configured)
         return command
     return shlex.split(configured)
+
+
+@pytest.fixture
+def model() -> Iterator[FakeModelServer]:
+    """The scripted model the server talks to (OpenAI wire, 127.0.0.1)."""
+    with FakeModelServer(wire="openai", models=[FAKE_MODEL]) as server:
+        yield server
 
 
 @pytest.fixture
@@ -153,9 +178,22 @@ class VSCode:
             raise AssertionError(f"driver printed nothing:\n{proc.stderr}\n{self.server_log()}")
         report: dict[str, Any] = json.loads(lines[-1])
         if not report["ok"]:
-            raise AssertionError(f"driver failed: {report['error']}\n{self.server_log()}")
+            raise AssertionError(
+                f"driver failed: {report['error']}\n--- Rhema channel:\n{self.channel('Rhema')}"
+                f"\n--- Rhema Server channel:\n{self.channel('Rhema Server')[-4000:]}"
+                f"\n--- code-server:\n{self.server_log()}"
+            )
         steps_done: list[dict[str, Any]] = report["steps"]
         return steps_done
+
+    def channel(self, name: str) -> str:
+        """The whole text of the output channel ``name`` so far (as the driver reads it)."""
+        logs = sorted(
+            path
+            for path in self.logs_dir.glob(f"**/output_logging_*/*-{name}.log")
+            if path.is_file()
+        )
+        return "".join(path.read_text(errors="replace") for path in logs)
 
     def server_log(self) -> str:
         """code-server's own output, for failure messages."""
@@ -169,15 +207,18 @@ def vscode(
     vsix: Path,
     driver: Path,
     server_command: list[str],
+    model: FakeModelServer,
     extra_settings: dict[str, Any],
 ) -> Iterator[VSCode]:
-    """A fresh code-server (fresh XDG dirs) with the packaged extension, torn down as a group."""
+    """A fresh code-server (fresh XDG dirs) with the packaged extension, the real server
+    configured for ``model``, torn down as a group."""
     home = tmp_path / "home"
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if name not in PROVIDER_ENV},
         "XDG_CONFIG_HOME": str(home / "config"),
         "XDG_DATA_HOME": str(home / "data"),
         "XDG_CACHE_HOME": str(home / "cache"),
+        "XDG_STATE_HOME": str(home / "state"),
     }
     user_data = home / "user-data"
     extensions = home / "extensions"
@@ -192,6 +233,12 @@ def vscode(
                 "extensions.autoCheckUpdates": False,
                 "extensions.autoUpdate": False,
                 "rhema.server.command": server_command,
+                "rhema.provider": "custom",
+                "rhema.protocol": "openai",
+                "rhema.baseUrl": model.base_url,
+                "rhema.model": FAKE_MODEL,
+                "rhema.mode": "edit",
+                "rhema.logLevel": "info",
                 **extra_settings,
             }
         )

@@ -2,13 +2,17 @@
 //
 // Usage: node drive.mjs SCENARIO.json   -> prints one JSON line {ok, steps, error?}
 // Scenario: {url, browserDataDir, logsDir, timeoutMs?, steps: [...]}, each step one of
-//   {command: "Rhema: Ask"}                  F1, type the title, pick that row, Enter
+//   {command: "Rhema: Ask", keepFocus?: true} F1, type the title, pick that row (first clicks
+//                                            the workbench, unless keepFocus: that would
+//                                            collapse an editor selection)
 //   {input: "text", title: "Rhema: Ask"}     answer an input box (waits for its title)
 //   {waitLog: "Rhema", contains: "...", not?: "..."}  poll <logsDir>/**/N-Rhema.log
 //   {openFile: "hello.py"}                   quick open a workspace file and focus its editor
 //   {press: "Control+End"}  {typeText: "..."}  keyboard input to whatever has focus
 //   {click: "css", hasText?: "..."}           click the first matching element
 //   {clickEditor: true}                      focus the active text editor
+//   {pickAction: "label"}                    choose a row of the open code action menu by keyboard
+//                                            (a pointer block covers it against stray clicks)
 //   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
 //   {screenshot: "/path.png"}
 //   {sleepMs: 200}
@@ -80,7 +84,7 @@ try {
   const widget = page.locator('.quick-input-widget');
   for (const step of scenario.steps) {
     if (step.command !== undefined) {
-      await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+      if (!step.keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
       await page.keyboard.press('F1');
       await widget.waitFor({ state: 'visible' });
       await widget.locator('input').fill(`>${step.command}`);
@@ -125,6 +129,16 @@ try {
     } else if (step.typeText !== undefined) {
       await page.keyboard.type(step.typeText);
       results.push({ typeText: step.typeText });
+    } else if (step.pickAction !== undefined) {
+      const row = page.locator(`.action-widget .monaco-list-row[aria-label="${step.pickAction}"]`).first();
+      await row.waitFor({ state: 'visible' });
+      const rows = await page.locator('.action-widget .monaco-list-row').count();
+      for (let i = 0; i <= rows && !(await row.evaluate((el) => el.classList.contains('focused'))); i++) {
+        await page.keyboard.press('ArrowDown');
+      }
+      await page.keyboard.press('Enter');
+      await row.waitFor({ state: 'hidden' });
+      results.push({ pickAction: step.pickAction });
     } else if (step.clickEditor !== undefined) {
       await page.locator('.editor-instance .monaco-editor .view-lines').first().click();
       await page.locator('.editor-instance .monaco-editor.focused').waitFor({ state: 'visible' });

@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { asEditTarget, asTurnArgs, statusSummary, type StatusResult } from '../src/protocol';
+
+const range = { start: { line: 1, character: 0 }, end: { line: 2, character: 4 } };
+
+describe('asEditTarget', () => {
+  it("takes the server code action's {uri, range} argument", () => {
+    assert.deepEqual(asEditTarget({ uri: 'file:///w/a.py', range }), { uri: 'file:///w/a.py', range });
+  });
+
+  it('refuses what the palette or a context menu pass', () => {
+    for (const value of [undefined, null, 'file:///w/a.py', { uri: 'file:///w/a.py' }, { range }, [{ uri: 'x', range }]]) {
+      assert.equal(asEditTarget(value), undefined);
+    }
+    assert.equal(asEditTarget({ uri: 'x', range: { start: { line: -1, character: 0 }, end: range.end } }), undefined);
+  });
+});
+
+describe('asTurnArgs', () => {
+  it("takes the server's explain-selection arguments", () => {
+    const args = { prompt: 'Explain the selected code.', context: [{ uri: 'file:///w/a.py', range }], mode: 'ask' };
+    assert.deepEqual(asTurnArgs(args), args);
+    assert.equal(asTurnArgs({ context: [] }), undefined);
+    assert.equal(asTurnArgs(undefined), undefined);
+  });
+});
+
+describe('statusSummary', () => {
+  const base: StatusResult = {
+    version: '0.1.0',
+    provider: { name: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1', source: 'custom baseUrl (openai), no key' },
+    folders: ['/w'],
+    mode: 'edit',
+    running: [],
+  };
+
+  it('names the provider, model, how it was chosen, and the mode', () => {
+    assert.equal(statusSummary(base), 'Rhema 0.1.0 · custom / fake-model (custom baseUrl (openai), no key) · mode edit');
+  });
+
+  it('says when no provider resolved', () => {
+    const status = { ...base, provider: { name: null, model: null, baseUrl: null, source: null, error: 'no key' } };
+    assert.equal(statusSummary(status), 'Rhema 0.1.0 · no provider · mode edit');
+  });
+});

@@ -20,12 +20,17 @@ import anyio
 from rhema_lsp.engine import (
     Agent,
     AgentError,
+    Event,
     EventSink,
     Session,
+    StepEnd,
     StepLimitError,
+    StepStart,
     StopReason,
+    TextDelta,
     ToolContext,
     Usage,
+    UsageUpdate,
 )
 from rhema_lsp.server.runs import Run
 from rhema_lsp.sessions import SessionStore, SessionStoreError
@@ -54,6 +59,40 @@ class Outcome:
     usage: Usage = field(default_factory=Usage)
     error: str | None = None
     tool_calls: list[CallSummary] = field(default_factory=list)
+
+
+class _Tally:
+    """Counts what a run really did, cancelled steps included: a step counts
+    from its ``StepStart``, its text and usage as far as they streamed."""
+
+    __slots__ = ("done_usage", "inner", "live_usage", "started", "text_parts")
+
+    def __init__(self, inner: EventSink) -> None:
+        self.inner = inner
+        self.started = 0
+        self.text_parts: list[str] = []
+        self.done_usage = Usage()
+        self.live_usage = Usage()
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, StepStart):
+            self.started += 1
+            self.text_parts = []
+            self.live_usage = Usage()
+        elif isinstance(event, TextDelta):
+            self.text_parts.append(event.text)
+        elif isinstance(event, UsageUpdate):
+            self.live_usage = event.usage
+        elif isinstance(event, StepEnd):
+            self.done_usage = self.done_usage + event.usage
+            self.live_usage = Usage()
+        self.inner.emit(event)
+
+    def fill(self, outcome: Outcome) -> None:
+        """What a run cut short had done when it stopped."""
+        outcome.steps = self.started
+        outcome.text = "".join(self.text_parts)
+        outcome.usage = self.done_usage + self.live_usage
 
 
 def _last_calls(session: Session, start: int) -> list[CallSummary]:
@@ -89,6 +128,8 @@ async def drive(
         Run exactly one step (``rhema.step``).
     """
     outcome = Outcome()
+    tally = _Tally(sink)
+    sink = tally
     with run.scope:
         try:
             for _ in range(1 if single_step else max_steps):
@@ -111,6 +152,7 @@ async def drive(
             outcome.stop_reason, outcome.error = "error", str(exc)
     if run.cancelled:
         outcome.stop_reason, outcome.error = "cancelled", None
+        tally.fill(outcome)
     with anyio.CancelScope(shield=True):
         try:
             await store.commit(session_id, session)

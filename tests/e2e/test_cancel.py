@@ -67,12 +67,14 @@ async def test_cancelling_mid_stream_closes_the_stream_and_ends_cancelled(
     result = await asyncio.wait_for(pending, 10)
 
     assert result["stopReason"] == "cancelled"
+    assert result["steps"] == 1  # the step that was cut short counts
     assert await asyncio.to_thread(fake.client_closed.wait, 5)
     end = client.events_of("turn_end")
     assert [e["stopReason"] for e in end] == ["cancelled"]
     assert client.state.events[-1]["event"]["type"] == "turn_end"
     streamed = "".join(e["text"] for e in client.events_of("text_delta"))
     assert 0 < len(streamed) < len("word " * 2000)
+    assert result["text"] == end[0]["text"] == streamed  # what the user saw
     progress = client.progress_reports[next(iter(client.progress_reports))]
     assert isinstance(progress[0], types.WorkDoneProgressBegin)
     assert progress[0].cancellable is True

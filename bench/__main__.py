@@ -31,7 +31,8 @@ MODULES = (
 
 
 def _cell(value: Any) -> str:
-    if value is None or value == "":
+    # None, "", NaN and a 0 baseline all mean "no such figure" in the modules' rows
+    if value is None or value == "" or value != value or value == 0:
         return ""
     if isinstance(value, float):
         return f"{value:,.3g}" if abs(value) < 1000 else f"{value:,.0f}"

@@ -1,0 +1,47 @@
+"""Imports point down only: each layer of ``rhema_lsp`` loads, in a fresh
+interpreter, none of the layers beside or above it, and only the server
+loads pygls."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+LAYERS = ["engine", "providers", "tools", "sessions", "server", "headless", "cli"]
+ALLOWED = {
+    "engine": set(),
+    "providers": {"engine"},
+    "tools": {"engine"},
+    "sessions": {"engine"},
+    "server": {"engine", "providers", "tools", "sessions"},
+    "headless": {"engine", "tools"},
+    "cli": {"engine", "providers", "tools", "sessions", "server", "headless"},
+}
+
+
+def loaded_after_import(module: str) -> set[str]:
+    probe = (
+        "import importlib, json, pkgutil, sys\n"
+        f"root = importlib.import_module({module!r})\n"
+        "for info in pkgutil.walk_packages(getattr(root, '__path__', []), root.__name__ + '.'):\n"
+        "    importlib.import_module(info.name)\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    output = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout
+    return set(json.loads(output))
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_a_layer_loads_only_the_layers_below_it(layer: str) -> None:
+    loaded = loaded_after_import(f"rhema_lsp.{layer}")
+    layers_loaded = {
+        name.split(".")[1] for name in loaded if name.startswith("rhema_lsp.") and "." in name
+    }
+    assert layers_loaded - {layer} <= ALLOWED[layer]
+    if layer not in ("server", "cli"):
+        assert not any(name == "pygls" or name.startswith("pygls.") for name in loaded)

@@ -3,20 +3,14 @@
 :class:`AgentService` holds what the commands share (settings, the editor,
 the workspace folders with their stores and journals, the resolved
 provider, the running turns) and implements each command of
-``docs/protocol.md``. ``rhema.turn``, ``rhema.step`` and ``rhema.edit`` all
-go through :meth:`AgentService._run`, which owns the run's lifecycle: lease
-the session, begin the progress, stream the events, drive the engine, and,
-whatever happened, end with an ``error`` event when it failed, ``turn_end``,
-and the progress end.
+``docs/protocol.md``. ``rhema.turn``, ``rhema.step`` and ``rhema.edit`` are
+plans run by :class:`~rhema_lsp.server.lifecycle.RunLifecycle`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,18 +19,8 @@ from lsprotocol import types
 
 from rhema_lsp import __version__
 from rhema_lsp.engine import (
-    Agent,
-    ChatParams,
-    ErrorEvent,
-    Message,
     ProviderError,
-    Session,
-    ThinkingEffort,
     ToolContext,
-    ToolResolver,
-    TurnEnd,
-    pending_calls,
-    resume,
 )
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.server.args import (
@@ -52,25 +36,23 @@ from rhema_lsp.server.args import (
     UndoTurnArgs,
     parse_args,
 )
-from rhema_lsp.server.driver import Outcome, drive
+from rhema_lsp.server.driver import Outcome
 from rhema_lsp.server.errors import BadArguments, CommandFailed
-from rhema_lsp.server.folders import FolderError, Folders, FolderState
+from rhema_lsp.server.folders import FolderError, Folders
+from rhema_lsp.server.lifecycle import Plan, RunLifecycle
 from rhema_lsp.server.lsp_editor import LspEditor
-from rhema_lsp.server.progress import RunProgress
 from rhema_lsp.server.prompts import (
     EDIT_SYSTEM,
     ContextPiece,
     edit_prompt,
     render_context,
     strip_fence,
-    system_prompt,
 )
 from rhema_lsp.server.runs import Run, RunRegistry, SessionRunningError
-from rhema_lsp.server.settings import Mode, Settings
+from rhema_lsp.server.settings import Settings
 from rhema_lsp.server.stream import RunStream
 from rhema_lsp.server.undo import revert_turn
-from rhema_lsp.sessions import SessionInfo, SessionStoreError, title_from_prompt
-from rhema_lsp.tools import WorkspaceTools
+from rhema_lsp.sessions import SessionInfo, SessionStoreError
 from rhema_lsp.tools.positions import LineIndex, minimal_edits, uri_to_path
 
 if TYPE_CHECKING:
@@ -80,9 +62,6 @@ __all__ = ["AgentService", "EditTargetError"]
 
 logger = logging.getLogger(__name__)
 
-RHEMA_EVENT = "rhema/event"
-UNDOABLE_TURNS = 50
-"""Turns per folder whose edits ``rhema.undoTurn`` can still revert."""
 SHUTDOWN_WAIT = 5.0
 """Seconds shutdown gives cancelled runs to checkpoint their sessions."""
 
@@ -94,24 +73,6 @@ class EditTargetError(ValueError):
     """``rhema.edit`` names a document outside the workspace or unreadable."""
 
 
-@dataclass
-class _Plan:
-    """What one run is asked to do."""
-
-    folder: Path
-    session: str | None
-    mode: Mode
-    max_steps: int
-    prompt: str | None
-    title: str
-    single_step: bool = False
-    system: str | None = None
-    tools: bool = True
-
-
-Finish = Callable[[Outcome, Run], Awaitable[dict[str, Any]]]
-
-
 class AgentService:
     """Everything the commands share, and the commands themselves."""
 
@@ -121,9 +82,11 @@ class AgentService:
         self.editor = LspEditor(server)
         self.folders = Folders(server)
         self.runs = RunRegistry()
-        self._seq: dict[str, int] = {}
         self._provider: ResolvedProvider | None = None
         self._provider_key: tuple[Any, ...] | None = None
+        self.lifecycle = RunLifecycle(
+            server, self.editor, self.folders, self.runs, lambda: self.settings, self.provider
+        )
 
     # -- shared pieces -------------------------------------------------------
 
@@ -145,17 +108,6 @@ class AgentService:
             self._provider = await resolve_provider(wanted)
             self._provider_key = key
         return self._provider
-
-    def _next_seq(self, session: str) -> Callable[[], int]:
-        def next_seq() -> int:
-            value = self._seq.get(session, 0) + 1
-            self._seq[session] = value
-            return value
-
-        return next_seq
-
-    def _send_event(self, params: dict[str, Any]) -> None:
-        self.server.protocol.notify(RHEMA_EVENT, params)
 
     def _context(self, refs: list[ContextRef]) -> list[ContextPiece]:
         encoding = self.editor.position_encoding
@@ -186,168 +138,6 @@ class AgentService:
             if root in real.parents:
                 return str(real.relative_to(root))
         return str(path)
-
-    # -- the run lifecycle ----------------------------------------------------
-
-    async def _session_for(self, state: FolderState, plan: _Plan, model: str) -> SessionInfo:
-        if plan.session is None:
-            info = await state.store.create(title_from_prompt(plan.title), model=model)
-        else:
-            info = await state.store.info(plan.session)
-        self.folders.remember(info.id, state.path)
-        return info
-
-    async def _run(
-        self,
-        plan: _Plan,
-        *,
-        msg_id: int | str | None,
-        token: int | str | None,
-        finish: Finish | None = None,
-    ) -> dict[str, Any]:
-        settings = self.settings
-        state = await self.folders.state(plan.folder, settings.session_store)
-        info = await self._session_for(state, plan, settings.model or "")
-        turn = info.turns + 1 if plan.prompt is not None or info.turns == 0 else info.turns
-        run = Run(session=info.id, turn=turn, msg_id=msg_id)
-        self.runs.add(run)
-        try:
-            async with state.store.lease(info.id):
-                return await self._lease_held(plan, state, info, run, token, finish)
-        finally:
-            self.runs.remove(run)
-            state.journal.keep_last(UNDOABLE_TURNS)
-            self._account(run)
-
-    async def _lease_held(
-        self,
-        plan: _Plan,
-        state: FolderState,
-        info: SessionInfo,
-        run: Run,
-        token: int | str | None,
-        finish: Finish | None,
-    ) -> dict[str, Any]:
-        progress = await RunProgress.start(self.server, token, "starting")
-        if progress.token is not None:
-            self.runs.set_token(run, progress.token)
-        stream = RunStream(
-            self._send_event,
-            session=info.id,
-            turn=run.turn,
-            next_seq=self._next_seq(info.id),
-            report=progress.report,
-        )
-        outcome = Outcome()
-        result: dict[str, Any] = {}
-        try:
-            outcome = await self._drive(plan, state, info, run, stream)
-            if finish is not None and outcome.error is None and not run.cancelled:
-                result = await finish(outcome, run)
-        except SessionStoreError as exc:
-            outcome = Outcome(stop_reason="error", error=str(exc))
-        except Exception as exc:
-            # A bug: the editor still learns that the run ended, and how.
-            logger.exception("run %s:%d failed", run.session, run.turn)
-            outcome = Outcome(stop_reason="error", error=f"internal error: {exc!r}")
-            raise
-        finally:
-            if outcome.error is not None:
-                stream.emit(ErrorEvent(message=outcome.error))
-            stream.emit(
-                TurnEnd(
-                    stop_reason=outcome.stop_reason,
-                    text=outcome.text,
-                    steps=outcome.steps,
-                    usage=outcome.usage,
-                )
-            )
-            stream.close()
-            progress.end(outcome.error or outcome.stop_reason.replace("_", " "))
-        return {
-            "session": info.id,
-            "turn": run.turn,
-            "stopReason": outcome.stop_reason,
-            "text": outcome.text,
-            "steps": outcome.steps,
-            "usage": {"input": outcome.usage.input, "output": outcome.usage.output},
-            "toolCalls": [
-                {"id": c.id, "name": c.name, "isError": c.is_error} for c in outcome.tool_calls
-            ],
-            **result,
-        }
-
-    def _account(self, run: Run) -> None:
-        """Log what the server holds after a run: the figures that would grow
-        if runs leaked tasks or requests."""
-        if logger.isEnabledFor(logging.DEBUG):
-            logger.debug(
-                "run %s:%d ended; holding %d runs, %d open requests, %d tasks",
-                run.session,
-                run.turn,
-                len(self.runs),
-                len(self.server.protocol._request_futures),
-                len(asyncio.all_tasks()),
-            )
-
-    def _tools(self, state: FolderState, mode: Mode) -> WorkspaceTools:
-        s = self.settings
-        return WorkspaceTools(
-            self.folders.roots() or [state.path],
-            state.path,
-            mode,
-            self.editor,
-            command_allowlist=s.command_allowlist,
-            review=s.review,
-            journal=state.journal,
-            env=os.environ,
-        )
-
-    async def _drive(
-        self, plan: _Plan, state: FolderState, info: SessionInfo, run: Run, stream: RunStream
-    ) -> Outcome:
-        try:
-            resolved = await self.provider()
-        except ProviderError as exc:
-            return Outcome(stop_reason="error", error=str(exc))
-        store = state.store
-        session: Session = await store.load(info.id)
-        resolver: ToolResolver | None = self._tools(state, plan.mode) if plan.tools else None
-        ctx = ToolContext(cwd=state.path, run_id=f"{info.id}:{run.turn}", cancel=run.signal)
-        if pending_calls(session):
-            await resume(session, resolver, stream, ctx)
-            await store.commit(info.id, session)
-        if plan.prompt is not None:
-            session.history.append(Message.user(plan.prompt))
-            await store.commit(info.id, session)
-        elif not session.history:
-            return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
-        s = self.settings
-        agent = Agent(
-            resolved.provider,
-            resolver=resolver,
-            system=plan.system or system_prompt(plan.mode, state.path),
-            params=ChatParams(
-                model=resolved.model,
-                max_tokens=s.max_tokens,
-                thinking=ThinkingEffort(s.thinking),
-            ),
-            commit_hook=store.commit_hook(info.id),
-        )
-        outcome = await drive(
-            agent,
-            session,
-            stream,
-            ctx,
-            run,
-            store=store,
-            session_id=info.id,
-            max_steps=plan.max_steps,
-            single_step=plan.single_step,
-        )
-        if plan.prompt is not None:
-            await store.record_turn(info.id, model=resolved.model)
-        return outcome
 
     # -- commands --------------------------------------------------------------
 
@@ -416,7 +206,7 @@ class AgentService:
         self, args: TurnArgs, msg_id: int | str | None, token: int | str | None
     ) -> dict[str, Any]:
         folder = await self._folder_for(args.folder, args.context, args.session)
-        plan = _Plan(
+        plan = Plan(
             folder=folder,
             session=args.session,
             mode=args.mode or self.settings.mode,
@@ -424,7 +214,7 @@ class AgentService:
             prompt=self._prompt_with_context(args.prompt, args.context),
             title=args.prompt,
         )
-        result = await self._run(plan, msg_id=msg_id, token=token)
+        result = await self.lifecycle.run(plan, msg_id=msg_id, token=token)
         result.pop("toolCalls")
         return result
 
@@ -433,7 +223,7 @@ class AgentService:
     ) -> dict[str, Any]:
         if args.session is None and args.prompt is None:
             raise FolderError("`prompt` is required to start a new session")
-        plan = _Plan(
+        plan = Plan(
             folder=await self._folder_for(args.folder, args.context, args.session),
             session=args.session,
             mode=args.mode or self.settings.mode,
@@ -444,7 +234,7 @@ class AgentService:
             title=args.prompt or "",
             single_step=True,
         )
-        result = await self._run(plan, msg_id=msg_id, token=token)
+        result = await self.lifecycle.run(plan, msg_id=msg_id, token=token)
         result.pop("steps")
         return result
 
@@ -476,12 +266,12 @@ class AgentService:
     async def open_session(self, args: SessionArgs) -> dict[str, Any]:
         state = await self.folders.find(args.session, self.settings.session_store)
         info = await state.store.info(args.session)
-        resolver = self._tools(state, self.settings.mode)
+        resolver = self.lifecycle.tools(state, self.settings.mode)
         stream = RunStream(
-            self._send_event,
+            self.lifecycle.send_event,
             session=info.id,
             turn=info.turns,
-            next_seq=self._next_seq(info.id),
+            next_seq=self.lifecycle.next_seq(info.id),
         )
         ctx = ToolContext(cwd=state.path, run_id=f"{info.id}:{info.turns}")
         if self.runs.is_running(info.id):
@@ -508,7 +298,7 @@ class AgentService:
         async with state.store.lease(args.session):
             pass
         deleted = await state.store.delete(args.session)
-        self._seq.pop(args.session, None)
+        self.lifecycle.forget(args.session)
         return {"deleted": deleted}
 
     async def undo_turn(self, args: UndoTurnArgs) -> dict[str, Any]:
@@ -531,7 +321,7 @@ class AgentService:
         assert piece.start is not None and piece.end is not None
         before = self.editor.open_document(args.uri)
         selected = piece.text[piece.start : piece.end]
-        plan = _Plan(
+        plan = Plan(
             folder=folder,
             session=args.session,
             mode="edit",
@@ -553,7 +343,7 @@ class AgentService:
             )
             return {"applied": applied}
 
-        result = await self._run(plan, msg_id=msg_id, token=token, finish=finish)
+        result = await self.lifecycle.run(plan, msg_id=msg_id, token=token, finish=finish)
         result.setdefault("applied", False)
         return {"session": result["session"], "applied": result["applied"], **_brief(result)}
 

@@ -98,6 +98,30 @@ local function display(path)
 end
 M.display = display
 
+--- Run one command on the buffer's client: a missing server or an error is
+--- notified, a result remembered in `M.last` and handed to `on_result`.
+--- @param bufnr integer
+--- @param name string
+--- @param label string
+--- @param args table
+--- @param on_result fun(result: any, c: vim.lsp.Client)
+local function command(bufnr, name, label, args, on_result)
+  client.with_client(bufnr, function(c, problem)
+    if not c then
+      notify(problem or 'no server', vim.log.levels.ERROR)
+      return
+    end
+    client.execute(c, name, args, function(err, result)
+      if err then
+        notify(label .. ': ' .. (err.message or ''), vim.log.levels.ERROR)
+        return
+      end
+      M.last[name] = result
+      on_result(result, c)
+    end)
+  end)
+end
+
 local function context_label(context)
   local parts = {}
   for _, ref in ipairs(context or {}) do
@@ -297,38 +321,27 @@ end
 --- @param bufnr integer
 --- @param done fun(session: string|nil)|nil
 function M.sessions(bufnr, done)
-  client.with_client(bufnr, function(c, problem)
-    if not c then
-      notify(problem or 'no server', vim.log.levels.ERROR)
+  command(bufnr, 'rhema.sessions', 'sessions', {}, function(list, c)
+    if type(list) ~= 'table' or #list == 0 then
+      notify('no sessions yet')
       return
     end
-    client.execute(c, 'rhema.sessions', {}, function(err, list)
-      if err then
-        notify('sessions: ' .. (err.message or ''), vim.log.levels.ERROR)
+    vim.ui.select(list, {
+      prompt = 'Rhema sessions',
+      format_item = function(item)
+        return ('%s · %d turn%s · %s%s'):format(
+          item.title ~= '' and item.title or item.session,
+          item.turns or 0,
+          item.turns == 1 and '' or 's',
+          item.updatedAt or '',
+          item.running and ' · running' or ''
+        )
+      end,
+    }, function(choice)
+      if not choice then
         return
       end
-      M.last['rhema.sessions'] = list
-      if type(list) ~= 'table' or #list == 0 then
-        notify('no sessions yet')
-        return
-      end
-      vim.ui.select(list, {
-        prompt = 'Rhema sessions',
-        format_item = function(item)
-          return ('%s · %d turn%s · %s%s'):format(
-            item.title ~= '' and item.title or item.session,
-            item.turns or 0,
-            item.turns == 1 and '' or 's',
-            item.updatedAt or '',
-            item.running and ' · running' or ''
-          )
-        end,
-      }, function(choice)
-        if not choice then
-          return
-        end
-        M.open_session(c, choice.session, done)
-      end)
+      M.open_session(c, choice.session, done)
     end)
   end)
 end
@@ -364,57 +377,35 @@ function M.undo_turn(bufnr)
     notify('no session: nothing to undo', vim.log.levels.WARN)
     return
   end
-  client.with_client(bufnr, function(c, problem)
-    if not c then
-      notify(problem or 'no server', vim.log.levels.ERROR)
-      return
-    end
-    client.execute(c, 'rhema.undoTurn', { session = M.current }, function(err, result)
-      if err then
-        notify('undo turn: ' .. (err.message or ''), vim.log.levels.ERROR)
-        return
-      end
-      M.last['rhema.undoTurn'] = result
-      local names = function(uris)
-        return table.concat(
-          vim.tbl_map(function(uri)
-            return display(vim.uri_to_fname(uri))
-          end, uris or {}),
-          ', '
-        )
-      end
-      local message = ('reverted %d file(s)%s'):format(
-        #(result.reverted or {}),
-        #(result.reverted or {}) > 0 and ': ' .. names(result.reverted) or ''
+  command(bufnr, 'rhema.undoTurn', 'undo turn', { session = M.current }, function(result)
+    local names = function(uris)
+      return table.concat(
+        vim.tbl_map(function(uri)
+          return display(vim.uri_to_fname(uri))
+        end, uris or {}),
+        ', '
       )
-      if #(result.conflicts or {}) > 0 then
-        notify(
-          message .. '; changed since, left alone: ' .. names(result.conflicts),
-          vim.log.levels.WARN
-        )
-      else
-        notify(message)
-      end
-    end)
+    end
+    local message = ('reverted %d file(s)%s'):format(
+      #(result.reverted or {}),
+      #(result.reverted or {}) > 0 and ': ' .. names(result.reverted) or ''
+    )
+    if #(result.conflicts or {}) > 0 then
+      notify(
+        message .. '; changed since, left alone: ' .. names(result.conflicts),
+        vim.log.levels.WARN
+      )
+    else
+      notify(message)
+    end
   end)
 end
 
 --- Show what the server runs on.
 --- @param bufnr integer
 function M.status(bufnr)
-  client.with_client(bufnr, function(c, problem)
-    if not c then
-      notify(problem or 'no server', vim.log.levels.ERROR)
-      return
-    end
-    client.execute(c, 'rhema.status', {}, function(err, result)
-      if err then
-        notify('status: ' .. (err.message or ''), vim.log.levels.ERROR)
-        return
-      end
-      M.last['rhema.status'] = result
-      notify(table.concat(M.describe_status(result), '\n'))
-    end)
+  command(bufnr, 'rhema.status', 'status', {}, function(result)
+    notify(table.concat(M.describe_status(result), '\n'))
   end)
 end
 

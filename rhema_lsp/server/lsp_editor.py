@@ -15,6 +15,7 @@ reported as a failure the model is told about.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,7 +34,10 @@ SYNC_WAIT = 2.0
 """Seconds to wait for the document sync to show an applied edit."""
 
 
+@functools.lru_cache(maxsize=4096)
 def _key(uri: str) -> Path | None:
+    """The real path a URI names; remembered, since document lookups run it
+    for every open document."""
     try:
         path = uri_to_path(uri)
     except ValueError:

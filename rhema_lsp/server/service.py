@@ -83,7 +83,7 @@ class AgentService:
         self.folders = Folders(server)
         self.runs = RunRegistry()
         self._provider: ResolvedProvider | None = None
-        self._provider_key: tuple[Any, ...] | None = None
+        self._provider_key: ProviderSettings | None = None
         self.lifecycle = RunLifecycle(
             server, self.editor, self.folders, self.runs, lambda: self.settings, self.provider
         )
@@ -103,10 +103,9 @@ class AgentService:
     async def provider(self) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings."""
         wanted = self._provider_settings()
-        key = (wanted, tuple(sorted(os.environ.items())))
-        if self._provider is None or self._provider_key != key:
+        if self._provider is None or self._provider_key != wanted:
             self._provider = await resolve_provider(wanted)
-            self._provider_key = key
+            self._provider_key = wanted
         return self._provider
 
     def _context(self, refs: list[ContextRef]) -> list[ContextPiece]:

@@ -91,6 +91,7 @@ class RunStream:
         self._next_seq = next_seq
         self._report = report
         self._pending: dict[str, Any] | None = None
+        self._pending_key: tuple[str, str | None] = ("", None)
         self._pending_parts: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
         self._activity = ""
@@ -106,18 +107,17 @@ class RunStream:
             self.flush()
             self._deliver(event.payload())
             return
-        payload = event.payload()
-        pending = self._pending
-        if (
-            pending is not None
-            and pending["type"] == payload["type"]
-            and pending.get("id") == payload.get("id")
-        ):
-            self._pending_parts.append(payload[field])
+        # The hot path: a delta that continues the pending one costs one
+        # append; its payload is built only when it starts a new notification.
+        key = (event.type, getattr(event, "id", None))
+        piece: str = getattr(event, field)
+        if self._pending is not None and self._pending_key == key:
+            self._pending_parts.append(piece)
             return
         self.flush()
-        self._pending = payload
-        self._pending_parts = [payload[field]]
+        self._pending = event.payload()
+        self._pending_key = key
+        self._pending_parts = [piece]
         self._schedule()
 
     def flush(self) -> None:

@@ -395,10 +395,14 @@ class HttpStreamProvider:
                     raise await self._status_error(response, key)
                 try:
                     return decoder.finish(await _drain(response, decoder))
-                except ProviderError:
+                except ProviderError as exc:
                     # What the wire sent before its error counts as emitted, in
                     # wire order, however the bytes were split into reads.
                     decoder.flush()
+                    # A decoder quotes the wire (its error text, a malformed event),
+                    # which may echo the key; it never sees the key to scrub it.
+                    exc.message = redact(exc.message, key)
+                    exc.args = (exc.message,)
                     raise
         except httpx.TimeoutException as exc:
             if not received_bytes:

@@ -7,16 +7,22 @@ import logging
 import pytest
 
 from rhema_lsp.engine import ProviderError
-from rhema_lsp.providers import ProviderConfigError, ProviderSettings, resolve_provider
+from rhema_lsp.providers import (
+    ProviderConfigError,
+    ProviderSettings,
+    ProviderStreamError,
+    resolve_provider,
+)
 from rhema_lsp.providers.secrets import Secret, check_base_url, origin_of
 from tests.fakes.model_server import (
     FakeModelServer,
     error_reply,
+    raw_reply,
     stream_error_reply,
     text_reply,
     tool_reply,
 )
-from tests.unit.providers.helpers import Recorder, ask
+from tests.unit.providers.helpers import Recorder, adapter, ask
 
 KEY = "sk-live-THIS-MUST-NEVER-LEAK-0123456789"
 
@@ -151,3 +157,33 @@ async def test_key_never_appears_in_anything_emitted_or_logged(
     leaked = [text for text in seen if KEY in text]
     assert leaked == []
     assert any("[redacted]" in text for text in seen)
+
+
+_ECHOING_STREAMS = {
+    "openai": [f'data: {{"error": {{"message": "bad key {KEY}", "code": 401}}}}', ""],
+    "anthropic": [
+        "event: error",
+        f'data: {{"type": "error", "error": {{"type": "authentication_error", '
+        f'"message": "bad key {KEY}"}}}}',
+        "",
+    ],
+    "gemini": [
+        f'data: {{"error": {{"code": 401, "message": "bad key {KEY}", '
+        '"status": "UNAUTHENTICATED"}}',
+        "",
+    ],
+}
+
+
+@pytest.mark.parametrize("malformed", [False, True], ids=["stream-error", "malformed-event"])
+async def test_key_echoed_inside_the_stream_is_redacted(
+    any_wire: FakeModelServer, malformed: bool
+) -> None:
+    lines = [f"data: {{not json {KEY}", ""] if malformed else _ECHOING_STREAMS[any_wire.wire]
+    any_wire.script(raw_reply(lines))
+    provider = adapter(any_wire, key=KEY, attempts=1)
+    with pytest.raises(ProviderStreamError) as caught:
+        await provider.complete(ask(), Recorder())
+    assert KEY not in str(caught.value)
+    assert KEY not in repr(caught.value)
+    assert "[redacted]" in str(caught.value)

@@ -98,6 +98,37 @@ local function display(path)
 end
 M.display = display
 
+--- Start a run of `kind` that `:RhemaCancel` can stop from this call on, and
+--- hand it the buffer's client once there is one.
+--- @param kind string
+--- @param bufnr integer
+--- @param start fun(request: table, c: vim.lsp.Client)
+local function tracked(kind, bufnr, start)
+  local request = { kind = kind }
+  table.insert(M.running, request)
+  client.with_client(bufnr, function(c, problem)
+    if request.cancelled then
+      return
+    end
+    if not c then
+      forget(request)
+      notify(problem or 'no server', vim.log.levels.ERROR)
+      return
+    end
+    start(request, c)
+  end)
+end
+
+--- Stop routing events to a panel still waiting for its session.
+local function unpend(p)
+  for index, waiting in ipairs(M.pending) do
+    if waiting == p then
+      table.remove(M.pending, index)
+      return
+    end
+  end
+end
+
 --- Run one command on the buffer's client: a missing server or an error is
 --- notified, a result remembered in `M.last` and handed to `on_result`.
 --- @param bufnr integer
@@ -156,17 +187,7 @@ function M.run(kind, args, bufnr)
     notify('no session to continue: give :RhemaStep a prompt', vim.log.levels.WARN)
     return
   end
-  local request = { kind = kind }
-  table.insert(M.running, request)
-  client.with_client(bufnr, function(c, problem)
-    if request.cancelled then
-      return
-    end
-    if not c then
-      forget(request)
-      notify(problem or 'no server', vim.log.levels.ERROR)
-      return
-    end
+  tracked(kind, bufnr, function(request, c)
     local context = args.context
     if type(context) == 'function' then
       context = context(c)
@@ -198,12 +219,7 @@ function M.finished(request, err, result)
   local p = request.panel
   if err then
     -- No session came of it: the panel must not catch another run's events.
-    for index, waiting in ipairs(M.pending) do
-      if waiting == p then
-        table.remove(M.pending, index)
-        break
-      end
-    end
+    unpend(p)
     if p.open then
       p:note(err.message or vim.inspect(err))
       p:close_turn('error', nil, nil)
@@ -228,17 +244,7 @@ end
 --- @param bufnr integer
 --- @param done fun(result: table|nil)|nil
 function M.edit(args, bufnr, done)
-  local request = { kind = 'edit' }
-  table.insert(M.running, request)
-  client.with_client(bufnr, function(c, problem)
-    if request.cancelled then
-      return
-    end
-    if not c then
-      forget(request)
-      notify(problem or 'no server', vim.log.levels.ERROR)
-      return
-    end
+  tracked('edit', bufnr, function(request, c)
     if type(args.range) == 'function' then
       args.range = args.range(c)
     end
@@ -250,11 +256,7 @@ function M.edit(args, bufnr, done)
     request.id = client.execute(c, 'rhema.edit', args, function(err, result)
       forget(request)
       if err then
-        for index, waiting in ipairs(M.pending) do
-          if waiting == p then
-            table.remove(M.pending, index)
-          end
-        end
+        unpend(p)
         notify('edit failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
         return
       end

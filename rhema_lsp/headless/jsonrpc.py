@@ -4,7 +4,8 @@ server as an editor does, without an editor.
 
 Requests return awaitables; notifications are sent and forgotten; requests
 and notifications from the server go to registered handlers (a request
-without a handler is answered ``MethodNotFound``).
+without a handler is answered ``MethodNotFound``, one whose handler raises
+``InternalError``, so the server never waits for a reply that will not come).
 """
 
 from __future__ import annotations
@@ -179,9 +180,17 @@ class StdioEndpoint:
                     }
                 )
             return
-        result = handler(message.get("params"))
-        if isinstance(result, Awaitable):
-            result = await result
+        try:
+            result = handler(message.get("params"))
+            if isinstance(result, Awaitable):
+                result = await result
+        except Exception as exc:
+            # The RPC boundary: unanswered, the server would wait for this reply forever.
+            logger.warning("handling %s failed", message["method"], exc_info=True)
+            if is_request:
+                error = {"code": -32603, "message": f"{message['method']} failed: {exc}"}
+                await self._send({"jsonrpc": "2.0", "id": message["id"], "error": error})
+            return
         if is_request:
             await self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 

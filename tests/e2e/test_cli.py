@@ -3,6 +3,7 @@ process that starts the real server and talks to a loopback fake model."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rhema_lsp.headless.jsonrpc import StdioEndpoint
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 ENTRY = [sys.executable, "-m", "rhema_lsp"]
@@ -189,3 +191,45 @@ def test_the_embedded_model_answers_through_ask(workspace: Path, tmp_path: Path)
     assert done.stdout.strip()
     assert "end turn" in done.stderr or "max tokens" in done.stderr
     assert time.monotonic() - started < 120
+
+
+ECHO_PEER = r"""
+import json, sys
+
+def send(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+
+def receive():
+    length = 0
+    while (line := sys.stdin.buffer.readline().strip()):
+        name, _, value = line.decode().partition(":")
+        if name.lower() == "content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+
+send({"jsonrpc": "2.0", "id": 7, "method": "workspace/applyEdit", "params": {}})
+send({"jsonrpc": "2.0", "method": "reply", "params": receive()})
+sys.stdin.buffer.read()
+"""
+
+
+async def test_a_failing_handler_answers_the_server_with_an_error() -> None:
+    def broken(params: object) -> object:
+        raise ValueError("no edit in these params")
+
+    replies: asyncio.Queue[object] = asyncio.Queue()
+    endpoint = await StdioEndpoint.spawn([sys.executable, "-c", ECHO_PEER], dict(os.environ))
+    endpoint.on("workspace/applyEdit", broken)
+    endpoint.on("reply", replies.put_nowait)
+    try:
+        reply = await asyncio.wait_for(replies.get(), 30)
+    finally:
+        endpoint.process.kill()
+        await endpoint.close()
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "error": {"code": -32603, "message": "workspace/applyEdit failed: no edit in these params"},
+    }

@@ -4,7 +4,7 @@ attached to a prompt, and the instructions of an in-place selection edit."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 __all__ = [
     "EDIT_SYSTEM",
@@ -29,6 +29,14 @@ _MODES = {
 }
 
 CONTEXT_LINES = 2000
+
+_LANGUAGES = {
+    ".py": "python", ".js": "javascript", ".ts": "typescript", ".tsx": "tsx", ".rs": "rust",
+    ".go": "go", ".lua": "lua", ".c": "c", ".h": "c", ".cpp": "cpp", ".java": "java",
+    ".rb": "ruby", ".sh": "sh", ".md": "markdown", ".json": "json", ".toml": "toml",
+    ".yaml": "yaml", ".yml": "yaml", ".html": "html", ".css": "css", ".sql": "sql",
+}  # fmt: skip
+"""Fence languages by file suffix, so the model reads context as code."""
 
 
 def system_prompt(mode: str, folder: Path) -> str:
@@ -58,7 +66,6 @@ class ContextPiece:
 
     path: str
     text: str
-    language: str
     start: int | None = None
     end: int | None = None
 
@@ -94,7 +101,8 @@ def render_context(pieces: list[ContextPiece]) -> str:
             text = "".join(lines[:CONTEXT_LINES])
             note += f"; only the first {CONTEXT_LINES} lines are shown, read_file for more"
         fence = _fence_for(text)
-        blocks.append(f"{piece.path} {note}:\n{fence}{piece.language}\n{text}\n{fence}")
+        language = _LANGUAGES.get(PurePosixPath(piece.path).suffix.lower(), "")
+        blocks.append(f"{piece.path} {note}:\n{fence}{language}\n{text}\n{fence}")
     return "\n\n".join(blocks)
 
 

@@ -126,9 +126,7 @@ class AgentService:
                 index = LineIndex(text, encoding)
                 start = index.offset(types.Position(**ref.range.start.model_dump()))
                 end = index.offset(types.Position(**ref.range.end.model_dump()))
-            pieces.append(
-                ContextPiece(path=self._display(path), text=text, language="", start=start, end=end)
-            )
+            pieces.append(ContextPiece(path=self._display(path), text=text, start=start, end=end))
         return pieces
 
     def _display(self, path: Path) -> str:

@@ -31,7 +31,7 @@ import anyio
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import SessionBusyError, SessionStoreError, UnknownSessionError
 
-__all__ = ["HOST", "Lease", "LeaseRow", "is_live", "pid_alive"]
+__all__ = ["HOST", "Lease", "LeaseRow", "is_live", "pid_alive", "read_lease", "refuse_if_live"]
 
 _log = logging.getLogger(__name__)
 
@@ -79,6 +79,14 @@ def read_lease(conn: sqlite3.Connection, session_id: str) -> LeaseRow | None:
     if row is None:
         return None
     return LeaseRow(holder=row[0], pid=int(row[1]), host=row[2], heartbeat_at=float(row[3]))
+
+
+def refuse_if_live(conn: sqlite3.Connection, session_id: str, *, ttl: float) -> None:
+    """Raise :class:`SessionBusyError` when a live lease holds ``session_id``."""
+    current = read_lease(conn, session_id)
+    if current is not None and is_live(current, ttl=ttl):
+        same = current.host == HOST and current.pid == os.getpid()
+        raise SessionBusyError(session_id, current.pid, same_process=same, ttl=ttl)
 
 
 class Lease:
@@ -161,22 +169,17 @@ class Lease:
 
     async def _acquire(self) -> None:
         def acquire(conn: sqlite3.Connection) -> None:
-            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (self.session_id,)).fetchone():
-                current = read_lease(conn, self.session_id)
-                if current is not None and is_live(current, ttl=self.ttl):
-                    same = current.host == HOST and current.pid == os.getpid()
-                    raise SessionBusyError(
-                        self.session_id, current.pid, same_process=same, ttl=self.ttl
-                    )
-                conn.execute(
-                    "INSERT INTO leases (session_id, holder, pid, host, heartbeat_at) "
-                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
-                    "holder = excluded.holder, pid = excluded.pid, host = excluded.host, "
-                    "heartbeat_at = excluded.heartbeat_at",
-                    (self.session_id, self.holder, os.getpid(), HOST, time.time()),
-                )
-                return
-            raise UnknownSessionError(self.session_id, self._folder)
+            found = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (self.session_id,))
+            if found.fetchone() is None:
+                raise UnknownSessionError(self.session_id, self._folder)
+            refuse_if_live(conn, self.session_id, ttl=self.ttl)
+            conn.execute(
+                "INSERT INTO leases (session_id, holder, pid, host, heartbeat_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+                "holder = excluded.holder, pid = excluded.pid, host = excluded.host, "
+                "heartbeat_at = excluded.heartbeat_at",
+                (self.session_id, self.holder, os.getpid(), HOST, time.time()),
+            )
 
         await self._db.write(f"lease session {self.session_id}", acquire)
 

@@ -49,7 +49,7 @@ from rhema_lsp.sessions.errors import (
     SessionStoreError,
     UnknownSessionError,
 )
-from rhema_lsp.sessions.leases import HOST, Lease, LeaseRow, is_live, read_lease
+from rhema_lsp.sessions.leases import Lease, LeaseRow, is_live, refuse_if_live
 from rhema_lsp.sessions.location import StoreLocation, database_path
 from rhema_lsp.sessions.records import SessionInfo, now_iso, title_from_prompt
 
@@ -295,10 +295,7 @@ class SessionStore:
         def append(conn: sqlite3.Connection) -> int:
             if not _exists(conn, session_id):
                 raise UnknownSessionError(session_id, str(self.folder))
-            (top,) = conn.execute(
-                "SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            stored = 0 if top is None else int(top) + 1
+            stored = _stored_count(conn, session_id)
             known = self._committed.get(session_id)
             if known is not None and known != stored:
                 raise SessionConflictError(
@@ -353,12 +350,7 @@ class SessionStore:
         """
 
         def remove(conn: sqlite3.Connection) -> bool:
-            current = read_lease(conn, session_id)
-            if current is not None and is_live(current, ttl=self.lease_ttl):
-                same = current.host == HOST and current.pid == os.getpid()
-                raise SessionBusyError(
-                    session_id, current.pid, same_process=same, ttl=self.lease_ttl
-                )
+            refuse_if_live(conn, session_id, ttl=self.lease_ttl)
             cursor = conn.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             return cursor.rowcount == 1
 
@@ -413,7 +405,10 @@ class SessionStore:
             return session, await self._resume(session_id, session, resolver, sink, ctx)
         try:
             async with self.lease(session_id):
-                if await self._stored_count(session_id) != len(session.history):
+                stored = await self._db.read(
+                    f"read session {session_id}", lambda conn: _stored_count(conn, session_id)
+                )
+                if stored != len(session.history):
                     session = await self.load(session_id)
                 report = await self._resume(session_id, session, resolver, sink, ctx)
         except SessionBusyError:
@@ -433,18 +428,16 @@ class SessionStore:
             await self.commit(session_id, session, durable=True)
         return report
 
-    async def _stored_count(self, session_id: str) -> int:
-        def count(conn: sqlite3.Connection) -> int:
-            (top,) = conn.execute(
-                "SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            return 0 if top is None else int(top) + 1
-
-        return await self._db.read(f"read session {session_id}", count)
-
     async def close(self) -> None:
         """Close the database (idempotent); the store is unusable afterwards."""
         await self._db.close()
+
+
+def _stored_count(conn: sqlite3.Connection, session_id: str) -> int:
+    (top,) = conn.execute(
+        "SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return 0 if top is None else int(top) + 1
 
 
 def _exists(conn: sqlite3.Connection, session_id: str) -> bool:

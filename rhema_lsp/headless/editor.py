@@ -62,6 +62,10 @@ def _read(uri: str) -> str | None:
         return None
 
 
+def _read_all(uris: list[str]) -> list[str | None]:
+    return [_read(uri) for uri in uris]
+
+
 class HeadlessEditor:
     """Serves the server's requests to the editor, on disk and the terminal."""
 
@@ -92,13 +96,14 @@ class HeadlessEditor:
     async def apply_edit(self, params: Any) -> dict[str, Any]:
         request = self._converter.structure(params, types.ApplyWorkspaceEditParams)
         uris = _touched(request.edit)
-        before = {uri: _read(uri) for uri in uris}
+        before = await asyncio.to_thread(_read_all, uris)
         outcome = await self._disk.apply_edit(request.edit, request.label or "rhema", {})
         if not outcome.applied:
             self._note(f"edit not applied: {outcome.reason}")
             return {"applied": False, "failureReason": outcome.reason}
-        for uri in uris:
-            self._show_diff(uri, before[uri], _read(uri))
+        after = await asyncio.to_thread(_read_all, uris)
+        for uri, old, new in zip(uris, before, after, strict=True):
+            self._show_diff(uri, old, new)
         self.applied += uris
         return {"applied": True}
 

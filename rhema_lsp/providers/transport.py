@@ -4,7 +4,8 @@
 a stream that sends no byte for ``stall_timeout`` seconds fails), the key
 header, the refusal of redirects (a 3xx is an error naming its location:
 following it could carry the key to another origin), the mapping of every
-httpx failure to a :mod:`.errors` class, and the retry ladder. An adapter
+httpx failure and of every event a decoder cannot read to a :mod:`.errors`
+class (with the key scrubbed from its text), and the retry ladder. An adapter
 supplies the URL, headers and JSON body for a request, and a
 :class:`WireDecoder` that turns server-sent events into engine events.
 
@@ -404,6 +405,16 @@ class HttpStreamProvider:
                     exc.message = redact(exc.message, key)
                     exc.args = (exc.message,)
                     raise
+                except (AttributeError, KeyError, IndexError, TypeError) as exc:
+                    # Valid JSON of a shape the decoder does not expect: mapped here,
+                    # once, rather than type-checked at every step of every decoder.
+                    decoder.flush()
+                    detail = redact(f"{type(exc).__name__}: {exc}", key)
+                    raise ProviderStreamError(
+                        f"{self.name} sent an event this adapter cannot read ({detail}); "
+                        "check that rhema.protocol matches the server",
+                        transient=False,
+                    ) from exc
         except httpx.TimeoutException as exc:
             if not received_bytes:
                 raise ProviderConnectError(

@@ -232,3 +232,22 @@ async def test_cancellation_interrupts_a_retry_wait(openai_server: FakeModelServ
     assert scope.cancelled_caught
     assert [w.delay_seconds for w in waits] == [50.0]
     assert len(openai_server.requests) == 1
+
+
+_MISSHAPEN_EVENTS = {
+    "openai": ['data: {"choices": "not a list"}', ""],
+    "anthropic": ["event: message_start", "data: 42", ""],
+    "gemini": ['data: {"candidates": [{"content": {"parts": ["not an object"]}}]}', ""],
+}
+
+
+async def test_an_event_of_an_unexpected_shape_is_a_stream_error(
+    any_wire: FakeModelServer,
+) -> None:
+    # Valid JSON the wire never sends (often: the wrong rhema.protocol for the server).
+    any_wire.script(raw_reply(_MISSHAPEN_EVENTS[any_wire.wire]), text_reply("never"))
+    with pytest.raises(ProviderStreamError, match="cannot read") as caught:
+        await adapter(any_wire).complete(ask(), Recorder())
+    assert not caught.value.transient
+    assert "rhema.protocol" in str(caught.value)
+    assert len(any_wire.requests) == 1

@@ -82,6 +82,10 @@ class TerminalRenderer:
         self.err.write(line + "\n")
         self.err.flush()
 
+    def notification(self, params: dict[str, Any]) -> None:
+        """Render one ``rhema/event`` notification."""
+        self.event(params.get("event", {}))
+
     def event(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
         if kind in ("thinking_delta", "text_delta", "tool_call_start"):
@@ -149,6 +153,3 @@ class JsonRenderer:
     def notification(self, params: dict[str, Any]) -> None:
         self.out.write(json.dumps(params, ensure_ascii=False) + "\n")
         self.out.flush()
-
-    def event(self, event: dict[str, Any]) -> None:
-        """Events arrive through :meth:`notification` whole."""

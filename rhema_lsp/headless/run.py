@@ -167,12 +167,6 @@ async def ask(options: AskOptions) -> int:
             sys.stdout, sys.stderr, color=tty, show_thinking=options.show_thinking
         )
 
-    def on_event(params: Any) -> None:
-        if isinstance(renderer, JsonRenderer):
-            renderer.notification(params)
-        else:
-            renderer.event(params.get("event", {}))
-
     file_uris = _file_uris(options)
     settings = {**options.settings(), "mode": options.mode}
     if options.max_steps is not None:
@@ -185,7 +179,7 @@ async def ask(options: AskOptions) -> int:
         interactive=sys.stdin.isatty() and tty,
         color=tty and not options.json,
     )
-    connection = await _Connection.open(options, editor, on_event)
+    connection = await _Connection.open(options, editor, renderer.notification)
     spinner: asyncio.Task[None] | None = None
     loop = asyncio.get_running_loop()
     interrupts = 0

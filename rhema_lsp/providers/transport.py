@@ -405,7 +405,7 @@ class HttpStreamProvider:
                     exc.message = redact(exc.message, key)
                     exc.args = (exc.message,)
                     raise
-                except (AttributeError, KeyError, IndexError, TypeError) as exc:
+                except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
                     # Valid JSON of a shape the decoder does not expect: mapped here,
                     # once, rather than type-checked at every step of every decoder.
                     decoder.flush()

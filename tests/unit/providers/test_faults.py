@@ -251,3 +251,11 @@ async def test_an_event_of_an_unexpected_shape_is_a_stream_error(
     assert not caught.value.transient
     assert "rhema.protocol" in str(caught.value)
     assert len(any_wire.requests) == 1
+
+
+async def test_a_usage_count_that_is_not_a_number_is_a_stream_error(
+    openai_server: FakeModelServer,
+) -> None:
+    openai_server.script(raw_reply(['data: {"choices": [], "usage": {"prompt_tokens": "many"}}']))
+    with pytest.raises(ProviderStreamError, match="cannot read"):
+        await adapter(openai_server).complete(ask(), Recorder())

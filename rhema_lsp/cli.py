@@ -15,6 +15,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from rhema_lsp import __version__
 
@@ -41,7 +42,7 @@ class _Usage(Exception):
     """A command-line mistake (exit code 2)."""
 
 
-def _client_options(args: argparse.Namespace) -> dict[str, object]:
+def _client_options(args: argparse.Namespace) -> dict[str, Any]:
     folder = Path(args.folder).expanduser().resolve()
     return {
         "folder": folder,
@@ -60,7 +61,7 @@ def _ask(args: argparse.Namespace) -> int:
     if args.session and args.resume_last:
         raise _Usage("--session and --continue exclude each other: pick one")
     options = AskOptions(
-        **_client_options(args),  # type: ignore[arg-type]
+        **_client_options(args),
         prompt=args.prompt,
         files=tuple(args.file),
         mode=args.mode,
@@ -77,13 +78,13 @@ def _ask(args: argparse.Namespace) -> int:
 def _sessions(args: argparse.Namespace) -> int:
     from rhema_lsp.headless.run import ClientOptions, sessions
 
-    return asyncio.run(sessions(ClientOptions(**_client_options(args)), args.json))  # type: ignore[arg-type]
+    return asyncio.run(sessions(ClientOptions(**_client_options(args)), args.json))
 
 
 def _status(args: argparse.Namespace) -> int:
     from rhema_lsp.headless.run import ClientOptions, status
 
-    return asyncio.run(status(ClientOptions(**_client_options(args)), args.json))  # type: ignore[arg-type]
+    return asyncio.run(status(ClientOptions(**_client_options(args)), args.json))
 
 
 def _add_client_flags(parser: argparse.ArgumentParser) -> None:

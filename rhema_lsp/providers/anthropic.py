@@ -16,7 +16,6 @@ Thinking effort becomes a thinking budget kept below ``max_tokens``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rhema_lsp.engine import (
@@ -42,6 +41,7 @@ from rhema_lsp.providers.transport import (
     HttpStreamProvider,
     WireDecoder,
     parse_json,
+    tool_args,
 )
 
 __all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "anthropic_messages", "thinking_budget"]
@@ -339,13 +339,9 @@ class AnthropicStreamDecoder:
                 content.append(ThinkingPart(text="", provider_data={"redacted_data": block.data}))
             elif block.kind == "tool_use":
                 raw = "".join(block.text)
-                try:
-                    args = json.loads(raw) if raw.strip() else {}
-                except ValueError:
-                    args = {}
-                if not isinstance(args, dict):
-                    args = {}
-                content.append(ToolCall(id=block.id, name=block.name, args=args, raw_args=raw))
+                content.append(
+                    ToolCall(id=block.id, name=block.name, args=tool_args(raw), raw_args=raw)
+                )
         stop = _STOP.get(self.stop_reason or "end_turn", StopReason.END_TURN)
         return ModelOutput(
             message=Message(role=Role.ASSISTANT, content=content),

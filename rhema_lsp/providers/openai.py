@@ -42,6 +42,7 @@ from rhema_lsp.providers.transport import (
     HttpStreamProvider,
     WireDecoder,
     parse_json,
+    tool_args,
 )
 
 __all__ = ["OpenAIProvider", "openai_messages"]
@@ -356,13 +357,9 @@ class OpenAIStreamDecoder:
         for index in sorted(self.calls):
             pending = self.calls[index]
             raw = "".join(pending.args)
-            try:
-                args = json.loads(raw) if raw.strip() else {}
-            except ValueError:
-                args = {}
-            if not isinstance(args, dict):
-                args = {}
-            content.append(ToolCall(id=pending.id, name=pending.name, args=args, raw_args=raw))
+            content.append(
+                ToolCall(id=pending.id, name=pending.name, args=tool_args(raw), raw_args=raw)
+            )
         stop = _FINISH.get(self.finish_reason or "stop", StopReason.END_TURN)
         if self.calls and stop is StopReason.END_TURN:
             stop = StopReason.TOOL_USE

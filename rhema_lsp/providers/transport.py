@@ -52,6 +52,7 @@ __all__ = [
     "SSEParser",
     "WireDecoder",
     "parse_json",
+    "tool_args",
 ]
 
 logger = logging.getLogger("rhema_lsp.providers")
@@ -108,6 +109,21 @@ def parse_json(data: bytes) -> Any:
     if end != len(text) and text[end:].strip():
         raise ValueError("trailing data after JSON")
     return value
+
+
+def tool_args(raw: str) -> dict[str, Any]:
+    """The arguments object of a tool call's streamed JSON text.
+
+    ``{}`` when the text is empty, malformed or not an object: the call is still
+    returned (its ``raw_args`` keep the text) and the tool reports the bad arguments.
+    """
+    if not raw.strip():
+        return {}
+    try:
+        args = json.loads(raw)
+    except ValueError:
+        return {}
+    return args if isinstance(args, dict) else {}
 
 
 class EventBatcher:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart, Usage, UsageUpdate
-from rhema_lsp.providers.transport import EventBatcher, SSEParser, error_text, parse_json
+from rhema_lsp.providers.transport import (
+    EventBatcher,
+    SSEParser,
+    error_text,
+    parse_json,
+    tool_args,
+)
 from tests.unit.providers.helpers import Recorder
 
 STREAM = (
@@ -88,3 +94,11 @@ def test_batcher_merges_adjacent_deltas_and_keeps_order() -> None:
 )
 def test_error_text(body: bytes, expected: str) -> None:
     assert error_text(body) == expected
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [('{"path": "a"}', {"path": "a"}), ("", {}), ("  ", {}), ('{"path": ', {}), ("[1]", {})],
+)
+def test_tool_args_are_an_object_or_empty(raw: str, expected: dict[str, str]) -> None:
+    assert tool_args(raw) == expected

@@ -40,7 +40,7 @@ from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
     WireDecoder,
-    parse_json,
+    parse_event,
     tool_args,
 )
 
@@ -227,12 +227,7 @@ class AnthropicStreamDecoder:
                     block.text.append(text)
                     self.out.thinking(text)
                     return False
-        try:
-            payload = parse_json(data)
-        except ValueError as exc:
-            raise ProviderStreamError(
-                f"{self.name} sent a malformed event: {data[:200]!r}", transient=True
-            ) from exc
+        payload = parse_event(self.name, data)
         kind = payload.get("type") or event
         if kind == "content_block_delta":
             block = self.blocks.get(payload.get("index", -1))

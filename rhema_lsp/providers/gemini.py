@@ -39,7 +39,7 @@ from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
     WireDecoder,
-    parse_json,
+    parse_event,
 )
 
 __all__ = ["GeminiProvider", "gemini_contents"]
@@ -269,12 +269,7 @@ class GeminiStreamDecoder:
             return False
         if self.thought_shape is not None and self._shaped(self.thought_shape, event, data):
             return False
-        try:
-            chunk = parse_json(data)
-        except ValueError as exc:
-            raise ProviderStreamError(
-                f"{self.name} sent a malformed chunk: {data[:200]!r}", transient=True
-            ) from exc
+        chunk = parse_event(self.name, data)
         if isinstance(chunk, list):  # a JSON-array stream item, as without alt=sse
             chunk = chunk[0] if chunk else {}
         error = chunk.get("error")

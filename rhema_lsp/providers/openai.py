@@ -41,7 +41,7 @@ from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
     WireDecoder,
-    parse_json,
+    parse_event,
     tool_args,
 )
 
@@ -229,12 +229,7 @@ class OpenAIStreamDecoder:
                 return False
         if data == b"[DONE]":
             return True
-        try:
-            chunk = parse_json(data)
-        except ValueError as exc:
-            raise ProviderStreamError(
-                f"{self.name} sent a malformed stream chunk: {data[:200]!r}", transient=True
-            ) from exc
+        chunk = parse_event(self.name, data)
         if not isinstance(chunk, dict):
             return False
         if "error" in chunk and chunk["error"] is not None:

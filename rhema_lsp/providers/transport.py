@@ -51,6 +51,7 @@ __all__ = [
     "HttpStreamProvider",
     "SSEParser",
     "WireDecoder",
+    "parse_event",
     "parse_json",
     "tool_args",
 ]
@@ -109,6 +110,17 @@ def parse_json(data: bytes) -> Any:
     if end != len(text) and text[end:].strip():
         raise ValueError("trailing data after JSON")
     return value
+
+
+def parse_event(name: str, data: bytes) -> Any:
+    """:func:`parse_json` for a decoder: data that is not JSON is a transient
+    :class:`ProviderStreamError` (a cut or garbled event) naming provider ``name``."""
+    try:
+        return parse_json(data)
+    except ValueError as exc:
+        raise ProviderStreamError(
+            f"{name} sent a malformed event: {data[:200]!r}", transient=True
+        ) from exc
 
 
 def tool_args(raw: str) -> dict[str, Any]:

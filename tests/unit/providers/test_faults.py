@@ -259,3 +259,12 @@ async def test_a_usage_count_that_is_not_a_number_is_a_stream_error(
     openai_server.script(raw_reply(['data: {"choices": [], "usage": {"prompt_tokens": "many"}}']))
     with pytest.raises(ProviderStreamError, match="cannot read"):
         await adapter(openai_server).complete(ask(), Recorder())
+
+
+async def test_a_malformed_event_before_content_is_retried(any_wire: FakeModelServer) -> None:
+    any_wire.script(raw_reply(['data: {"cut sho', ""]), text_reply("ok"))
+    sink = Recorder()
+    output = await adapter(any_wire).complete(ask(), sink)
+    assert output.message.text == "ok"
+    (wait,) = sink.of(RetryWait)
+    assert "sent a malformed event" in wait.error

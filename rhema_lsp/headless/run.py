@@ -21,10 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from rhema_lsp.headless.editor import CLIENT_CAPABILITIES, HeadlessEditor
-from rhema_lsp.headless.jsonrpc import RpcError, ServerGone, StdioEndpoint
+from rhema_lsp.headless.jsonrpc import RpcError, StdioEndpoint
 from rhema_lsp.headless.render import JsonRenderer, TerminalRenderer
 
-__all__ = ["AskOptions", "ClientOptions", "UsageError", "ask", "sessions", "status"]
+__all__ = [
+    "EXIT_CANCELLED",
+    "EXIT_FAILED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "AskOptions",
+    "ClientOptions",
+    "UsageError",
+    "ask",
+    "sessions",
+    "status",
+]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -289,6 +300,3 @@ async def status(options: ClientOptions, as_json: bool) -> int:
 
 def _stderr_note(line: str) -> None:
     sys.stderr.write(line + "\n")
-
-
-__all__ += ["EXIT_CANCELLED", "EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "ServerGone"]

@@ -58,13 +58,18 @@ class ConfinedFS:
     def __init__(self, roots: Sequence[Path]) -> None:
         self.roots = tuple(Path(os.path.realpath(root)) for root in roots)
 
-    def split(self, path: Path) -> tuple[Path, tuple[str, ...]]:
-        """The innermost root holding ``path`` and the components below it."""
-        path = Path(os.path.normpath(path))
+    def root_of(self, path: Path) -> Path | None:
+        """The innermost root holding normalised ``path``, or ``None``."""
         best: Path | None = None
         for root in self.roots:
             if path.is_relative_to(root) and (best is None or len(root.parts) > len(best.parts)):
                 best = root
+        return best
+
+    def split(self, path: Path) -> tuple[Path, tuple[str, ...]]:
+        """The innermost root holding ``path`` and the components below it."""
+        path = Path(os.path.normpath(path))
+        best = self.root_of(path)
         if best is None:
             raise PathRefused(f"{path}: outside every workspace folder")
         parts = path.relative_to(best).parts

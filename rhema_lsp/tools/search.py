@@ -123,7 +123,7 @@ def _buffers_in_scope(ws: Workspace, editor: Editor, target: Target) -> dict[Pat
         inside = path == target.path or (target.kind == "dir" and path.is_relative_to(target.path))
         if not inside:
             continue
-        root = next((r for r in ws.roots if path.is_relative_to(r)), None)
+        root = ws.fs.root_of(path)
         if root is None:
             continue
         parts = path.relative_to(root).parts

@@ -120,15 +120,8 @@ class Workspace:
         self.fs = ConfinedFS(roots)
         self.roots = self.fs.roots
         self.folder = Path(os.path.realpath(folder))
-        if self._root_of(self.folder) is None:
+        if self.fs.root_of(self.folder) is None:
             raise ValueError(f"session folder {folder} is not inside a workspace root")
-
-    def _root_of(self, path: Path) -> Path | None:
-        best: Path | None = None
-        for root in self.roots:
-            if path.is_relative_to(root) and (best is None or len(root.parts) > len(best.parts)):
-                best = root
-        return best
 
     def display(self, path: Path) -> str:
         """``path`` relative to the session folder when inside it, else absolute."""
@@ -182,7 +175,7 @@ class Workspace:
         """
         lexical = self._lexical(raw)
         shown = str(raw)
-        root = self._root_of(lexical)
+        root = self.fs.root_of(lexical)
         if root is None:
             raise PathRefused(
                 f"{shown}: outside the workspace folders ({', '.join(map(str, self.roots))})"
@@ -197,7 +190,7 @@ class Workspace:
             )
         except OSError as exc:
             raise PathRefused(f"{shown}: cannot resolve ({os.strerror(exc.errno or 0)})") from exc
-        real_root = self._root_of(real)
+        real_root = self.fs.root_of(real)
         if real_root is None:  # pragma: no cover - _physical guarantees containment
             raise PathRefused(f"{shown}: resolves outside the workspace")
         reason = forbidden_reason(real.relative_to(real_root).parts)
@@ -237,7 +230,7 @@ class Workspace:
                 continue
             if name == "..":
                 current = current.parent
-                if self._root_of(current) is None:
+                if self.fs.root_of(current) is None:
                     raise PathRefused(f"{shown}: a symbolic link leads outside the workspace")
                 info = os.lstat(current)
                 continue
@@ -261,7 +254,7 @@ class Workspace:
                     raise PathRefused(f"{shown}: symbolic link with a NUL byte")
                 if os.path.isabs(target):
                     absolute = Path(os.path.normpath(target))
-                    new_root = self._root_of(absolute)
+                    new_root = self.fs.root_of(absolute)
                     if new_root is None:
                         raise PathRefused(
                             f"{shown}: symbolic link {candidate} points outside the workspace "

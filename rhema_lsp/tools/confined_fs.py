@@ -119,16 +119,6 @@ class ConfinedFS:
             raise
         return fd
 
-    @contextmanager
-    def directory(self, path: Path, *, create: bool = False) -> Iterator[int]:
-        """A descriptor of directory ``path`` (created if asked)."""
-        root, parts = self.split(path)
-        try:
-            with self._walk(root, parts, create=create) as fd:
-                yield fd
-        except FileNotFoundError as exc:
-            raise ToolError(f"{path}: no such directory") from exc
-
     def open_directory(self, path: Path) -> int:
         """A descriptor of directory ``path`` the caller must close."""
         root, parts = self.split(path)

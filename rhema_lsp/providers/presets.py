@@ -1,7 +1,7 @@
 """The known providers: their wire protocol, default endpoint, model and key.
 
 A preset is data, not behaviour: :mod:`.resolve` decides which one applies,
-:mod:`.factory` builds its adapter. Local presets (``ollama``, ``lmstudio``,
+:mod:`.wires` builds its adapter. Local presets (``ollama``, ``lmstudio``,
 ``llamacpp``, ``vllm``) take no vendor key; a key for them (``RHEMA_API_KEY``)
 goes only to an origin listed in ``RHEMA_KEY_ORIGINS``.
 """

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 from rhema_lsp.providers.anthropic import AnthropicProvider
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.gemini import GeminiProvider
@@ -12,7 +15,8 @@ from rhema_lsp.providers.transport import HttpStreamProvider
 
 __all__ = ["build_http_provider"]
 
-_FLAVOURS = {"openai": "openai", "openrouter": "openrouter"}
+_FLAVOURS = ("openai", "openrouter")
+"""Presets whose name is also the OpenAI adapter's ``flavour``; others are ``generic``."""
 
 
 def build_http_provider(
@@ -32,22 +36,14 @@ def build_http_provider(
     ProviderConfigError
         For an unknown protocol.
     """
+    adapter: Callable[..., HttpStreamProvider]
     if protocol == "openai":
-        return OpenAIProvider(
-            flavour=_FLAVOURS.get(name, "generic"),
-            name=name,
-            base_url=base_url,
-            model=model,
-            key=key,
-            stall_timeout=stall_timeout,
-            retry=retry,
-        )
-    adapters: dict[str, type[HttpStreamProvider]] = {
-        "anthropic": AnthropicProvider,
-        "gemini": GeminiProvider,
-    }
-    adapter = adapters.get(protocol)
-    if adapter is None:
+        adapter = partial(OpenAIProvider, flavour=name if name in _FLAVOURS else "generic")
+    elif protocol == "anthropic":
+        adapter = AnthropicProvider
+    elif protocol == "gemini":
+        adapter = GeminiProvider
+    else:
         raise ProviderConfigError(f"unknown protocol {protocol!r}; use openai, anthropic or gemini")
     return adapter(
         name=name,

@@ -198,15 +198,31 @@ def _record_cancelled(
 async def run_turn(
     agent: Agent,
     session: Session,
-    input: Message,
+    input: Message | None,
     sink: EventSink,
     ctx: ToolContext,
     max_steps: int,
+    *,
+    after_step: Callable[[Step], Awaitable[None]] | None = None,
+    limit_is_error: bool = True,
 ) -> ModelOutput:
-    """Push ``input``, then run steps until the model stops asking for tools.
+    """Push ``input`` (when given), then run steps until the model stops
+    asking for tools: the one turn loop, for every driver.
 
     Returns the last step's output; returns early, after a consistent step,
     when ``ctx.cancel`` is set.
+
+    Parameters
+    ----------
+    input
+        The user's message; ``None`` continues the history as it is (a
+        driver that committed the input itself, or a follow-up step).
+    after_step
+        Awaited after every step, before the next one starts (a driver
+        checkpoints the session here).
+    limit_is_error
+        Whether still wanting tools after ``max_steps`` steps is an error;
+        ``False`` returns the last output (a driver running single steps).
 
     Raises
     ------
@@ -215,9 +231,16 @@ async def run_turn(
     AgentError
         Whatever a step raised.
     """
-    session.history.append(input)
+    if input is not None:
+        session.history.append(input)
+    output: ModelOutput | None = None
     for _ in range(max_steps):
         step = await agent.step(session, sink, ctx)
-        if step.output.stop_reason is not StopReason.TOOL_USE or ctx.cancel.is_set():
-            return step.output
-    raise StepLimitError(max_steps)
+        output = step.output
+        if after_step is not None:
+            await after_step(step)
+        if output.stop_reason is not StopReason.TOOL_USE or ctx.cancel.is_set():
+            return output
+    if output is None or limit_is_error:
+        raise StepLimitError(max_steps)
+    return output

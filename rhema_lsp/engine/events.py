@@ -122,10 +122,8 @@ class ToolStatus:
     spent: Usage | None = None
 
     def payload(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"activity": self.activity}
-        if self.spent is not None:
-            body["spent"] = _usage(self.spent)
-        return body
+        spent = None if self.spent is None else _usage(self.spent)
+        return {"activity": self.activity, "spent": spent}
 
 
 @dataclass(frozen=True, slots=True)

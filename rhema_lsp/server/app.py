@@ -22,6 +22,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from rhema_lsp import __version__
+from rhema_lsp.contract import COMMANDS, command_named
 from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.logs import EditorLogHandler
 from rhema_lsp.server.settings import Settings, parse_settings
@@ -29,21 +30,9 @@ from rhema_lsp.server.settings import Settings, parse_settings
 if TYPE_CHECKING:
     from rhema_lsp.server.service import AgentService
 
-__all__ = ["COMMANDS", "RhemaProtocol", "RhemaServer", "create_server"]
+__all__ = ["RhemaProtocol", "RhemaServer", "create_server"]
 
 logger = logging.getLogger("rhema_lsp")
-
-COMMANDS: tuple[str, ...] = (
-    "rhema.turn",
-    "rhema.step",
-    "rhema.cancel",
-    "rhema.sessions",
-    "rhema.openSession",
-    "rhema.deleteSession",
-    "rhema.edit",
-    "rhema.undoTurn",
-    "rhema.status",
-)
 
 
 class RequestFailed(JsonRpcException):
@@ -61,14 +50,14 @@ class RhemaProtocol(LanguageServerProtocol):
     async def lsp_workspace__execute_command(  # type: ignore[override]
         self, params: types.ExecuteCommandParams
     ) -> Any:
-        if params.command not in COMMANDS:
+        if command_named(params.command) is None:
             raise JsonRpcInvalidParams(f"unknown command {params.command!r}")
+        from rhema_lsp.server.service import Request
+
         arguments = list(params.arguments) if params.arguments is not None else None
-        service = self._server.service
+        request = Request(msg_id=self.msg_id, token=params.work_done_token)
         try:
-            return await service.execute(
-                params.command, arguments, self.msg_id, params.work_done_token
-            )
+            return await self._server.service.execute(params.command, arguments, request)
         except BadArguments as exc:
             raise JsonRpcInvalidParams(str(exc)) from exc
         except CommandFailed as exc:
@@ -95,7 +84,7 @@ class RhemaProtocol(LanguageServerProtocol):
 
     def _handle_cancel_notification(self, msg_id: int | str) -> None:
         service = self._server.started_service
-        run = service.runs.by_msg(msg_id) if service is not None else None
+        run = service.lifecycle.runs.by_msg(msg_id) if service is not None else None
         if run is not None:
             run.cancel()
             return
@@ -104,7 +93,7 @@ class RhemaProtocol(LanguageServerProtocol):
     @lsp_method(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def lsp_work_done_progress_cancel(self, params: types.WorkDoneProgressCancelParams) -> None:
         service = self._server.started_service
-        run = service.runs.by_token(params.token) if service is not None else None
+        run = service.lifecycle.runs.by_token(params.token) if service is not None else None
         if run is not None:
             run.cancel()
 
@@ -149,15 +138,15 @@ class RhemaServer(LanguageServer):
 
 
 def _dispatched_by_protocol(*arguments: Any) -> None:
-    """Stands in pygls' command table for :data:`COMMANDS`, which
+    """Stands in pygls' command table for the contract's commands, which
     :class:`RhemaProtocol` serves itself; never called."""
     raise RuntimeError("rhema commands are served by RhemaProtocol")
 
 
 def _register_commands(server: RhemaServer) -> None:
     # pygls advertises executeCommandProvider.commands from its command table
-    for name in COMMANDS:
-        server.command(name)(_dispatched_by_protocol)
+    for spec in COMMANDS:
+        server.command(spec.name)(_dispatched_by_protocol)
 
 
 def _show(server: RhemaServer, message: str, kind: types.MessageType) -> None:
@@ -180,7 +169,7 @@ async def _load_settings(server: RhemaServer) -> None:
 
 async def _documents_changed(server: RhemaServer) -> None:
     if server.started_service is not None:
-        await server.started_service.editor.documents_changed()
+        await server.started_service.lifecycle.editor.documents_changed()
 
 
 def _register_features(server: RhemaServer) -> None:

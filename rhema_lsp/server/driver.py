@@ -1,12 +1,11 @@
-"""The server's turn driver: steps, with a checkpoint after every round.
+"""The server's use of the engine's turn loop: a checkpoint after every
+round, and an outcome however the run ends.
 
-The engine's :func:`~rhema_lsp.engine.run_turn` pushes the input and loops;
-the server needs more around each step, so it drives the steps itself with
-the same rules: the user's input is committed before the first model call,
-the commit hook makes each tool-use intent durable before its tools run, the
-session is checkpointed after every round, and the loop ends when the model
-stops asking for tools, when the run is cancelled, or at the step limit.
-Whatever happens, the outcome says how the run ended and the session is
+The loop itself is the engine's :func:`~rhema_lsp.engine.run_turn`. Around
+it the server keeps its own rules: the user's input is committed before the
+first model call (by the caller), the commit hook makes each tool-use intent
+durable before its tools run, the session is checkpointed after every round,
+and whatever happens the outcome says how the run ended and the session is
 checkpointed one last time, shielded from the cancellation.
 """
 
@@ -17,12 +16,15 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from rhema_lsp.contract import RunStopReason
 from rhema_lsp.engine import (
     Agent,
     AgentError,
     Event,
     EventSink,
+    Message,
     Session,
+    Step,
     StepEnd,
     StepLimitError,
     StepStart,
@@ -31,6 +33,7 @@ from rhema_lsp.engine import (
     ToolContext,
     Usage,
     UsageUpdate,
+    run_turn,
 )
 from rhema_lsp.server.runs import Run
 from rhema_lsp.sessions import SessionStore, SessionStoreError
@@ -49,11 +52,18 @@ class CallSummary:
     is_error: bool
 
 
+_STOP_REASONS: dict[StopReason, RunStopReason] = {
+    StopReason.END_TURN: "end_turn",
+    StopReason.TOOL_USE: "tool_use",
+    StopReason.MAX_TOKENS: "max_tokens",
+}
+
+
 @dataclass
 class Outcome:
     """How a run ended."""
 
-    stop_reason: str = StopReason.END_TURN.value
+    stop_reason: RunStopReason = "end_turn"
     text: str = ""
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -95,16 +105,17 @@ class _Tally:
         outcome.usage = self.done_usage + self.live_usage
 
 
-def _last_calls(session: Session, start: int) -> list[CallSummary]:
+def _last_calls(session: Session, answer: Message) -> list[CallSummary]:
+    """The calls of ``answer`` (the step's assistant message) and whether
+    each failed; a call without a result counts as failed."""
+    start = next(i for i in range(len(session.history) - 1, -1, -1) if session.history[i] is answer)
     results = {
         result.id: result for message in session.history[start:] for result in message.tool_results
     }
-    calls = []
-    for message in session.history[start:]:
-        for call in message.tool_calls:
-            result = results.get(call.id)
-            calls.append(CallSummary(call.id, call.name, result is None or result.is_error))
-    return calls
+    return [
+        CallSummary(call.id, call.name, results.get(call.id) is None or results[call.id].is_error)
+        for call in answer.tool_calls
+    ]
 
 
 async def drive(
@@ -119,8 +130,9 @@ async def drive(
     max_steps: int,
     single_step: bool = False,
 ) -> Outcome:
-    """Run steps on ``session`` until the turn ends; never raises for a
-    provider, tool, commit or store failure (the outcome says ``error``).
+    """Run the turn on ``session`` (its input already in the history); never
+    raises for a provider, tool, commit or store failure (the outcome says
+    ``error``).
 
     Parameters
     ----------
@@ -129,23 +141,27 @@ async def drive(
     """
     outcome = Outcome()
     tally = _Tally(sink)
-    sink = tally
+
+    async def after_step(step: Step) -> None:
+        outcome.steps += 1
+        outcome.usage = outcome.usage + step.output.usage
+        outcome.text = step.output.message.text
+        outcome.stop_reason = _STOP_REASONS[step.output.stop_reason]
+        outcome.tool_calls = _last_calls(session, step.output.message)
+        await store.commit(session_id, session, durable=False)
+
     with run.scope:
         try:
-            for _ in range(1 if single_step else max_steps):
-                start = len(session.history)
-                step = await agent.step(session, sink, ctx)
-                outcome.steps += 1
-                outcome.usage = outcome.usage + step.output.usage
-                outcome.text = step.output.message.text
-                outcome.stop_reason = step.output.stop_reason.value
-                outcome.tool_calls = _last_calls(session, start)
-                await store.commit(session_id, session, durable=False)
-                more = step.output.stop_reason is StopReason.TOOL_USE
-                if single_step or not more or run.cancelled:
-                    break
-            else:
-                raise StepLimitError(max_steps)
+            await run_turn(
+                agent,
+                session,
+                None,
+                tally,
+                ctx,
+                1 if single_step else max_steps,
+                after_step=after_step,
+                limit_is_error=not single_step,
+            )
         except StepLimitError as exc:
             outcome.stop_reason, outcome.error = "max_steps", str(exc)
         except (AgentError, SessionStoreError) as exc:

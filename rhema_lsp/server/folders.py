@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from rhema_lsp.sessions import SessionStore, StoreLocation, UnknownSessionError
 from rhema_lsp.tools import EditJournal
+from rhema_lsp.tools.confined_fs import ConfinedFS
 from rhema_lsp.tools.positions import uri_to_path
 
 if TYPE_CHECKING:
@@ -85,11 +86,20 @@ class Folders:
                 "no workspace folder is open: open a folder in the editor, or pass `folder`"
             )
         for uri in context_uris[:1]:
-            path = _real(_as_path(uri))
-            holders = [root for root in roots if path == root or root in path.parents]
-            if holders:
-                return max(holders, key=lambda root: len(root.parts))
+            holder = self.root_of(_as_path(uri))
+            if holder is not None:
+                return holder
         return roots[0]
+
+    def root_of(self, path: Path) -> Path | None:
+        """The innermost workspace folder holding ``path`` (symlinks resolved)."""
+        return ConfinedFS(self.roots()).root_of(_real(path))
+
+    def display(self, path: Path) -> str:
+        """``path`` relative to the folder holding it, else as given."""
+        real = _real(path)
+        root = self.root_of(real)
+        return str(path) if root is None else str(real.relative_to(root))
 
     async def state(self, folder: Path, location: StoreLocation) -> FolderState:
         """The folder's store and journal, opened on first use."""

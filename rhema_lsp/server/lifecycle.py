@@ -1,10 +1,15 @@
-"""The life of one run: lease the session, begin the progress, stream the
-events, drive the engine, and, whatever happened, end with an ``error`` event
-when it failed, ``turn_end``, and the progress end.
+"""The run owner: the sessions, the runs, and the life of each run.
 
-``rhema.turn``, ``rhema.step`` and ``rhema.edit`` are all a :class:`Plan`
-handed to :meth:`RunLifecycle.run`; the commands differ only in the plan and
-in what they do with the outcome.
+:class:`RunLifecycle` owns everything a run touches (settings, the resolved
+provider, the editor, the workspace folders with their stores and journals,
+the running turns, the sessions' event sequence numbers); the commands only
+translate their arguments into a :class:`Plan` or a session operation.
+
+The life of one run: lease the session, begin the progress, stream the
+events, complete a round a crash left open (the store's one resume entry
+point), commit the input, drive the engine's turn loop, and, whatever
+happened, end with an ``error`` event when it failed, ``turn_end``, and the
+progress end.
 """
 
 from __future__ import annotations
@@ -13,25 +18,27 @@ import asyncio
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+import anyio
+
+from rhema_lsp.contract import EVENT_METHOD
 from rhema_lsp.engine import (
     Agent,
     ChatParams,
     ErrorEvent,
     Message,
     ProviderError,
+    ResumeReport,
     Session,
     ThinkingEffort,
     ToolContext,
     ToolResolver,
     TurnEnd,
-    pending_calls,
-    resume,
 )
-from rhema_lsp.providers import ResolvedProvider
+from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.server.driver import Outcome, drive
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
@@ -46,13 +53,19 @@ from rhema_lsp.tools import WorkspaceTools
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-__all__ = ["RHEMA_EVENT", "Finish", "Plan", "RunLifecycle"]
+__all__ = ["Finish", "Plan", "RunLifecycle", "RunReport", "SessionOpened"]
 
 logger = logging.getLogger(__name__)
 
-RHEMA_EVENT = "rhema/event"
 UNDOABLE_TURNS = 50
 """Turns per folder whose edits ``rhema.undoTurn`` can still revert."""
+
+SHUTDOWN_WAIT = 5.0
+"""Seconds shutdown gives cancelled runs to checkpoint their sessions."""
+
+T = TypeVar("T")
+
+MsgId = int | str | None
 
 
 @dataclass
@@ -70,54 +83,119 @@ class Plan:
     tools: bool = True
 
 
-Finish = Callable[[Outcome, Run], Awaitable[dict[str, Any]]]
-"""What a command does with a run's outcome before the run ends."""
+Finish = Callable[[Outcome, Run, WorkspaceTools], Awaitable[T]]
+"""What a command does with a successful run's outcome before the run ends
+(``rhema.edit`` applies its rewrite here, with the run's tools)."""
+
+
+@dataclass
+class RunReport(Generic[T]):
+    """How a run ended: its session and turn, the outcome, and what the
+    command's finish step returned (``None`` when it did not run)."""
+
+    session: str
+    turn: int
+    outcome: Outcome
+    finished: T | None = None
+
+
+@dataclass
+class SessionOpened:
+    """A session's history as :meth:`RunLifecycle.open_session` returns it."""
+
+    info: SessionInfo
+    session: Session
+    resumed: ResumeReport = field(default_factory=ResumeReport)
 
 
 class RunLifecycle:
-    """Runs plans: what every run shares (editor, folders, runs, sequence
-    numbers) and the steps every run goes through."""
+    """Owns the sessions and the runs of this server (see the module docstring)."""
 
-    def __init__(
-        self,
-        server: LanguageServer,
-        editor: LspEditor,
-        folders: Folders,
-        runs: RunRegistry,
-        settings: Callable[[], Settings],
-        provider: Callable[[], Awaitable[ResolvedProvider]],
-    ) -> None:
+    def __init__(self, server: LanguageServer) -> None:
         self.server = server
-        self.editor = editor
-        self.folders = folders
-        self.runs = runs
-        self._settings = settings
-        self._provider = provider
+        self.settings = Settings()
+        self.editor = LspEditor(server)
+        self.folders = Folders(server)
+        self.runs = RunRegistry()
+        self._provider: ResolvedProvider | None = None
+        self._provider_key: ProviderSettings | None = None
         self._seq: dict[str, int] = {}
 
-    @property
-    def settings(self) -> Settings:
-        return self._settings()
+    # -- what runs share -----------------------------------------------------
+
+    def update_settings(self, settings: Settings) -> None:
+        """Adopt new settings; the provider is resolved again on next use."""
+        self.settings = settings
 
     async def provider(self) -> ResolvedProvider:
-        return await self._provider()
+        """The provider the settings name, resolved once per settings."""
+        s = self.settings
+        wanted = ProviderSettings(
+            provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
+        )
+        if self._provider is None or self._provider_key != wanted:
+            self._provider = await resolve_provider(wanted)
+            self._provider_key = wanted
+        return self._provider
 
-    def forget(self, session: str) -> None:
-        """Drop what is kept of a deleted session."""
-        self._seq.pop(session, None)
+    def tools(self, state: FolderState, mode: Mode) -> WorkspaceTools:
+        """The confined tools of a run in ``state``'s folder."""
+        s = self.settings
+        return WorkspaceTools(
+            self.folders.roots() or [state.path],
+            state.path,
+            mode,
+            self.editor,
+            command_allowlist=s.command_allowlist,
+            review=s.review,
+            journal=state.journal,
+            env=os.environ,
+        )
 
-    def next_seq(self, session: str) -> Callable[[], int]:
+    def _stream(self, session: str, turn: int, report: Callable[[str], None] | None) -> RunStream:
         def next_seq() -> int:
             value = self._seq.get(session, 0) + 1
             self._seq[session] = value
             return value
 
-        return next_seq
+        def send(params: dict[str, Any]) -> None:
+            self.server.protocol.notify(EVENT_METHOD, params)
 
-    def send_event(self, params: dict[str, Any]) -> None:
-        self.server.protocol.notify(RHEMA_EVENT, params)
+        return RunStream(send, session=session, turn=turn, next_seq=next_seq, report=report)
 
-    async def session_for(self, state: FolderState, plan: Plan, model: str) -> SessionInfo:
+    # -- sessions ------------------------------------------------------------
+
+    async def state_of(self, session: str) -> FolderState:
+        """The folder state whose store holds ``session``."""
+        return await self.folders.find(session, self.settings.session_store)
+
+    async def open_session(self, session_id: str) -> SessionOpened:
+        """A session's history; a round a crash left open is completed first
+        (unless the session is running here, or in another window)."""
+        state = await self.state_of(session_id)
+        info = await state.store.info(session_id)
+        if self.runs.is_running(info.id):
+            return SessionOpened(info, await state.store.load(info.id))
+        stream = self._stream(info.id, info.turns, None)
+        ctx = ToolContext(cwd=state.path, run_id=f"{info.id}:{info.turns}")
+        try:
+            session, report = await state.store.open_and_resume(
+                info.id, self.tools(state, self.settings.mode), stream, ctx
+            )
+        finally:
+            stream.close()
+        return SessionOpened(info, session, report)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Stop the session's run here, wait until it has let go, delete it."""
+        state = await self.state_of(session_id)
+        self.runs.cancel(session_id)
+        await self.runs.wait_finished(session_id)
+        deleted = await state.store.delete(session_id)
+        self._seq.pop(session_id, None)
+        return deleted
+
+    async def _session_for(self, state: FolderState, plan: Plan, model: str) -> SessionInfo:
         if plan.session is None:
             info = await state.store.create(title_from_prompt(plan.title), model=model)
         else:
@@ -125,23 +203,34 @@ class RunLifecycle:
         self.folders.remember(info.id, state.path)
         return info
 
+    # -- runs ------------------------------------------------------------------
+
     async def run(
         self,
         plan: Plan,
         *,
-        msg_id: int | str | None,
-        token: int | str | None,
-        finish: Finish | None = None,
-    ) -> dict[str, Any]:
+        msg_id: MsgId,
+        token: MsgId,
+        finish: Finish[T] | None = None,
+    ) -> RunReport[T]:
+        """Run ``plan`` to its end (see the module docstring).
+
+        Raises
+        ------
+        SessionRunningError
+            The session already runs a turn in this server.
+        SessionStoreError
+            The session is unknown or busy in another window.
+        """
         settings = self.settings
         state = await self.folders.state(plan.folder, settings.session_store)
-        info = await self.session_for(state, plan, settings.model or "")
+        info = await self._session_for(state, plan, settings.model or "")
         turn = info.turns + 1 if plan.prompt is not None or info.turns == 0 else info.turns
         run = Run(session=info.id, turn=turn, msg_id=msg_id)
         self.runs.add(run)
         try:
             async with state.store.lease(info.id):
-                return await self._lease_held(plan, state, info, run, token, finish)
+                return await self._lease_held(plan, state, run, token, finish)
         finally:
             self.runs.remove(run)
             state.journal.keep_last(UNDOABLE_TURNS)
@@ -151,35 +240,29 @@ class RunLifecycle:
         self,
         plan: Plan,
         state: FolderState,
-        info: SessionInfo,
         run: Run,
-        token: int | str | None,
-        finish: Finish | None,
-    ) -> dict[str, Any]:
+        token: MsgId,
+        finish: Finish[T] | None,
+    ) -> RunReport[T]:
         progress = await RunProgress.start(self.server, token, "starting")
         if progress.token is not None:
             self.runs.set_token(run, progress.token)
-        stream = RunStream(
-            self.send_event,
-            session=info.id,
-            turn=run.turn,
-            next_seq=self.next_seq(info.id),
-            report=progress.report,
-        )
-        outcome = Outcome()
-        result: dict[str, Any] = {}
+        stream = self._stream(run.session, run.turn, progress.report)
+        report: RunReport[T] = RunReport(run.session, run.turn, Outcome())
         try:
-            outcome = await self._drive(plan, state, info, run, stream)
-            if finish is not None and outcome.error is None and not run.cancelled:
-                result = await finish(outcome, run)
+            tools = self.tools(state, plan.mode)
+            report.outcome = await self._drive(plan, state, run, stream, tools)
+            if finish is not None and report.outcome.error is None and not run.cancelled:
+                report.finished = await finish(report.outcome, run, tools)
         except SessionStoreError as exc:
-            outcome = Outcome(stop_reason="error", error=str(exc))
+            report.outcome = Outcome(stop_reason="error", error=str(exc))
         except Exception as exc:
             # A bug: the editor still learns that the run ended, and how.
             logger.exception("run %s:%d failed", run.session, run.turn)
-            outcome = Outcome(stop_reason="error", error=f"internal error: {exc!r}")
+            report.outcome = Outcome(stop_reason="error", error=f"internal error: {exc!r}")
             raise
         finally:
+            outcome = report.outcome
             if outcome.error is not None:
                 stream.emit(ErrorEvent(message=outcome.error))
             stream.emit(
@@ -192,18 +275,50 @@ class RunLifecycle:
             )
             stream.close()
             progress.end(outcome.error or outcome.stop_reason.replace("_", " "))
-        return {
-            "session": info.id,
-            "turn": run.turn,
-            "stopReason": outcome.stop_reason,
-            "text": outcome.text,
-            "steps": outcome.steps,
-            "usage": {"input": outcome.usage.input, "output": outcome.usage.output},
-            "toolCalls": [
-                {"id": c.id, "name": c.name, "isError": c.is_error} for c in outcome.tool_calls
-            ],
-            **result,
-        }
+        return report
+
+    async def _drive(
+        self, plan: Plan, state: FolderState, run: Run, stream: RunStream, tools: WorkspaceTools
+    ) -> Outcome:
+        try:
+            resolved = await self.provider()
+        except ProviderError as exc:
+            return Outcome(stop_reason="error", error=str(exc))
+        store = state.store
+        resolver: ToolResolver | None = tools if plan.tools else None
+        ctx = ToolContext(cwd=state.path, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
+        session, _ = await store.open_and_resume(run.session, resolver, stream, ctx)
+        if plan.prompt is not None:
+            session.history.append(Message.user(plan.prompt))
+            await store.commit(run.session, session)
+        elif not session.history:
+            return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
+        s = self.settings
+        agent = Agent(
+            resolved.provider,
+            resolver=resolver,
+            system=plan.system or system_prompt(plan.mode, state.path),
+            params=ChatParams(
+                model=resolved.model,
+                max_tokens=s.max_tokens,
+                thinking=ThinkingEffort(s.thinking),
+            ),
+            commit_hook=store.commit_hook(run.session),
+        )
+        outcome = await drive(
+            agent,
+            session,
+            stream,
+            ctx,
+            run,
+            store=store,
+            session_id=run.session,
+            max_steps=plan.max_steps,
+            single_step=plan.single_step,
+        )
+        if plan.prompt is not None:
+            await store.record_turn(run.session, model=resolved.model)
+        return outcome
 
     def _account(self, run: Run) -> None:
         """Log what the server holds after a run: the figures that would grow
@@ -218,61 +333,9 @@ class RunLifecycle:
                 len(asyncio.all_tasks()),
             )
 
-    def tools(self, state: FolderState, mode: Mode) -> WorkspaceTools:
-        s = self.settings
-        return WorkspaceTools(
-            self.folders.roots() or [state.path],
-            state.path,
-            mode,
-            self.editor,
-            command_allowlist=s.command_allowlist,
-            review=s.review,
-            journal=state.journal,
-            env=os.environ,
-        )
-
-    async def _drive(
-        self, plan: Plan, state: FolderState, info: SessionInfo, run: Run, stream: RunStream
-    ) -> Outcome:
-        try:
-            resolved = await self.provider()
-        except ProviderError as exc:
-            return Outcome(stop_reason="error", error=str(exc))
-        store = state.store
-        session: Session = await store.load(info.id)
-        resolver: ToolResolver | None = self.tools(state, plan.mode) if plan.tools else None
-        ctx = ToolContext(cwd=state.path, run_id=f"{info.id}:{run.turn}", cancel=run.signal)
-        if pending_calls(session):
-            await resume(session, resolver, stream, ctx)
-            await store.commit(info.id, session)
-        if plan.prompt is not None:
-            session.history.append(Message.user(plan.prompt))
-            await store.commit(info.id, session)
-        elif not session.history:
-            return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
-        s = self.settings
-        agent = Agent(
-            resolved.provider,
-            resolver=resolver,
-            system=plan.system or system_prompt(plan.mode, state.path),
-            params=ChatParams(
-                model=resolved.model,
-                max_tokens=s.max_tokens,
-                thinking=ThinkingEffort(s.thinking),
-            ),
-            commit_hook=store.commit_hook(info.id),
-        )
-        outcome = await drive(
-            agent,
-            session,
-            stream,
-            ctx,
-            run,
-            store=store,
-            session_id=info.id,
-            max_steps=plan.max_steps,
-            single_step=plan.single_step,
-        )
-        if plan.prompt is not None:
-            await store.record_turn(info.id, model=resolved.model)
-        return outcome
+    async def shutdown(self) -> None:
+        """Cancel every run, give them a moment to checkpoint, close the stores."""
+        self.runs.cancel()
+        with anyio.move_on_after(SHUTDOWN_WAIT):
+            await self.runs.wait_idle()
+        await self.folders.close()

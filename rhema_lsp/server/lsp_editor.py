@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from rhema_lsp.tools import EditOutcome, OpenDocument
+from rhema_lsp.tools.editor import not_landed, unmet_expectations
 from rhema_lsp.tools.positions import uri_to_path
 
 if TYPE_CHECKING:
@@ -153,32 +154,12 @@ class LspEditor:
         return await self._verify(expected)
 
     async def _verify(self, expected: Mapping[str, str | None]) -> EditOutcome:
-        watched = {
-            uri: text for uri, text in expected.items() if text is not None and self._find(uri)
-        }
-        if not watched:
-            return EditOutcome(applied=True)
-
-        def mismatched() -> list[str]:
-            wrong = []
-            for uri, text in watched.items():
-                document = self.open_document(uri)
-                if document is not None and document.text != text:
-                    wrong.append(uri)
-            return wrong
-
         try:
             async with asyncio.timeout(SYNC_WAIT), self._changed:
-                await self._changed.wait_for(lambda: not mismatched())
+                await self._changed.wait_for(lambda: not unmet_expectations(self, expected))
         except TimeoutError:
-            paths = ", ".join(str(uri_to_path(uri)) for uri in mismatched())
-            return EditOutcome(
-                applied=False,
-                reason=(
-                    f"the editor reported the edit applied, but {paths} does not hold the "
-                    "expected text (the buffer changed under it)"
-                ),
-            )
+            unmet = unmet_expectations(self, expected)
+            return not_landed(", ".join(str(uri_to_path(uri)) for uri in unmet))
         return EditOutcome(applied=True)
 
     async def confirm(self, message: str, choices: Sequence[str]) -> str | None:

@@ -44,6 +44,7 @@ class Run:
     token: ProgressToken | None = None
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     signal: CancelSignal = field(default_factory=CancelSignal)
+    finished: anyio.Event = field(default_factory=anyio.Event)
 
     @property
     def cancelled(self) -> bool:
@@ -91,6 +92,7 @@ class RunRegistry:
         self._by_token[token] = run
 
     def remove(self, run: Run) -> None:
+        run.finished.set()
         if self._by_session.get(run.session) is run:
             del self._by_session[run.session]
         if run.msg_id is not None and self._by_msg.get(run.msg_id) is run:
@@ -107,6 +109,11 @@ class RunRegistry:
             if self._idle is None:
                 self._idle = anyio.Event()
             await self._idle.wait()
+
+    async def wait_finished(self, session: str) -> None:
+        """Return once ``session`` has no run in this server."""
+        while (run := self._by_session.get(session)) is not None:
+            await run.finished.wait()
 
     def by_msg(self, msg_id: MsgId) -> Run | None:
         return self._by_msg.get(msg_id)

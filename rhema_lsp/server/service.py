@@ -1,46 +1,67 @@
-"""The contract's commands, served.
+"""The contract's commands, translated.
 
-:class:`AgentService` holds what the commands share (settings, the editor,
-the workspace folders with their stores and journals, the resolved
-provider, the running turns) and implements each command of
-``docs/protocol.md``. ``rhema.turn``, ``rhema.step`` and ``rhema.edit`` are
-plans run by :class:`~rhema_lsp.server.lifecycle.RunLifecycle`.
+:class:`AgentService` serves each command of :data:`rhema_lsp.contract.COMMANDS`
+with one handler (marked :func:`serves`): it parses nothing and owns nothing,
+only turns typed arguments into a :class:`~rhema_lsp.server.lifecycle.Plan`
+or a session operation of the :class:`~rhema_lsp.server.lifecycle.RunLifecycle`,
+and its outcome into the command's typed result. Parsing the argument object,
+dumping the result and mapping errors to JSON-RPC happen once, in
+:meth:`AgentService.execute`.
 """
 
 from __future__ import annotations
 
 import logging
-import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
 from lsprotocol import types
+from pydantic import ValidationError
 
 from rhema_lsp import __version__
-from rhema_lsp.engine import (
-    ProviderError,
-    ToolContext,
-)
-from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
-from rhema_lsp.server.args import (
+from rhema_lsp.contract import (
+    CANCEL,
+    COMMANDS,
+    DELETE_SESSION,
+    EDIT,
+    OPEN_SESSION,
+    SESSIONS,
+    STATUS,
+    STEP,
+    TURN,
+    UNDO_TURN,
+    CallSummary,
     CancelArgs,
+    CancelResult,
+    CommandSpec,
     ContextRef,
+    DeleteResult,
     EditArgs,
-    InvalidArguments,
+    EditResult,
+    OpenSessionResult,
+    ProviderStatus,
+    ResumedCalls,
     SessionArgs,
     SessionsArgs,
+    SessionSummary,
     StatusArgs,
+    StatusResult,
     StepArgs,
+    StepResult,
     TurnArgs,
+    TurnResult,
     UndoTurnArgs,
-    parse_args,
+    UndoTurnResult,
+    UsageTally,
+    command_named,
 )
+from rhema_lsp.engine import ProviderError, ToolContext, Usage
 from rhema_lsp.server.driver import Outcome
 from rhema_lsp.server.errors import BadArguments, CommandFailed
-from rhema_lsp.server.folders import FolderError, Folders
-from rhema_lsp.server.lifecycle import Plan, RunLifecycle
-from rhema_lsp.server.lsp_editor import LspEditor
+from rhema_lsp.server.folders import FolderError
+from rhema_lsp.server.lifecycle import Plan, RunLifecycle, RunReport
 from rhema_lsp.server.prompts import (
     EDIT_SYSTEM,
     ContextPiece,
@@ -48,71 +69,123 @@ from rhema_lsp.server.prompts import (
     render_context,
     strip_fence,
 )
-from rhema_lsp.server.runs import Run, RunRegistry, SessionRunningError
+from rhema_lsp.server.runs import Run, SessionRunningError
 from rhema_lsp.server.settings import Settings
-from rhema_lsp.server.stream import RunStream
 from rhema_lsp.server.undo import revert_turn
 from rhema_lsp.sessions import SessionInfo, SessionStoreError
-from rhema_lsp.tools.positions import LineIndex, minimal_edits, uri_to_path
+from rhema_lsp.tools import ToolError, WorkspaceTools
+from rhema_lsp.tools.positions import LineIndex, uri_to_path
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-__all__ = ["AgentService", "EditTargetError"]
+__all__ = ["AgentService", "Request", "serves"]
 
 logger = logging.getLogger(__name__)
 
-SHUTDOWN_WAIT = 5.0
-"""Seconds shutdown gives cancelled runs to checkpoint their sessions."""
+S = TypeVar("S", bound="AgentService")
+Handler = Callable[["AgentService", Any, "Request"], Awaitable[Any]]
 
 
-MsgId = int | str | None
+@dataclass(frozen=True, slots=True)
+class Request:
+    """The JSON-RPC request a command arrived in: its id (for
+    ``$/cancelRequest``) and the client's progress token."""
+
+    msg_id: int | str | None = None
+    token: int | str | None = None
 
 
-class EditTargetError(ValueError):
-    """``rhema.edit`` names a document outside the workspace or unreadable."""
+_HANDLERS: dict[str, Handler] = {}
+
+
+def serves(spec: CommandSpec[Any]) -> Callable[[Handler], Handler]:
+    """Mark a method of :class:`AgentService` as the handler of ``spec``."""
+
+    def register(handler: Handler) -> Handler:
+        if spec.name in _HANDLERS:
+            raise RuntimeError(f"{spec.name} has two handlers")
+        _HANDLERS[spec.name] = handler
+        return handler
+
+    return register
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for item in error.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "argument"
+        problems.append(f"`{where}` {item['msg'].lower()}")
+    return "; ".join(problems)
+
+
+def _argument_object(name: str, arguments: list[Any] | None) -> Any:
+    if not arguments:
+        return {}
+    if len(arguments) > 1:
+        raise BadArguments(f"{name}: expected one argument object, got {len(arguments)}")
+    raw = arguments[0]
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise BadArguments(f"{name}: the argument must be an object with camelCase keys")
+    return raw
+
+
+def _tally(usage: Usage) -> UsageTally:
+    return UsageTally(input=usage.input, output=usage.output)
 
 
 class AgentService:
-    """Everything the commands share, and the commands themselves."""
+    """Serves the contract's commands on a :class:`RunLifecycle`."""
 
     def __init__(self, server: LanguageServer) -> None:
-        self.server = server
-        self.settings = Settings()
-        self.editor = LspEditor(server)
-        self.folders = Folders(server)
-        self.runs = RunRegistry()
-        self._provider: ResolvedProvider | None = None
-        self._provider_key: ProviderSettings | None = None
-        self.lifecycle = RunLifecycle(
-            server, self.editor, self.folders, self.runs, lambda: self.settings, self.provider
-        )
+        missing = [spec.name for spec in COMMANDS if spec.name not in _HANDLERS]
+        if missing:
+            raise RuntimeError(f"no handler for {', '.join(missing)}")
+        self.lifecycle = RunLifecycle(server)
 
-    # -- shared pieces -------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        return self.lifecycle.settings
 
     def update_settings(self, settings: Settings) -> None:
-        """Adopt new settings; the provider is resolved again on next use."""
-        self.settings = settings
+        """Adopt new settings."""
+        self.lifecycle.update_settings(settings)
 
-    def _provider_settings(self) -> ProviderSettings:
-        s = self.settings
-        return ProviderSettings(
-            provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
-        )
+    async def execute(self, name: str, arguments: list[Any] | None, request: Request) -> Any:
+        """Run one contract command with its raw arguments; the result as JSON.
 
-    async def provider(self) -> ResolvedProvider:
-        """The provider the settings name, resolved once per settings."""
-        wanted = self._provider_settings()
-        if self._provider is None or self._provider_key != wanted:
-            self._provider = await resolve_provider(wanted)
-            self._provider_key = wanted
-        return self._provider
+        Raises
+        ------
+        BadArguments
+            No such command, or the arguments do not validate or name
+            nothing usable.
+        CommandFailed
+            The command cannot be served now (unknown or busy session, ...).
+        """
+        spec = command_named(name)
+        if spec is None:
+            raise BadArguments(f"unknown command {name!r}")
+        try:
+            args = spec.parse(_argument_object(name, arguments))
+        except ValidationError as exc:
+            raise BadArguments(f"{name}: {_describe(exc)}") from exc
+        try:
+            result = await _HANDLERS[name](self, args, request)
+        except FolderError as exc:
+            raise BadArguments(str(exc)) from exc
+        except (SessionRunningError, SessionStoreError) as exc:
+            raise CommandFailed(str(exc)) from exc
+        return spec.dump(result)
+
+    # -- translating arguments -------------------------------------------------
 
     def _context(self, refs: list[ContextRef]) -> list[ContextPiece]:
-        encoding = self.editor.position_encoding
+        encoding = self.lifecycle.editor.position_encoding
         pieces = []
         for ref in refs:
-            document = self.editor.open_document(ref.uri)
+            document = self.lifecycle.editor.open_document(ref.uri)
             path = uri_to_path(ref.uri)
             if document is not None:
                 text = document.text
@@ -126,71 +199,20 @@ class AgentService:
                 index = LineIndex(text, encoding)
                 start = index.offset(types.Position(**ref.range.start.model_dump()))
                 end = index.offset(types.Position(**ref.range.end.model_dump()))
-            pieces.append(ContextPiece(path=self._display(path), text=text, start=start, end=end))
+            shown = self.lifecycle.folders.display(path)
+            pieces.append(ContextPiece(path=shown, text=text, start=start, end=end))
         return pieces
-
-    def _display(self, path: Path) -> str:
-        real = Path(os.path.realpath(path))
-        for root in self.folders.roots():
-            if root in real.parents:
-                return str(real.relative_to(root))
-        return str(path)
-
-    # -- commands --------------------------------------------------------------
-
-    async def execute(
-        self, command: str, arguments: list[Any] | None, msg_id: MsgId, token: MsgId
-    ) -> Any:
-        """Run one contract command with its raw arguments.
-
-        Raises
-        ------
-        BadArguments
-            The arguments do not validate or name nothing usable.
-        CommandFailed
-            The command cannot be served now (unknown or busy session, ...).
-        """
-        try:
-            return await self._dispatch(command, arguments, msg_id, token)
-        except (InvalidArguments, FolderError, EditTargetError) as exc:
-            raise BadArguments(str(exc)) from exc
-        except (SessionRunningError, SessionStoreError) as exc:
-            raise CommandFailed(str(exc)) from exc
-
-    async def _dispatch(
-        self, command: str, arguments: list[Any] | None, msg_id: MsgId, token: MsgId
-    ) -> Any:
-        match command:
-            case "rhema.turn":
-                return await self.turn(parse_args(command, TurnArgs, arguments), msg_id, token)
-            case "rhema.step":
-                return await self.step(parse_args(command, StepArgs, arguments), msg_id, token)
-            case "rhema.cancel":
-                return self.cancel(parse_args(command, CancelArgs, arguments))
-            case "rhema.sessions":
-                return await self.sessions(parse_args(command, SessionsArgs, arguments))
-            case "rhema.openSession":
-                return await self.open_session(parse_args(command, SessionArgs, arguments))
-            case "rhema.deleteSession":
-                return await self.delete_session(parse_args(command, SessionArgs, arguments))
-            case "rhema.edit":
-                return await self.edit(parse_args(command, EditArgs, arguments), msg_id, token)
-            case "rhema.undoTurn":
-                return await self.undo_turn(parse_args(command, UndoTurnArgs, arguments))
-            case "rhema.status":
-                parse_args(command, StatusArgs, arguments)
-                return await self.status()
-        raise BadArguments(f"unknown command {command!r}")
 
     async def _folder_for(
         self, folder: str | None, refs: list[ContextRef], session: str | None
     ) -> Path:
         """The folder of ``session`` when one is named, else as ``folder`` and
         the context say."""
+        folders = self.lifecycle.folders
         if session is None:
-            return self.folders.resolve(folder, [ref.uri for ref in refs])
-        state = await self.folders.find(session, self.settings.session_store)
-        if folder is not None and self.folders.resolve(folder, []) != state.path:
+            return folders.resolve(folder, [ref.uri for ref in refs])
+        state = await self.lifecycle.state_of(session)
+        if folder is not None and folders.resolve(folder, []) != state.path:
             raise FolderError(f"`folder` {folder} is not the folder of session {session}")
         return state.path
 
@@ -199,25 +221,33 @@ class AgentService:
             return prompt
         return f"{prompt}\n\n{render_context(self._context(refs))}"
 
-    async def turn(
-        self, args: TurnArgs, msg_id: int | str | None, token: int | str | None
-    ) -> dict[str, Any]:
-        folder = await self._folder_for(args.folder, args.context, args.session)
+    # -- commands --------------------------------------------------------------
+
+    @serves(TURN)
+    async def turn(self, args: TurnArgs, request: Request) -> TurnResult:
         plan = Plan(
-            folder=folder,
+            folder=await self._folder_for(args.folder, args.context, args.session),
             session=args.session,
             mode=args.mode or self.settings.mode,
             max_steps=args.max_steps or self.settings.max_steps,
             prompt=self._prompt_with_context(args.prompt, args.context),
             title=args.prompt,
         )
-        result = await self.lifecycle.run(plan, msg_id=msg_id, token=token)
-        result.pop("toolCalls")
-        return result
+        report: RunReport[None] = await self.lifecycle.run(
+            plan, msg_id=request.msg_id, token=request.token
+        )
+        outcome = report.outcome
+        return TurnResult(
+            session=report.session,
+            turn=report.turn,
+            stop_reason=outcome.stop_reason,
+            text=outcome.text,
+            steps=outcome.steps,
+            usage=_tally(outcome.usage),
+        )
 
-    async def step(
-        self, args: StepArgs, msg_id: int | str | None, token: int | str | None
-    ) -> dict[str, Any]:
+    @serves(STEP)
+    async def step(self, args: StepArgs, request: Request) -> StepResult:
         if args.session is None and args.prompt is None:
             raise FolderError("`prompt` is required to start a new session")
         plan = Plan(
@@ -231,179 +261,157 @@ class AgentService:
             title=args.prompt or "",
             single_step=True,
         )
-        result = await self.lifecycle.run(plan, msg_id=msg_id, token=token)
-        result.pop("steps")
-        return result
+        report: RunReport[None] = await self.lifecycle.run(
+            plan, msg_id=request.msg_id, token=request.token
+        )
+        outcome = report.outcome
+        return StepResult(
+            session=report.session,
+            turn=report.turn,
+            stop_reason=outcome.stop_reason,
+            text=outcome.text,
+            tool_calls=[
+                CallSummary(id=c.id, name=c.name, is_error=c.is_error) for c in outcome.tool_calls
+            ],
+            usage=_tally(outcome.usage),
+        )
 
-    def cancel(self, args: CancelArgs) -> dict[str, Any]:
-        return {"cancelled": self.runs.cancel(args.session)}
+    @serves(CANCEL)
+    async def cancel(self, args: CancelArgs, request: Request) -> CancelResult:
+        return CancelResult(cancelled=self.lifecycle.runs.cancel(args.session))
 
-    async def sessions(self, args: SessionsArgs) -> list[dict[str, Any]]:
-        folders = [self.folders.resolve(args.folder, [])] if args.folder else self.folders.roots()
+    @serves(SESSIONS)
+    async def sessions(self, args: SessionsArgs, request: Request) -> list[SessionSummary]:
+        folders = self.lifecycle.folders
+        roots = [folders.resolve(args.folder, [])] if args.folder else folders.roots()
         listed: list[SessionInfo] = []
-        for folder in folders:
-            state = await self.folders.state(folder, self.settings.session_store)
+        for folder in roots:
+            state = await folders.state(folder, self.settings.session_store)
             for info in await state.store.list():
-                self.folders.remember(info.id, folder)
+                folders.remember(info.id, folder)
                 listed.append(info)
         listed.sort(key=lambda info: info.updated_at, reverse=True)
         return [
-            {
-                "session": info.id,
-                "folder": info.folder,
-                "title": info.title,
-                "createdAt": info.created_at,
-                "updatedAt": info.updated_at,
-                "turns": info.turns,
-                "running": info.running or self.runs.is_running(info.id),
-            }
+            SessionSummary(
+                session=info.id,
+                folder=info.folder,
+                title=info.title,
+                created_at=info.created_at,
+                updated_at=info.updated_at,
+                turns=info.turns,
+                running=info.running or self.lifecycle.runs.is_running(info.id),
+            )
             for info in listed
         ]
 
-    async def open_session(self, args: SessionArgs) -> dict[str, Any]:
-        state = await self.folders.find(args.session, self.settings.session_store)
-        info = await state.store.info(args.session)
-        resolver = self.lifecycle.tools(state, self.settings.mode)
-        stream = RunStream(
-            self.lifecycle.send_event,
-            session=info.id,
-            turn=info.turns,
-            next_seq=self.lifecycle.next_seq(info.id),
+    @serves(OPEN_SESSION)
+    async def open_session(self, args: SessionArgs, request: Request) -> OpenSessionResult:
+        opened = await self.lifecycle.open_session(args.session)
+        return OpenSessionResult(
+            session=opened.info.id,
+            folder=opened.info.folder,
+            title=opened.info.title,
+            messages=opened.session.history,
+            resumed=ResumedCalls(
+                rerun=opened.resumed.rerun, interrupted=opened.resumed.interrupted
+            ),
         )
-        ctx = ToolContext(cwd=state.path, run_id=f"{info.id}:{info.turns}")
-        if self.runs.is_running(info.id):
-            session = await state.store.load(info.id)
-            rerun: list[str] = []
-            interrupted: list[str] = []
-        else:
-            async with state.store.lease(info.id):
-                session, report = await state.store.open_and_resume(info.id, resolver, stream, ctx)
-            rerun, interrupted = report.rerun, report.interrupted
-        stream.close()
-        return {
-            "session": info.id,
-            "folder": info.folder,
-            "title": info.title,
-            "messages": [message.model_dump(mode="json") for message in session.history],
-            "resumed": {"rerun": rerun, "interrupted": interrupted},
-        }
 
-    async def delete_session(self, args: SessionArgs) -> dict[str, Any]:
-        state = await self.folders.find(args.session, self.settings.session_store)
-        if self.runs.is_running(args.session):
-            self.runs.cancel(args.session)
-        async with state.store.lease(args.session):
-            pass
-        deleted = await state.store.delete(args.session)
-        self.lifecycle.forget(args.session)
-        return {"deleted": deleted}
+    @serves(DELETE_SESSION)
+    async def delete_session(self, args: SessionArgs, request: Request) -> DeleteResult:
+        return DeleteResult(deleted=await self.lifecycle.delete_session(args.session))
 
-    async def undo_turn(self, args: UndoTurnArgs) -> dict[str, Any]:
-        state = await self.folders.find(args.session, self.settings.session_store)
+    @serves(UNDO_TURN)
+    async def undo_turn(self, args: UndoTurnArgs, request: Request) -> UndoTurnResult:
+        state = await self.lifecycle.state_of(args.session)
         info = await state.store.info(args.session)
         turn = args.turn or info.turns
-        return await revert_turn(
-            self.editor, state.journal, f"{info.id}:{turn}", label=f"rhema: undo turn {turn}"
+        reverted, conflicts = await revert_turn(
+            self.lifecycle.editor,
+            state.journal,
+            f"{info.id}:{turn}",
+            label=f"rhema: undo turn {turn}",
         )
+        return UndoTurnResult(reverted=reverted, conflicts=conflicts)
 
-    async def edit(
-        self, args: EditArgs, msg_id: int | str | None, token: int | str | None
-    ) -> dict[str, Any]:
-        path = Path(os.path.realpath(uri_to_path(args.uri)))  # noqa: ASYNC240
-        folder = self.folders.resolve(None, [args.uri])
-        if folder != path and folder not in path.parents:
-            raise EditTargetError(f"`uri` {args.uri} is outside every workspace folder")
-        pieces = self._context([ContextRef(uri=args.uri, range=args.range)])
-        piece = pieces[0]
+    @serves(EDIT)
+    async def edit(self, args: EditArgs, request: Request) -> EditResult:
+        folders = self.lifecycle.folders
+        folder = folders.resolve(None, [args.uri])
+        if folders.root_of(uri_to_path(args.uri)) is None:
+            raise FolderError(f"`uri` {args.uri} is outside every workspace folder")
+        piece = self._context([ContextRef(uri=args.uri, range=args.range)])[0]
         assert piece.start is not None and piece.end is not None
-        before = self.editor.open_document(args.uri)
-        selected = piece.text[piece.start : piece.end]
+        before = self.lifecycle.editor.open_document(args.uri)
+        if args.session is not None:
+            folder = (await self.lifecycle.state_of(args.session)).path
         plan = Plan(
             folder=folder,
             session=args.session,
             mode="edit",
             max_steps=1,
-            prompt=edit_prompt(args.instruction, piece, selected),
+            prompt=edit_prompt(args.instruction, piece, piece.text[piece.start : piece.end]),
             title=f"Edit: {args.instruction}",
             single_step=True,
             system=EDIT_SYSTEM,
             tools=False,
         )
-        if args.session is not None:
-            plan.folder = (await self.folders.find(args.session, self.settings.session_store)).path
 
-        async def finish(outcome: Outcome, run: Run) -> dict[str, Any]:
+        async def finish(outcome: Outcome, run: Run, tools: WorkspaceTools) -> bool:
+            assert piece.start is not None and piece.end is not None
             replacement = strip_fence(outcome.text)
             new_text = piece.text[: piece.start] + replacement + piece.text[piece.end :]
-            applied = await self._apply_rewrite(
-                args.uri, piece.text, new_text, before.version if before else None, run
-            )
-            return {"applied": applied}
+            ctx = ToolContext(cwd=folder, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
+            try:
+                await tools.editing.replace_text(
+                    ctx,
+                    "edit",
+                    str(uri_to_path(args.uri)),
+                    old=piece.text,
+                    version=before.version if before else None,
+                    is_open=before is not None,
+                    new=new_text,
+                    tool="edit selection",
+                )
+            except ToolError as exc:
+                logger.info("rhema.edit not applied: %s", exc)
+                return False
+            return True
 
-        result = await self.lifecycle.run(plan, msg_id=msg_id, token=token, finish=finish)
-        result.setdefault("applied", False)
-        return {"session": result["session"], "applied": result["applied"], **_brief(result)}
+        report = await self.lifecycle.run(
+            plan, msg_id=request.msg_id, token=request.token, finish=finish
+        )
+        outcome = report.outcome
+        return EditResult(
+            session=report.session,
+            applied=bool(report.finished),
+            stop_reason=outcome.stop_reason,
+            text=outcome.text,
+            usage=_tally(outcome.usage),
+        )
 
-    async def _apply_rewrite(
-        self, uri: str, old: str, new: str, version: int | None, run: Run
-    ) -> bool:
-        current = self.editor.open_document(uri)
-        if current is not None and (current.text != old or current.version != version):
-            return False
-        edits = minimal_edits(old, new, self.editor.position_encoding)
-        if self.editor.supports_document_changes:
-            edit = types.WorkspaceEdit(
-                document_changes=[
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(
-                            uri=uri, version=version
-                        ),
-                        edits=list(edits),
-                    )
-                ]
-            )
-        else:
-            edit = types.WorkspaceEdit(changes={uri: list(edits)})
-        outcome = await self.editor.apply_edit(edit, "rhema: edit selection", {uri: new})
-        if outcome.applied:
-            state = await self.folders.state(
-                self.folders.resolve(None, [uri]), self.settings.session_store
-            )
-            state.journal.record(f"{run.session}:{run.turn}", "edit", uri, old, new, "edit")
-        return bool(outcome.applied)
-
-    async def status(self) -> dict[str, Any]:
+    @serves(STATUS)
+    async def status(self, args: StatusArgs, request: Request) -> StatusResult:
         try:
-            resolved = await self.provider()
-            provider: dict[str, Any] = {
-                "name": resolved.name,
-                "model": resolved.model,
-                "baseUrl": resolved.base_url,
-                "source": resolved.source,
-            }
+            resolved = await self.lifecycle.provider()
+            provider = ProviderStatus(
+                name=resolved.name,
+                model=resolved.model,
+                base_url=resolved.base_url,
+                source=resolved.source,
+            )
         except ProviderError as exc:
-            provider = {
-                "name": None,
-                "model": None,
-                "baseUrl": None,
-                "source": None,
-                "error": str(exc),
-            }
-        return {
-            "version": __version__,
-            "provider": provider,
-            "folders": [str(root) for root in self.folders.roots()],
-            "mode": self.settings.mode,
-            "running": self.runs.sessions(),
-        }
+            provider = ProviderStatus(
+                name=None, model=None, base_url=None, source=None, error=str(exc)
+            )
+        return StatusResult(
+            version=__version__,
+            provider=provider,
+            folders=[str(root) for root in self.lifecycle.folders.roots()],
+            mode=self.settings.mode,
+            running=self.lifecycle.runs.sessions(),
+        )
 
     async def shutdown(self) -> None:
         """Cancel every run, give them a moment to checkpoint, close the stores."""
-        self.runs.cancel()
-        with anyio.move_on_after(SHUTDOWN_WAIT):
-            await self.runs.wait_idle()
-        await self.folders.close()
-
-
-def _brief(result: dict[str, Any]) -> dict[str, Any]:
-    return {"stopReason": result["stopReason"], "text": result["text"], "usage": result["usage"]}
+        await self.lifecycle.shutdown()

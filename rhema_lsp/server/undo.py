@@ -11,7 +11,6 @@ conflict and left alone.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from lsprotocol import types
 
@@ -76,13 +75,13 @@ def _revert_ops(
 
 async def revert_turn(
     editor: Editor, journal: EditJournal, turn_id: str, *, label: str
-) -> dict[str, Any]:
+) -> tuple[list[str], list[str]]:
     """Revert the changes of ``turn_id`` that the user has not touched since.
 
     Returns
     -------
-    dict
-        ``{"reverted": [uri], "conflicts": [uri]}`` as the contract spells it.
+    tuple
+        The URIs reverted, and the URIs left alone as conflicts.
     """
     reverted: list[str] = []
     conflicts: list[str] = []
@@ -113,4 +112,4 @@ async def revert_turn(
         if not outcome.applied:
             conflicts.extend(reverted)
             reverted = []
-    return {"reverted": reverted, "conflicts": conflicts}
+    return reverted, conflicts

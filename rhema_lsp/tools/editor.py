@@ -19,7 +19,15 @@ from typing import Literal, Protocol
 
 from lsprotocol.types import WorkspaceEdit
 
-__all__ = ["ConfirmCallback", "EditOutcome", "Editor", "Mode", "OpenDocument"]
+__all__ = [
+    "ConfirmCallback",
+    "EditOutcome",
+    "Editor",
+    "Mode",
+    "OpenDocument",
+    "not_landed",
+    "unmet_expectations",
+]
 
 Mode = Literal["ask", "edit", "agent"]
 """Which tool set the model is offered: read-only, plus edits, plus commands."""
@@ -107,12 +115,39 @@ class Editor(Protocol):
         """Apply ``edit``, labelled ``label`` for the user.
 
         ``expected`` maps each touched URI to the full text it should hold
-        afterwards (``None``: it should not exist); implementations verify it
-        where they can, since some editors report success for an edit they
-        skipped.
+        afterwards (``None``: it should not exist). ``applied`` means every
+        touched open document holds its expected text: implementations
+        verify it (some editors report success for an edit they skipped),
+        and callers rely on it rather than checking again.
         """
         ...
 
     async def confirm(self, message: str, choices: Sequence[str]) -> str | None:
         """Ask the user; the chosen entry of ``choices``, or ``None`` if dismissed."""
         ...
+
+
+def unmet_expectations(editor: Editor, expected: Mapping[str, str | None]) -> list[str]:
+    """The URIs of open documents that do not hold their ``expected`` text:
+    the one applied-edit check, which each :class:`Editor` facing a client
+    that may answer ``applied`` for an edit it skipped runs before saying so."""
+    wrong = []
+    for uri, text in expected.items():
+        if text is None:
+            continue
+        document = editor.open_document(uri)
+        if document is not None and document.text != text:
+            wrong.append(uri)
+    return wrong
+
+
+def not_landed(shown: str) -> EditOutcome:
+    """The outcome of an edit reported applied whose documents (``shown``)
+    do not hold the expected text."""
+    return EditOutcome(
+        applied=False,
+        reason=(
+            f"the editor reported the edit applied, but {shown} does not hold the expected "
+            "text: the edit did not land (the buffer changed under it)"
+        ),
+    )

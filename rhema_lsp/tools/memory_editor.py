@@ -10,9 +10,9 @@ open live on disk below ``roots``), it adds what tests need to provoke:
   applied, to type between the tool's read and its apply;
 - :attr:`MemoryEditor.reject` — the editor answering ``applied: false``;
 - :attr:`MemoryEditor.skip_stale` — Neovim's behaviour of skipping a
-  document whose version is stale yet answering ``applied: true`` (no
-  verification of ``expected`` is done then, so the caller's own check is
-  what catches it);
+  document whose version is stale yet answering ``applied: true``, caught
+  as the LSP editor catches it, by the one applied-edit check
+  (:func:`~rhema_lsp.tools.editor.unmet_expectations`);
 - a record of every edit received (:attr:`MemoryEditor.received`) and of
   every confirmation asked (:attr:`MemoryEditor.asked`), answered with
   :attr:`MemoryEditor.answer`.
@@ -27,7 +27,7 @@ from pathlib import Path
 from lsprotocol.types import TextDocumentEdit, WorkspaceEdit
 
 from rhema_lsp.tools.disk_editor import DiskEditor, StaleDocument, _Buffer
-from rhema_lsp.tools.editor import EditOutcome
+from rhema_lsp.tools.editor import EditOutcome, not_landed, unmet_expectations
 
 __all__ = ["MemoryEditor", "ReceivedEdit"]
 
@@ -123,7 +123,10 @@ class MemoryEditor(DiskEditor):
                 label,
                 {},
             )
-            return EditOutcome(True) if outcome.applied else outcome
+            if not outcome.applied:
+                return outcome
+            unmet = unmet_expectations(self, expected)
+            return not_landed(", ".join(unmet)) if unmet else EditOutcome(True)
         return await super().apply_edit(edit, label, expected)
 
     def _is_stale(self, change: TextDocumentEdit) -> bool:

@@ -10,15 +10,16 @@ import sys
 
 import pytest
 
-LAYERS = ["engine", "providers", "tools", "sessions", "server", "headless", "cli"]
+LAYERS = ["engine", "contract", "providers", "tools", "sessions", "server", "headless", "cli"]
 ALLOWED = {
     "engine": set(),
+    "contract": {"engine"},
     "providers": {"engine"},
     "tools": {"engine"},
     "sessions": {"engine"},
-    "server": {"engine", "providers", "tools", "sessions"},
-    "headless": {"engine", "tools"},
-    "cli": {"engine", "providers", "tools", "sessions", "server", "headless"},
+    "server": {"engine", "contract", "providers", "tools", "sessions"},
+    "headless": {"engine", "contract", "tools"},
+    "cli": {"engine", "contract", "providers", "tools", "sessions", "server", "headless"},
 }
 
 

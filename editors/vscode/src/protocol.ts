@@ -2,187 +2,55 @@
  * The editor contract of rhema-lsp, as TypeScript types (see docs/protocol.md).
  *
  * Commands go out as `workspace/executeCommand` with one camelCase argument
- * object; streaming comes back as `rhema/event` notifications. This module is
- * vocabulary only: no `vscode` import, so unit tests can load it in plain Node.
+ * object; streaming comes back as `rhema/event` notifications. The types are
+ * generated from the server's typed contract into `./contract` (checked by the
+ * test command); this module names them for the extension and adds the
+ * guards. Vocabulary only: no `vscode` import, so unit tests can load it in
+ * plain Node.
  */
 
-/** Server-side `workspace/executeCommand` ids (never registered as VS Code commands). */
-export const ServerCommand = {
-  turn: 'rhema.turn',
-  step: 'rhema.step',
-  cancel: 'rhema.cancel',
-  sessions: 'rhema.sessions',
-  openSession: 'rhema.openSession',
-  deleteSession: 'rhema.deleteSession',
-  edit: 'rhema.edit',
-  undoTurn: 'rhema.undoTurn',
-  status: 'rhema.status',
-} as const;
-export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
+import type {
+  ContextRef,
+  Message,
+  Position,
+  Range,
+  StatusResult,
+  TurnArgs,
+  TurnResult,
+  UndoTurnResult,
+  UsageTally,
+} from './contract';
 
-/** The `rhema/event` notification method. */
-export const EVENT_METHOD = 'rhema/event';
+export { EVENT_METHOD, ServerCommand } from './contract';
+export type {
+  CancelResult,
+  CommandTypes,
+  EditArgs,
+  EditResult,
+  Message,
+  OpenSessionResult,
+  Position,
+  ProviderStatus,
+  Range,
+  RhemaEvent,
+  RhemaEventParams,
+  ServerCommandId,
+  SessionSummary,
+  StatusResult,
+  StepArgs,
+  StepResult,
+  TurnArgs,
+  TurnResult,
+  UndoTurnArgs,
+} from './contract';
 
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'max_steps' | 'cancelled' | 'error';
-export type Mode = 'ask' | 'edit' | 'agent';
-
-export interface Usage {
-  input: number;
-  output: number;
-}
-
-export interface Position {
-  line: number;
-  character: number;
-}
-
-export interface Range {
-  start: Position;
-  end: Position;
-}
-
-export interface ContextItem {
-  uri: string;
-  range?: Range;
-}
-
-export interface TurnArgs {
-  prompt: string;
-  folder?: string;
-  session?: string;
-  context?: ContextItem[];
-  mode?: Mode;
-  maxSteps?: number;
-}
-
-export interface TurnResult {
-  session: string;
-  turn: number;
-  stopReason: StopReason;
-  text: string;
-  steps: number;
-  usage: Usage;
-}
-
-export interface StepArgs {
-  session?: string;
-  prompt?: string;
-  folder?: string;
-  context?: ContextItem[];
-  mode?: Mode;
-}
-
-export interface StepResult {
-  session: string;
-  turn: number;
-  stopReason: StopReason;
-  text: string;
-  toolCalls: { id: string; name: string; isError: boolean }[];
-  usage: Usage;
-}
-
-export interface CancelResult {
-  cancelled: string[];
-}
-
-export interface SessionSummary {
-  session: string;
-  folder: string;
-  title: string;
-  createdAt: string;
-  updatedAt: string;
-  turns: number;
-  running: boolean;
-}
-
+export type StopReason = TurnResult['stopReason'];
+export type Mode = NonNullable<TurnArgs['mode']>;
+export type Usage = UsageTally;
+export type ContextItem = ContextRef;
+export type UndoResult = UndoTurnResult;
 /** One part of a stored message (the engine's JSON form). */
-export type MessagePart =
-  | { type: 'text'; text: string }
-  | { type: 'thinking'; text: string; signature?: string | null }
-  | { type: 'tool_call'; id: string; name: string; args: unknown; raw_args?: string | null }
-  | { type: 'tool_result'; id: string; content: string; is_error: boolean; code?: string | number | null };
-
-/** One message of a session's history, as `rhema.openSession` returns it. */
-export interface Message {
-  role: 'user' | 'assistant' | 'tool';
-  content: MessagePart[];
-}
-
-export interface OpenSessionResult {
-  session: string;
-  folder: string;
-  title: string;
-  messages: Message[];
-  resumed: { rerun: string[]; interrupted: string[] };
-}
-
-export interface EditArgs {
-  uri: string;
-  range: Range;
-  instruction: string;
-  session?: string;
-}
-
-export interface EditResult {
-  session: string;
-  applied: boolean;
-  stopReason: StopReason;
-  text: string;
-  usage: Usage;
-}
-
-export interface UndoTurnArgs {
-  session: string;
-  /** Which turn (1-based); none: the last. */
-  turn?: number;
-}
-
-export interface UndoResult {
-  reverted: string[];
-  conflicts: string[];
-}
-
-/** The resolved provider; every field is null and `error` says why when none resolved. */
-export interface ProviderStatus {
-  name: string | null;
-  model: string | null;
-  baseUrl: string | null;
-  source: string | null;
-  error?: string;
-}
-
-export interface StatusResult {
-  version: string;
-  provider: ProviderStatus;
-  folders: string[];
-  mode: Mode;
-  /** Sessions with a run in flight. */
-  running: string[];
-}
-
-/** One `event` of a `rhema/event` notification, discriminated by `type`. */
-export type RhemaEvent =
-  | { type: 'step_start'; iteration: number }
-  | { type: 'thinking_delta'; text: string }
-  | { type: 'text_delta'; text: string }
-  | { type: 'tool_call_start'; id: string; name: string }
-  | { type: 'tool_call_args_delta'; id: string; delta: string }
-  | { type: 'tool_output_delta'; id: string; chunk: string }
-  | { type: 'tool_status'; id: string; status: string }
-  | { type: 'tool_result'; id: string; name: string; content: string; isError: boolean; code?: string | number | null }
-  | { type: 'usage'; input: number; output: number }
-  | { type: 'retry_wait'; error: string; delaySeconds: number; attempt: number; total: number }
-  | { type: 'step_end'; usage: Usage; stopReason: StopReason }
-  | { type: 'turn_end'; stopReason: StopReason; text: string; steps: number; usage: Usage }
-  | { type: 'error'; message: string };
-
-/** Params of the `rhema/event` notification. */
-export interface RhemaEventParams {
-  session: string;
-  turn: number;
-  seq: number;
-  event: RhemaEvent;
-}
+export type MessagePart = Message['content'][number];
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

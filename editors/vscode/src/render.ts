@@ -154,7 +154,7 @@ export class RunRenderer {
         return;
       }
       case 'tool_status':
-        this.call(event.id).status = event.status;
+        this.call(event.id).status = event.status.activity;
         return;
       case 'tool_result':
         this.toolResult(event);

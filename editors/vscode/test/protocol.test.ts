@@ -29,7 +29,7 @@ describe('asTurnArgs', () => {
 describe('statusSummary', () => {
   const base: StatusResult = {
     version: '0.1.0',
-    provider: { name: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1', source: 'custom baseUrl (openai), no key' },
+    provider: { name: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1', source: 'custom baseUrl (openai), no key', error: null },
     folders: ['/w'],
     mode: 'edit',
     running: [],

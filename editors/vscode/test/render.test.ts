@@ -66,7 +66,7 @@ describe('RunRenderer', () => {
       { type: 'tool_call_start', id: 'c1', name: 'read_file' },
       { type: 'tool_call_args_delta', id: 'c1', delta: '{"path": "src/' },
       { type: 'tool_call_args_delta', id: 'c1', delta: 'app.py"}' },
-      { type: 'tool_result', id: 'c1', name: 'read_file', content: 'print(1)', isError: false },
+      { type: 'tool_result', id: 'c1', name: 'read_file', content: 'print(1)', isError: false, code: null },
       { type: 'tool_call_start', id: 'c2', name: 'edit_file' },
       { type: 'tool_call_args_delta', id: 'c2', delta: '{"path":"a.py","old_text":"x","new_text":"y"}' },
       {
@@ -75,11 +75,11 @@ describe('RunRenderer', () => {
         name: 'edit_file',
         content: 'old_text not found in a.py\nRe-read the file.',
         isError: true,
-        code: 'not_found',
+        code: 2,
       },
       { type: 'tool_call_start', id: 'c3', name: 'rename_path' },
       { type: 'tool_call_args_delta', id: 'c3', delta: '{"from":"a.py","to":"b.py"}' },
-      { type: 'tool_result', id: 'c3', name: 'rename_path', content: 'ok', isError: false },
+      { type: 'tool_result', id: 'c3', name: 'rename_path', content: 'ok', isError: false, code: null },
     ]);
     assert.equal(
       sink.text,
@@ -87,7 +87,7 @@ describe('RunRenderer', () => {
         '▶ Ask: hello',
         'Let me look.',
         '🔧 read_file src/app.py ✓',
-        '🔧 edit_file a.py ✗ (code not_found): old_text not found in a.py …',
+        '🔧 edit_file a.py ✗ (code 2): old_text not found in a.py …',
         '🔧 rename_path a.py → b.py ✓',
         '',
       ].join('\n'),
@@ -98,7 +98,7 @@ describe('RunRenderer', () => {
     const { sink } = render([
       { type: 'tool_call_start', id: 'c1', name: 'run_command' },
       { type: 'tool_call_args_delta', id: 'c1', delta: '{"command":"pytest -q"}' },
-      { type: 'tool_status', id: 'c1', status: 'approved' },
+      { type: 'tool_status', id: 'c1', status: { activity: 'approved', spent: null } },
       { type: 'tool_output_delta', id: 'c1', chunk: '..F\n' },
       { type: 'tool_output_delta', id: 'c1', chunk: '1 failed' },
       { type: 'tool_result', id: 'c1', name: 'run_command', content: '..F\n1 failed', isError: true, code: 1 },
@@ -164,7 +164,7 @@ describe('RunRenderer', () => {
     const { sink, renderer } = render([
       { type: 'step_start', iteration: 1 },
       { type: 'text_delta', text: 'Once upon' },
-      { type: 'step_end', usage: { input: 10, output: 2 }, stopReason: 'cancelled' },
+      { type: 'step_end', usage: { input: 10, output: 2 }, stopReason: 'end_turn' },
       { type: 'turn_end', stopReason: 'cancelled', text: 'Once upon', steps: 1, usage: { input: 10, output: 2 } },
     ]);
     renderer.finish({ stopReason: 'cancelled', usage: { input: 10, output: 2 }, steps: 1 });
@@ -202,18 +202,18 @@ describe('helpers', () => {
       {
         role: 'assistant',
         content: [
-          { type: 'thinking', text: 'Read first.\nThen edit.', signature: null },
+          { type: 'thinking', text: 'Read first.\nThen edit.', signature: null, provider_data: null },
           { type: 'text', text: 'Done.' },
-          { type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' }, raw_args: '{"path":"a.py"}' },
-          { type: 'tool_call', id: 'c2', name: 'read_file', args: { path: 'b.py' }, raw_args: null },
-          { type: 'tool_call', id: 'c3', name: 'run_command', args: { command: 'make' }, raw_args: null },
+          { type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' }, raw_args: '{"path":"a.py"}', provider_data: null },
+          { type: 'tool_call', id: 'c2', name: 'read_file', args: { path: 'b.py' }, raw_args: null, provider_data: null },
+          { type: 'tool_call', id: 'c3', name: 'run_command', args: { command: 'make' }, raw_args: null, provider_data: null },
         ],
       },
       {
         role: 'tool',
         content: [
           { type: 'tool_result', id: 'c1', content: 'ok', is_error: false, code: null },
-          { type: 'tool_result', id: 'c2', content: 'no such file\nat all', is_error: true, code: 'not_found' },
+          { type: 'tool_result', id: 'c2', content: 'no such file\nat all', is_error: true, code: 2 },
         ],
       },
       { role: 'assistant', content: [{ type: 'text', text: 'All good.' }] },

@@ -119,7 +119,7 @@ async def test_neovim_applied_but_skipped_is_caught(bench: Bench) -> None:
     bench.editor.before_apply = lambda: bench.editor.type_text(uri, "value = 1 # mine\n")
     result = await bench.call("edit_file", path="src/app.py", old_text="value = 1", new_text="v=2")
     assert result.is_error
-    assert "did not land" in result.content
+    assert "did not land" in result.content and "re-read" in result.content.lower()
     document = bench.editor.open_document(uri)
     assert document is not None and document.text == "value = 1 # mine\n"
 

@@ -356,7 +356,7 @@ function Panel:on_event(params)
     self:touch_block(block)
   elseif kind == 'tool_status' then
     local block = self:tool(event.id, nil)
-    block.status = tostring(event.status or 'running')
+    block.status = tostring(event.status and event.status.activity or 'running')
     self:touch_block(block)
   elseif kind == 'tool_result' then
     local block = self:tool(event.id, event.name)

@@ -1,0 +1,16 @@
+"""The editor contract as types: every command's arguments and result, every
+``rhema/event``, and the command table, in one place.
+
+The server, the headless client and the generated client types all derive
+from these models; ``python -m rhema_lsp.contract`` prints the JSON Schema
+and regenerates what is made from it (see :mod:`rhema_lsp.contract.generate`).
+This package imports nothing of the project but the engine's message types.
+"""
+
+from rhema_lsp.contract.base import Args, Wire, json_field_names
+from rhema_lsp.contract.commands import *  # noqa: F403
+from rhema_lsp.contract.commands import __all__ as _commands
+from rhema_lsp.contract.events import *  # noqa: F403
+from rhema_lsp.contract.events import __all__ as _events
+
+__all__ = ["Args", "Wire", "json_field_names", *_commands, *_events]

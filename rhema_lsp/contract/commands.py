@@ -1,0 +1,343 @@
+"""The contract's commands: each one's argument object, its result, and the
+one table that names them.
+
+A command is a :class:`CommandSpec` in :data:`COMMANDS`. The server
+registers and dispatches from this table (each spec is served by one
+handler), parses arguments with ``spec.args`` and sends results dumped
+through ``spec.result``; the JSON Schema, the VS Code client's generated
+types and the tables of ``docs/protocol.md`` are all made from it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import Field, TypeAdapter
+
+from rhema_lsp.contract.base import Args, Wire
+from rhema_lsp.contract.events import RunStopReason, UsageTally
+from rhema_lsp.engine.messages import Message
+
+__all__ = [
+    "CANCEL",
+    "COMMANDS",
+    "DELETE_SESSION",
+    "EDIT",
+    "OPEN_SESSION",
+    "SESSIONS",
+    "STATUS",
+    "STEP",
+    "TURN",
+    "UNDO_TURN",
+    "CallSummary",
+    "CancelArgs",
+    "CancelResult",
+    "CommandSpec",
+    "ContextRef",
+    "DeleteResult",
+    "EditArgs",
+    "EditResult",
+    "Mode",
+    "OpenSessionResult",
+    "Position",
+    "ProviderStatus",
+    "Range",
+    "ResumedCalls",
+    "SessionArgs",
+    "SessionSummary",
+    "SessionsArgs",
+    "StatusArgs",
+    "StatusResult",
+    "StepArgs",
+    "StepResult",
+    "TurnArgs",
+    "TurnResult",
+    "UndoTurnArgs",
+    "UndoTurnResult",
+    "command_named",
+]
+
+Mode = Literal["ask", "edit", "agent"]
+"""Which tools the model is offered: read-only, plus edits, plus commands."""
+
+A = TypeVar("A", bound=Args)
+
+
+# -- arguments ---------------------------------------------------------------
+
+
+class Position(Args):
+    """A position in a document, in the negotiated position encoding."""
+
+    line: int = Field(ge=0)
+    character: int = Field(ge=0)
+
+
+class Range(Args):
+    """A range in a document."""
+
+    start: Position
+    end: Position
+
+
+class ContextRef(Args):
+    """A document (or a range of it) the prompt is about."""
+
+    uri: str = Field(min_length=1)
+    range: Range | None = None
+
+
+class TurnArgs(Args):
+    """Run a whole turn: the prompt, then steps until the model stops asking
+    for tools."""
+
+    prompt: str = Field(min_length=1)
+    folder: str | None = None
+    session: str | None = None
+    context: list[ContextRef] = Field(default_factory=list)
+    mode: Mode | None = None
+    max_steps: int | None = Field(default=None, ge=1, le=500)
+
+
+class StepArgs(Args):
+    """Run one step; without ``prompt``, continue the current turn."""
+
+    session: str | None = None
+    prompt: str | None = None
+    folder: str | None = None
+    context: list[ContextRef] = Field(default_factory=list)
+    mode: Mode | None = None
+
+
+class CancelArgs(Args):
+    """Which run to stop; none: every run of this server."""
+
+    session: str | None = None
+
+
+class SessionsArgs(Args):
+    """Which folder's sessions; none: every workspace folder's."""
+
+    folder: str | None = None
+
+
+class SessionArgs(Args):
+    """One session."""
+
+    session: str = Field(min_length=1)
+
+
+class EditArgs(Args):
+    """Rewrite the selection in place."""
+
+    uri: str = Field(min_length=1)
+    range: Range
+    instruction: str = Field(min_length=1)
+    session: str | None = None
+
+
+class UndoTurnArgs(Args):
+    """Which turn to revert (1-based); none: the last."""
+
+    session: str = Field(min_length=1)
+    turn: int | None = Field(default=None, ge=1)
+
+
+class StatusArgs(Args):
+    """No arguments."""
+
+
+# -- results -----------------------------------------------------------------
+
+
+class TurnResult(Wire):
+    """How a turn ended."""
+
+    session: str
+    turn: int
+    stop_reason: RunStopReason
+    text: str
+    steps: int
+    usage: UsageTally
+
+
+class CallSummary(Wire):
+    """One tool call of a step."""
+
+    id: str
+    name: str
+    is_error: bool
+
+
+class StepResult(Wire):
+    """How a step ended, with its tool calls."""
+
+    session: str
+    turn: int
+    stop_reason: RunStopReason
+    text: str
+    tool_calls: list[CallSummary]
+    usage: UsageTally
+
+
+class CancelResult(Wire):
+    """The sessions whose runs were asked to stop."""
+
+    cancelled: list[str]
+
+
+class SessionSummary(Wire):
+    """One stored session."""
+
+    session: str
+    folder: str
+    title: str
+    created_at: str
+    updated_at: str
+    turns: int
+    running: bool
+
+
+class ResumedCalls(Wire):
+    """The calls a crash left without a result: run again, or reported
+    interrupted."""
+
+    rerun: list[str]
+    interrupted: list[str]
+
+
+class OpenSessionResult(Wire):
+    """A session's history, completed if a crash left it mid-round."""
+
+    session: str
+    folder: str
+    title: str
+    messages: list[Message]
+    resumed: ResumedCalls
+
+
+class DeleteResult(Wire):
+    """Whether the session existed and is gone."""
+
+    deleted: bool
+
+
+class EditResult(Wire):
+    """Whether the rewrite was applied, and how the model call ended."""
+
+    session: str
+    applied: bool
+    stop_reason: RunStopReason
+    text: str
+    usage: UsageTally
+
+
+class UndoTurnResult(Wire):
+    """The documents reverted, and those left alone because they changed since."""
+
+    reverted: list[str]
+    conflicts: list[str]
+
+
+class ProviderStatus(Wire):
+    """The resolved provider; every field but ``error`` is null when none resolved."""
+
+    name: str | None
+    model: str | None
+    base_url: str | None
+    source: str | None
+    error: str | None = None
+
+
+class StatusResult(Wire):
+    """The server's version, provider, folders, default mode and running sessions."""
+
+    version: str
+    provider: ProviderStatus
+    folders: list[str]
+    mode: Mode
+    running: list[str]
+
+
+# -- the table ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class CommandSpec(Generic[A]):
+    """One command of the contract.
+
+    Attributes
+    ----------
+    name
+        The ``workspace/executeCommand`` id.
+    args
+        The model of its one argument object.
+    result
+        The type of its result (a model, or a list of models).
+    summary
+        One line for the docs.
+    runs
+        Whether it runs the model (cancellable, with progress and events).
+    """
+
+    name: str
+    args: type[A]
+    result: Any
+    summary: str
+    runs: bool = False
+
+    def parse(self, raw: Any) -> A:
+        """Validate ``raw`` as this command's argument object."""
+        return self.args.model_validate(raw)
+
+    def dump(self, result: Any) -> Any:
+        """``result`` as the JSON the contract sends."""
+        return _adapter(self.result).dump_python(result, mode="json", by_alias=True)
+
+
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter(kind: Any) -> TypeAdapter[Any]:
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+    return adapter
+
+
+TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult, "run a whole turn", runs=True)
+STEP = CommandSpec("rhema.step", StepArgs, StepResult, "run one step", runs=True)
+CANCEL = CommandSpec("rhema.cancel", CancelArgs, CancelResult, "stop a run, or every run")
+SESSIONS = CommandSpec(
+    "rhema.sessions", SessionsArgs, list[SessionSummary], "list stored sessions, newest first"
+)
+OPEN_SESSION = CommandSpec(
+    "rhema.openSession", SessionArgs, OpenSessionResult, "load a session's history"
+)
+DELETE_SESSION = CommandSpec("rhema.deleteSession", SessionArgs, DeleteResult, "delete a session")
+EDIT = CommandSpec("rhema.edit", EditArgs, EditResult, "rewrite the selection in place", runs=True)
+UNDO_TURN = CommandSpec(
+    "rhema.undoTurn", UndoTurnArgs, UndoTurnResult, "revert a turn's edits (none: the last)"
+)
+STATUS = CommandSpec("rhema.status", StatusArgs, StatusResult, "version, provider and state")
+
+COMMANDS: tuple[CommandSpec[Any], ...] = (
+    TURN,
+    STEP,
+    CANCEL,
+    SESSIONS,
+    OPEN_SESSION,
+    DELETE_SESSION,
+    EDIT,
+    UNDO_TURN,
+    STATUS,
+)
+"""Every command of the contract, in the order the docs list them."""
+
+_BY_NAME = {spec.name: spec for spec in COMMANDS}
+
+
+def command_named(name: str) -> CommandSpec[Any] | None:
+    """The command called ``name``, if the contract has one."""
+    return _BY_NAME.get(name)

@@ -1,0 +1,212 @@
+"""The ``rhema/event`` notification and every event it carries.
+
+The engine emits its events as slotted dataclasses (the hot path of a
+stream); each one's ``payload()`` is what goes on the wire, and the models
+here say what that is. ``tests/unit/contract`` checks every engine event's
+payload against its model, so the two cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from rhema_lsp.contract.base import Wire
+
+__all__ = [
+    "EVENT_METHOD",
+    "EVENT_MODELS",
+    "ErrorPayload",
+    "EventPayload",
+    "RetryWaitPayload",
+    "RhemaEventParams",
+    "RunStopReason",
+    "StepEndPayload",
+    "StepStartPayload",
+    "TextDeltaPayload",
+    "ThinkingDeltaPayload",
+    "ToolCallArgsDeltaPayload",
+    "ToolCallStartPayload",
+    "ToolOutputDeltaPayload",
+    "ToolResultPayload",
+    "ToolStatusBody",
+    "ToolStatusPayload",
+    "TurnEndPayload",
+    "UsagePayload",
+    "UsageTally",
+]
+
+EVENT_METHOD = "rhema/event"
+
+ModelStopReason = Literal["end_turn", "tool_use", "max_tokens"]
+"""Why one model call stopped."""
+
+RunStopReason = Literal["end_turn", "tool_use", "max_tokens", "max_steps", "cancelled", "error"]
+"""Why a run stopped: the model's reasons plus the driver's own."""
+
+
+class UsageTally(Wire):
+    """Tokens in and out."""
+
+    input: int
+    output: int
+
+
+class StepStartPayload(Wire):
+    """A step begins; ``iteration`` counts the steps this run already ran."""
+
+    type: Literal["step_start"] = "step_start"
+    iteration: int
+
+
+class ThinkingDeltaPayload(Wire):
+    """A piece of the model's reasoning."""
+
+    type: Literal["thinking_delta"] = "thinking_delta"
+    text: str
+
+
+class TextDeltaPayload(Wire):
+    """A piece of the answer."""
+
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallStartPayload(Wire):
+    """A tool call begins; its arguments may follow as deltas."""
+
+    type: Literal["tool_call_start"] = "tool_call_start"
+    id: str
+    name: str
+
+
+class ToolCallArgsDeltaPayload(Wire):
+    """A piece of a call's JSON arguments."""
+
+    type: Literal["tool_call_args_delta"] = "tool_call_args_delta"
+    id: str
+    delta: str
+
+
+class ToolOutputDeltaPayload(Wire):
+    """Complete lines of a running tool's output."""
+
+    type: Literal["tool_output_delta"] = "tool_output_delta"
+    id: str
+    chunk: str
+
+
+class ToolStatusBody(Wire):
+    """What a running tool is doing, and what it has spent so far."""
+
+    activity: str
+    spent: UsageTally | None = None
+
+
+class ToolStatusPayload(Wire):
+    """A running tool reported its status; a later one replaces it."""
+
+    type: Literal["tool_status"] = "tool_status"
+    id: str
+    status: ToolStatusBody
+
+
+class ToolResultPayload(Wire):
+    """A tool result was recorded."""
+
+    type: Literal["tool_result"] = "tool_result"
+    id: str
+    name: str
+    content: str
+    is_error: bool
+    code: int | None = None
+
+
+class UsagePayload(Wire):
+    """The running tally of the model call in flight (cumulative)."""
+
+    type: Literal["usage"] = "usage"
+    input: int
+    output: int
+
+
+class RetryWaitPayload(Wire):
+    """A provider attempt failed transiently; the next one follows after a wait."""
+
+    type: Literal["retry_wait"] = "retry_wait"
+    error: str
+    delay_seconds: float
+    attempt: int
+    total: int
+
+
+class StepEndPayload(Wire):
+    """A step ended: the call's usage and why the model stopped."""
+
+    type: Literal["step_end"] = "step_end"
+    usage: UsageTally
+    stop_reason: ModelStopReason
+
+
+class TurnEndPayload(Wire):
+    """A run ended; always the last event of a run."""
+
+    type: Literal["turn_end"] = "turn_end"
+    stop_reason: RunStopReason
+    text: str
+    steps: int
+    usage: UsageTally
+
+
+class ErrorPayload(Wire):
+    """A run failed; ``message`` says what to do next."""
+
+    type: Literal["error"] = "error"
+    message: str
+
+
+EVENT_MODELS: tuple[type[Wire], ...] = (
+    StepStartPayload,
+    ThinkingDeltaPayload,
+    TextDeltaPayload,
+    ToolCallStartPayload,
+    ToolCallArgsDeltaPayload,
+    ToolOutputDeltaPayload,
+    ToolStatusPayload,
+    ToolResultPayload,
+    UsagePayload,
+    RetryWaitPayload,
+    StepEndPayload,
+    TurnEndPayload,
+    ErrorPayload,
+)
+"""Every event, in the order the docs list them."""
+
+EventPayload = Annotated[
+    StepStartPayload
+    | ThinkingDeltaPayload
+    | TextDeltaPayload
+    | ToolCallStartPayload
+    | ToolCallArgsDeltaPayload
+    | ToolOutputDeltaPayload
+    | ToolStatusPayload
+    | ToolResultPayload
+    | UsagePayload
+    | RetryWaitPayload
+    | StepEndPayload
+    | TurnEndPayload
+    | ErrorPayload,
+    Field(discriminator="type"),
+]
+
+
+class RhemaEventParams(Wire):
+    """The params of one ``rhema/event`` notification; ``seq`` rises by one
+    per notification within a session."""
+
+    session: str
+    turn: int
+    seq: int
+    event: EventPayload

@@ -8,6 +8,7 @@ payload against its model, so the two cannot drift.
 
 from __future__ import annotations
 
+import typing
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -167,24 +168,7 @@ class ErrorPayload(Wire):
     message: str
 
 
-EVENT_MODELS: tuple[type[Wire], ...] = (
-    StepStartPayload,
-    ThinkingDeltaPayload,
-    TextDeltaPayload,
-    ToolCallStartPayload,
-    ToolCallArgsDeltaPayload,
-    ToolOutputDeltaPayload,
-    ToolStatusPayload,
-    ToolResultPayload,
-    UsagePayload,
-    RetryWaitPayload,
-    StepEndPayload,
-    TurnEndPayload,
-    ErrorPayload,
-)
-"""Every event, in the order the docs list them."""
-
-EventPayload = Annotated[
+_AnyEvent = (
     StepStartPayload
     | ThinkingDeltaPayload
     | TextDeltaPayload
@@ -197,9 +181,14 @@ EventPayload = Annotated[
     | RetryWaitPayload
     | StepEndPayload
     | TurnEndPayload
-    | ErrorPayload,
-    Field(discriminator="type"),
-]
+    | ErrorPayload
+)
+
+EventPayload = Annotated[_AnyEvent, Field(discriminator="type")]
+"""Any event, told apart by its ``type``."""
+
+EVENT_MODELS: tuple[type[Wire], ...] = typing.get_args(_AnyEvent)
+"""Every event, in the order the docs list them."""
 
 
 class RhemaEventParams(Wire):

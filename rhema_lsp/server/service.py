@@ -221,6 +221,9 @@ class AgentService:
             return prompt
         return f"{prompt}\n\n{render_context(self._context(refs))}"
 
+    async def _run(self, plan: Plan, request: Request) -> RunReport[None]:
+        return await self.lifecycle.run(plan, msg_id=request.msg_id, token=request.token)
+
     # -- commands --------------------------------------------------------------
 
     @serves(TURN)
@@ -233,9 +236,7 @@ class AgentService:
             prompt=self._prompt_with_context(args.prompt, args.context),
             title=args.prompt,
         )
-        report: RunReport[None] = await self.lifecycle.run(
-            plan, msg_id=request.msg_id, token=request.token
-        )
+        report = await self._run(plan, request)
         outcome = report.outcome
         return TurnResult(
             session=report.session,
@@ -261,9 +262,7 @@ class AgentService:
             title=args.prompt or "",
             single_step=True,
         )
-        report: RunReport[None] = await self.lifecycle.run(
-            plan, msg_id=request.msg_id, token=request.token
-        )
+        report = await self._run(plan, request)
         outcome = report.outcome
         return StepResult(
             session=report.session,

@@ -23,12 +23,23 @@ export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand]
 /** The `rhema/event` notification method. */
 export const EVENT_METHOD = 'rhema/event';
 
-export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens' | 'max_steps' | 'cancelled' | 'error';
+export type StopReason =
+  | 'end_turn'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'pause_turn'
+  | 'max_steps'
+  | 'cancelled'
+  | 'error';
 export type Mode = 'ask' | 'edit' | 'agent';
 
 export interface Usage {
   input: number;
   output: number;
+  /** Input tokens the provider's prompt cache served (absent when zero). */
+  cacheRead?: number;
+  /** Input tokens written to the provider's prompt cache (absent when zero). */
+  cacheWrite?: number;
 }
 
 export interface Position {
@@ -170,7 +181,8 @@ export type RhemaEvent =
   | { type: 'tool_output_delta'; id: string; chunk: string }
   | { type: 'tool_status'; id: string; status: string }
   | { type: 'tool_result'; id: string; name: string; content: string; isError: boolean; code?: string | number | null }
-  | { type: 'usage'; input: number; output: number }
+  | { type: 'provider_tool'; id: string; name: string; detail: string }
+  | { type: 'usage'; input: number; output: number; cacheRead?: number; cacheWrite?: number }
   | { type: 'retry_wait'; error: string; delaySeconds: number; attempt: number; total: number }
   | { type: 'step_end'; usage: Usage; stopReason: StopReason }
   | { type: 'turn_end'; stopReason: StopReason; text: string; steps: number; usage: Usage }

@@ -200,9 +200,21 @@ class GeminiStreamDecoder:
         self.parts: list[_Text | ToolCall | ProviderPart] = []
         self.finish_reason: str | None = None
         self.tally = (0, 0, 0)
+        self.usage: dict[str, Any] | None = None  # the latest tally, read at the next flush
 
     def flush(self) -> None:
+        if self.usage is not None:
+            self._take_usage()
         self.out.flush()
+
+    def _take_usage(self) -> None:
+        usage, self.usage = self.usage or {}, None
+        self.tally = (
+            int(usage.get("promptTokenCount") or 0),
+            int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0),
+            int(usage.get("cachedContentTokenCount") or 0),
+        )
+        self.out.usage(*self.tally)
 
     def feed(self, event: str | None, data: bytes) -> bool:
         chunk = parse_event(self.name, data)
@@ -217,11 +229,24 @@ class GeminiStreamDecoder:
                 transient=code in TRANSIENT_STATUSES,
                 status=code if isinstance(code, int) else None,
             )
-        for candidate in chunk.get("candidates") or ():
+        candidates = chunk.get("candidates")
+        if candidates:
+            candidate = candidates[0]  # one candidate is requested
             for part in (candidate.get("content") or {}).get("parts") or ():
                 text = part.get("text")
-                if isinstance(text, str):
-                    self._text(text, part)
+                if type(text) is str:
+                    last = self.parts[-1] if self.parts else None
+                    if (
+                        text
+                        and len(part) == 1
+                        and type(last) is _Text
+                        and not last.thought
+                        and last.signature is None
+                    ):
+                        last.parts.append(text)  # more plain answer text: the common case
+                        self.out.text(text)
+                    else:
+                        self._text(text, part)
                 elif "functionCall" in part:
                     self._call(part["functionCall"] or {}, part.get("thoughtSignature"))
                 else:
@@ -229,16 +254,9 @@ class GeminiStreamDecoder:
             reason = candidate.get("finishReason")
             if reason:
                 self.finish_reason = reason
-            break  # one candidate is requested
         usage = chunk.get("usageMetadata")
         if usage:
-            self.tally = (
-                int(usage.get("promptTokenCount") or 0),
-                int(usage.get("candidatesTokenCount") or 0)
-                + int(usage.get("thoughtsTokenCount") or 0),
-                int(usage.get("cachedContentTokenCount") or 0),
-            )
-            self.out.usage(*self.tally)
+            self.usage = usage
         # Keep reading after the finish: a last usage chunk may follow; EOF ends it.
         return False
 
@@ -301,6 +319,8 @@ class GeminiStreamDecoder:
         )
 
     def finish(self, terminated: bool) -> ModelOutput:
+        if self.usage is not None:
+            self._take_usage()
         if self.finish_reason is None:
             raise ProviderStreamError(
                 f"{self.name} stream ended without a finishReason; the answer is incomplete",

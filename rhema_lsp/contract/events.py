@@ -20,6 +20,7 @@ __all__ = [
     "EVENT_MODELS",
     "ErrorPayload",
     "EventPayload",
+    "ProviderToolPayload",
     "RetryWaitPayload",
     "RhemaEventParams",
     "RunStopReason",
@@ -40,18 +41,24 @@ __all__ = [
 
 EVENT_METHOD = "rhema/event"
 
-ModelStopReason = Literal["end_turn", "tool_use", "max_tokens"]
+ModelStopReason = Literal["end_turn", "tool_use", "max_tokens", "pause_turn"]
 """Why one model call stopped."""
 
-RunStopReason = Literal["end_turn", "tool_use", "max_tokens", "max_steps", "cancelled", "error"]
+RunStopReason = Literal[
+    "end_turn", "tool_use", "max_tokens", "pause_turn", "max_steps", "cancelled", "error"
+]
 """Why a run stopped: the model's reasons plus the driver's own."""
 
 
 class UsageTally(Wire):
-    """Tokens in and out."""
+    """Tokens in and out; ``input`` counts cached input too, ``cache_read``
+    and ``cache_write`` how much of it the provider's prompt cache served or
+    stored (0 where the wire does not say)."""
 
     input: int
     output: int
+    cache_read: int
+    cache_write: int
 
 
 class StepStartPayload(Wire):
@@ -125,12 +132,25 @@ class ToolResultPayload(Wire):
     code: int | None = None
 
 
+class ProviderToolPayload(Wire):
+    """The provider ran one of its own tools inside the model call (web
+    search, code execution, ...): not one of the agent's calls, no result
+    follows. ``detail`` is its main input in one short line, or empty."""
+
+    type: Literal["provider_tool"] = "provider_tool"
+    id: str
+    name: str
+    detail: str
+
+
 class UsagePayload(Wire):
-    """The running tally of the model call in flight (cumulative)."""
+    """The running tally of the step in flight (cumulative)."""
 
     type: Literal["usage"] = "usage"
     input: int
     output: int
+    cache_read: int
+    cache_write: int
 
 
 class RetryWaitPayload(Wire):
@@ -174,6 +194,7 @@ _AnyEvent = (
     | TextDeltaPayload
     | ToolCallStartPayload
     | ToolCallArgsDeltaPayload
+    | ProviderToolPayload
     | ToolOutputDeltaPayload
     | ToolStatusPayload
     | ToolResultPayload

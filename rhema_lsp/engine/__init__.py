@@ -6,7 +6,7 @@ plug in through the protocols defined here: :class:`ModelProvider`,
 :class:`ToolResolver`, :class:`EventSink` and :data:`CommitHook`.
 """
 
-from rhema_lsp.engine.agent import Agent, CommitHook, record_result, run_turn
+from rhema_lsp.engine.agent import PAUSE_CONTINUATIONS, Agent, CommitHook, record_result, run_turn
 from rhema_lsp.engine.calls import invalid_json_arguments, resolve_call
 from rhema_lsp.engine.errors import (
     AgentError,
@@ -19,6 +19,7 @@ from rhema_lsp.engine.events import (
     ErrorEvent,
     Event,
     EventSink,
+    ProviderToolUse,
     RetryWait,
     StepEnd,
     StepStart,
@@ -37,6 +38,7 @@ from rhema_lsp.engine.messages import (
     JsonValue,
     Message,
     Part,
+    ProviderPart,
     Role,
     Session,
     TextPart,
@@ -59,6 +61,7 @@ from rhema_lsp.engine.tools import (
 from rhema_lsp.engine.truncate import TOOL_RESULT_CAP, truncate_tool_result
 
 __all__ = [
+    "PAUSE_CONTINUATIONS",
     "TOOL_RESULT_CAP",
     "Agent",
     "AgentError",
@@ -79,6 +82,8 @@ __all__ = [
     "Part",
     "Progress",
     "ProviderError",
+    "ProviderPart",
+    "ProviderToolUse",
     "ReplaySafety",
     "ResumeReport",
     "RetryWait",

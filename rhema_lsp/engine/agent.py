@@ -2,7 +2,9 @@
 
 A step emits ``StepStart``; builds the request from the session (system
 prompt, a copy of the history, the resolver's specs, the params); streams it
-through the provider; appends the assistant message; and on a tool-use stop
+through the provider; appends the assistant message; while the provider
+paused its own tool work (``pause_turn``), sends the history back to let it
+continue, at most :data:`PAUSE_CONTINUATIONS` times; and on a tool-use stop
 calls the commit hook (commit-before-execute: a failing hook fails the step
 before any tool runs), then resolves each call in order, appending its
 ``tool``-role result and emitting ``ToolResultEvent``; finally it emits
@@ -35,14 +37,19 @@ from rhema_lsp.engine.events import (
     StepStart,
     ToolCallStart,
     ToolResultEvent,
+    UsageUpdate,
 )
 from rhema_lsp.engine.messages import Message, Role, Session, ToolCall, ToolResult
-from rhema_lsp.engine.output import ModelOutput, Step, StopReason
+from rhema_lsp.engine.output import ModelOutput, Step, StopReason, Usage
 from rhema_lsp.engine.provider import ModelProvider, ProviderError
 from rhema_lsp.engine.request import ChatParams, ModelRequest
 from rhema_lsp.engine.tools import ToolContext, ToolResolver
 
-__all__ = ["Agent", "CommitHook", "record_result", "run_turn"]
+__all__ = ["PAUSE_CONTINUATIONS", "Agent", "CommitHook", "record_result", "run_turn"]
+
+PAUSE_CONTINUATIONS = 5
+"""How many times one step resends a paused answer; past it the step ends
+with ``pause_turn`` and a follow-up continues."""
 
 CommitHook = Callable[[Session], Awaitable[None]]
 """Persists the session before any tool of a step runs; raising fails the step."""
@@ -61,6 +68,22 @@ class _AnnouncingSink:
     def emit(self, event: Event) -> None:
         if isinstance(event, ToolCallStart):
             self.announced.add(event.id)
+        self.inner.emit(event)
+
+
+class _UsageOffset:
+    """Forwards every event, adding the usage of a step's earlier (paused)
+    model calls to each running tally, so the tally stays the step's own."""
+
+    __slots__ = ("earlier", "inner")
+
+    def __init__(self, inner: EventSink, earlier: Usage) -> None:
+        self.inner = inner
+        self.earlier = earlier
+
+    def emit(self, event: Event) -> None:
+        if isinstance(event, UsageUpdate):
+            event = UsageUpdate(self.earlier + event.usage)
         self.inner.emit(event)
 
 
@@ -125,7 +148,8 @@ class Agent:
         Raises
         ------
         AgentProviderError
-            The model call failed; nothing was appended.
+            A model call failed; nothing of it was appended (a paused answer
+            the step already continued from stays).
         CommitError
             The commit hook failed; the assistant message was appended and no
             tool ran.
@@ -135,17 +159,16 @@ class Agent:
         events = _AnnouncingSink(sink)
         events.emit(StepStart(iteration=iteration))
 
-        request = ModelRequest(
-            system=self.system,
-            messages=list(session.history),
-            tools=self.resolver.specs() if self.resolver is not None else [],
-            params=self.params,
-        )
-        try:
-            output = await self.provider.complete(request, events)
-        except ProviderError as exc:
-            raise AgentProviderError(exc) from exc
-        session.history.append(output.message)
+        output = await self._call(session, events)
+        usage = output.usage
+        for _ in range(PAUSE_CONTINUATIONS):
+            if output.stop_reason is not StopReason.PAUSE_TURN:
+                break
+            # The paused answer stays in the history: resending it continues it.
+            output = await self._call(session, _UsageOffset(events, usage))
+            usage = usage + output.usage
+        if usage is not output.usage:
+            output = output.model_copy(update={"usage": usage})
 
         if output.stop_reason is StopReason.TOOL_USE:
             if self.commit_hook is not None:
@@ -157,6 +180,21 @@ class Agent:
 
         events.emit(StepEnd(usage=output.usage, stop_reason=output.stop_reason))
         return Step(output=output)
+
+    async def _call(self, session: Session, sink: EventSink) -> ModelOutput:
+        """One model call on the current history; appends its message."""
+        request = ModelRequest(
+            system=self.system,
+            messages=list(session.history),
+            tools=self.resolver.specs() if self.resolver is not None else [],
+            params=self.params,
+        )
+        try:
+            output = await self.provider.complete(request, sink)
+        except ProviderError as exc:
+            raise AgentProviderError(exc) from exc
+        session.history.append(output.message)
+        return output
 
     async def _resolve_calls(
         self,

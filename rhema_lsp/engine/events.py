@@ -2,7 +2,7 @@
 
 Who emits what: a provider emits the streaming deltas while it streams
 (``ThinkingDelta``, ``TextDelta``, ``ToolCallStart``, ``ToolCallArgsDelta``,
-``UsageUpdate``) and ``RetryWait`` between attempts; the agent emits the
+``ProviderToolUse``, ``UsageUpdate``) and ``RetryWait`` between attempts; the agent emits the
 lifecycle (``StepStart``, ``ToolCallStart`` for calls the provider did not
 announce, ``ToolOutputDelta`` stamped with the call id, ``ToolResultEvent``,
 ``StepEnd``); a driver emits ``TurnEnd`` and ``ErrorEvent`` around a run.
@@ -23,6 +23,7 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventSink",
+    "ProviderToolUse",
     "RetryWait",
     "StepEnd",
     "StepStart",
@@ -40,7 +41,12 @@ __all__ = [
 
 
 def _usage(usage: Usage) -> dict[str, int]:
-    return {"input": usage.input, "output": usage.output}
+    return {
+        "input": usage.input,
+        "output": usage.output,
+        "cacheRead": usage.cache_read,
+        "cacheWrite": usage.cache_write,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +105,22 @@ class ToolCallArgsDelta:
 
     def payload(self) -> dict[str, Any]:
         return {"type": self.type, "id": self.id, "delta": self.delta}
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderToolUse:
+    """The provider ran one of its own tools inside the model call (a web
+    search, code execution, an MCP call). Not a call of ours: nothing runs
+    here and no ``tool_result`` follows. ``detail`` is its main input in one
+    short line for the user (a search query, a URL, a command), or empty."""
+
+    type: ClassVar[str] = "provider_tool"
+    id: str
+    name: str
+    detail: str
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "id": self.id, "name": self.name, "detail": self.detail}
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,6 +269,7 @@ Event = (
     | TextDelta
     | ToolCallStart
     | ToolCallArgsDelta
+    | ProviderToolUse
     | ToolOutputDelta
     | ToolStatusEvent
     | ToolResultEvent

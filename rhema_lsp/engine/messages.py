@@ -3,12 +3,14 @@
 Everything here is a pydantic model and round-trips through JSON exactly: it
 is what the session store persists and what providers translate to and from
 their wires. Payloads written by older versions keep loading: fields added
-later (a tool result's ``code``, a call's ``raw_args``) have defaults.
+later (a tool result's ``code``, a call's ``raw_args``, a text part's
+``provider_data``, the ``provider`` part) have defaults or are new types.
 
-``provider_data`` on a tool call or a thinking part is opaque to the engine:
-a provider stores what its wire needs to see again on the next request (a
-Gemini thought signature, an Anthropic redacted-thinking blob) and reads it
-back untouched.
+``provider_data`` on a text part, a thinking part, a tool call or a provider
+part is opaque to the engine: a provider stores what its wire needs to see
+again on the next request (a Gemini thought signature, an Anthropic
+redacted-thinking blob, a server tool's call and result) and reads it back
+untouched.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ __all__ = [
     "JsonValue",
     "Message",
     "Part",
+    "ProviderPart",
     "Role",
     "Session",
     "TextPart",
@@ -47,10 +50,12 @@ class _Part(BaseModel):
 
 
 class TextPart(_Part):
-    """Plain text."""
+    """Plain text; ``provider_data`` keeps what the wire attached to it (a
+    Gemini thought signature)."""
 
     type: Literal["text"] = "text"
     text: str
+    provider_data: JsonValue = None
 
 
 class ThinkingPart(_Part):
@@ -118,7 +123,26 @@ class ToolResult(_Part):
         return cls(id=call_id, content=content, is_error=True, code=code)
 
 
-Part = Annotated[TextPart | ThinkingPart | ToolCall | ToolResult, Field(discriminator="type")]
+class ProviderPart(_Part):
+    """Content the provider made and acts on itself, kept to be sent back.
+
+    A server-side tool's call and its result (Anthropic's web search, web
+    fetch, code execution, MCP; Gemini's code execution), or a context
+    compaction. The engine never runs it; ``wire`` names the wire that made
+    it (``anthropic``, ``gemini``), which alone resends ``provider_data``
+    verbatim, and ``kind`` is the wire's own name for it
+    (``server_tool_use``, ``web_search_tool_result``, ``executableCode``).
+    """
+
+    type: Literal["provider"] = "provider"
+    wire: str
+    kind: str
+    provider_data: JsonValue = None
+
+
+Part = Annotated[
+    TextPart | ThinkingPart | ToolCall | ToolResult | ProviderPart, Field(discriminator="type")
+]
 """One content part of a message."""
 
 

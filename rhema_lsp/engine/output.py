@@ -19,18 +19,33 @@ class StopReason(StrEnum):
     END_TURN = "end_turn"
     TOOL_USE = "tool_use"
     MAX_TOKENS = "max_tokens"
+    PAUSE_TURN = "pause_turn"
+    """The provider paused its own long-running tool work (Anthropic's server
+    tools); sending the conversation back, paused message included, continues it."""
 
 
 class Usage(BaseModel):
-    """Token accounting for one model call, or a running sum of several."""
+    """Token accounting for one model call, or a running sum of several.
+
+    ``input`` counts every input token, cached or not; ``cache_read`` and
+    ``cache_write`` say how many of them the provider read from or wrote to
+    its prompt cache, where the wire reports it (zero otherwise).
+    """
 
     model_config = ConfigDict(frozen=True)
 
     input: int = 0
     output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(input=self.input + other.input, output=self.output + other.output)
+        return Usage(
+            input=self.input + other.input,
+            output=self.output + other.output,
+            cache_read=self.cache_read + other.cache_read,
+            cache_write=self.cache_write + other.cache_write,
+        )
 
 
 class ModelOutput(BaseModel):

@@ -122,6 +122,8 @@ class TerminalRenderer:
             self.note(
                 f"{mark} {self._c(CYAN, name)} {hint}{code} — {_summary(event.get('content', ''))}"
             )
+        elif kind == "provider_tool":
+            self.note(f"· {self._c(CYAN, event['name'])} {event.get('detail', '')}".rstrip())
         elif kind == "retry_wait":
             self.note(
                 f"… {event['error']}; retrying in {event['delaySeconds']:.1f}s "

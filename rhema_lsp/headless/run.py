@@ -160,7 +160,7 @@ def _file_uris(options: AskOptions) -> list[str]:
 
 
 def _exit_code(stop_reason: str) -> int:
-    if stop_reason in ("end_turn", "max_tokens"):
+    if stop_reason in ("end_turn", "max_tokens", "pause_turn"):
         return EXIT_OK
     if stop_reason == "cancelled":
         return EXIT_CANCELLED

@@ -1,21 +1,34 @@
 """The Anthropic Messages wire (``POST {base}/v1/messages``, streamed).
 
 Events: ``message_start`` carries the input usage; ``content_block_start``
-opens a ``text``, ``thinking``, ``redacted_thinking`` or ``tool_use`` block
-that ``content_block_delta`` extends (``text_delta``, ``thinking_delta``,
-``signature_delta``, ``input_json_delta``); ``message_delta`` carries the
-stop reason and the cumulative output usage; ``message_stop`` terminates.
-``ping`` and unknown events are ignored. An ``error`` event after HTTP 200
-(``overloaded_error``, ``api_error``, ``rate_limit_error``) is transient.
+opens a block that ``content_block_delta`` extends (``text_delta``,
+``thinking_delta``, ``signature_delta``, ``input_json_delta``,
+``citations_delta``, ``compaction_delta``) and ``content_block_stop`` ends;
+``message_delta`` carries the stop reason and the cumulative usage (its
+counts replace earlier ones; input counts cache reads and writes too);
+``message_stop`` terminates. ``ping`` and unknown events are ignored. An
+``error`` event after HTTP 200 (``overloaded_error``, ``api_error``,
+``rate_limit_error``) is transient.
+
+Only ``tool_use`` blocks are our tool calls (a call whose input came whole
+with its start, as programmatic calls do, gets it as one delta at its stop).
+The provider's own tools (``server_tool_use``, ``mcp_tool_use``), their
+result blocks, compaction and any block type added later are never surfaced
+as calls: each is kept verbatim as a :class:`~rhema_lsp.engine.ProviderPart`
+and sent back as it came, and a finished server call is announced with
+``ProviderToolUse``. ``pause_turn`` is :attr:`StopReason.PAUSE_TURN`: the
+engine sends the paused answer back to let it continue.
 
 Thinking blocks round-trip verbatim with their signatures (redacted thinking
-keeps its opaque ``data`` in ``provider_data``); consecutive user and tool
-messages merge into one user message, tool results first in call order.
-Thinking effort becomes a thinking budget kept below ``max_tokens``.
+keeps its opaque ``data`` in ``provider_data``), text blocks with their
+citations; consecutive user and tool messages merge into one user message,
+tool results first in call order. Thinking effort becomes a thinking budget
+kept below ``max_tokens``.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rhema_lsp.engine import (
@@ -23,6 +36,8 @@ from rhema_lsp.engine import (
     Message,
     ModelOutput,
     ModelRequest,
+    ProviderPart,
+    ProviderToolUse,
     Role,
     StopReason,
     TextPart,
@@ -35,7 +50,6 @@ from rhema_lsp.engine import (
     Usage,
 )
 from rhema_lsp.providers.errors import ProviderStreamError
-from rhema_lsp.providers.shapes import EventShape, ShapeLearner
 from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
@@ -58,11 +72,20 @@ _TRANSIENT_ERRORS = {"overloaded_error", "api_error", "rate_limit_error", "timeo
 _STOP = {
     "end_turn": StopReason.END_TURN,
     "stop_sequence": StopReason.END_TURN,
-    "pause_turn": StopReason.END_TURN,
+    "pause_turn": StopReason.PAUSE_TURN,
     "refusal": StopReason.END_TURN,
     "tool_use": StopReason.TOOL_USE,
     "max_tokens": StopReason.MAX_TOKENS,
+    "model_context_window_exceeded": StopReason.MAX_TOKENS,
 }
+_USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+WIRE = "anthropic"
+"""The ``wire`` of the provider parts this adapter keeps and resends."""
 
 
 def thinking_budget(effort: ThinkingEffort, max_tokens: int) -> int | None:
@@ -88,10 +111,20 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
             # Unsigned thinking (another provider's) cannot be resent here.
         elif isinstance(part, TextPart):
             if part.text:
-                blocks.append({"type": "text", "text": part.text})
+                block: dict[str, Any] = {"type": "text", "text": part.text}
+                data = part.provider_data
+                if isinstance(data, dict) and data.get("citations"):
+                    block["citations"] = data["citations"]
+                blocks.append(block)
         elif isinstance(part, ToolCall):
             args = part.args if isinstance(part.args, dict) else {}
             blocks.append({"type": "tool_use", "id": part.id, "name": part.name, "input": args})
+        elif (
+            isinstance(part, ProviderPart)
+            and part.wire == WIRE
+            and isinstance(part.provider_data, dict)
+        ):
+            blocks.append(part.provider_data)  # another wire's means nothing here
     return blocks
 
 
@@ -175,16 +208,55 @@ class AnthropicProvider(HttpStreamProvider):
         return AnthropicStreamDecoder(sink, self.name)
 
 
+_SERVER_CALLS = ("server_tool_use", "mcp_tool_use")
+"""Blocks in which the provider calls its own tools; their input streams like a call's."""
+
+_DETAIL_KEYS = ("query", "url", "command", "code", "path", "pattern")
+
+
+def _detail(args: Any) -> str:
+    """The main input of a server tool call, in one line of at most 80 characters."""
+    if isinstance(args, dict):
+        for key in _DETAIL_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip().splitlines()[0][:80]
+        return json.dumps(args, ensure_ascii=False)[:80] if args else ""
+    return ""
+
+
 class _Block:
-    __slots__ = ("data", "id", "kind", "name", "signature", "text")
+    __slots__ = ("citations", "id", "kind", "name", "parts", "signature", "start")
 
     def __init__(self, kind: str, start: dict[str, Any]) -> None:
         self.kind = kind
-        self.text: list[str] = []
+        self.start = start
+        self.parts: list[str] = []
         self.signature: str | None = start.get("signature") or None
         self.id: str = start.get("id") or ""
         self.name: str = start.get("name") or ""
-        self.data: str | None = start.get("data")
+        self.citations: list[Any] = []
+
+    def input(self) -> tuple[Any, str]:
+        """A call's arguments and their raw text: the streamed JSON when some
+        streamed, else the input the block started with (programmatic calls
+        arrive whole)."""
+        raw = "".join(self.parts)
+        if raw.strip():
+            return tool_args(raw), raw
+        start = self.start.get("input")
+        if isinstance(start, dict) and start:
+            return start, json.dumps(start, ensure_ascii=False)
+        return {}, raw
+
+    def verbatim(self) -> dict[str, Any]:
+        """The block as the non-streaming API would have returned it."""
+        block = dict(self.start)
+        if self.kind in _SERVER_CALLS:
+            block["input"] = self.input()[0]
+        elif self.kind == "compaction" and self.parts:
+            block["content"] = "".join(self.parts)
+        return block
 
 
 class AnthropicStreamDecoder:
@@ -194,66 +266,43 @@ class AnthropicStreamDecoder:
         self.out = EventBatcher(sink)
         self.name = name
         self.blocks: dict[int, _Block] = {}
-        self.input_tokens = 0
-        self.output_tokens = 0
+        self.tokens = {key: 0 for key in _USAGE_KEYS}
         self.stop_reason: str | None = None
-        # Learned shapes of a text and a thinking delta, with their block index (see .shapes).
-        self.text_shape: tuple[EventShape, Any] | None = None
-        self.thinking_shape: tuple[EventShape, Any] | None = None
-        self.learner = ShapeLearner()
-
-    def _usage(self) -> None:
-        self.out.usage(self.input_tokens, self.output_tokens)
 
     def flush(self) -> None:
         self.out.flush()
 
     def feed(self, event: str | None, data: bytes) -> bool:
-        if self.text_shape is not None:
-            shape, index = self.text_shape
-            match = shape.match(event, data)
-            if match is not None and (block := self.blocks.get(index)) is not None:
-                text = shape.text(match)
-                if text is not None:
-                    block.text.append(text)
-                    self.out.text(text)
-                    return False
-        if self.thinking_shape is not None:
-            shape, index = self.thinking_shape
-            match = shape.match(event, data)
-            if match is not None and (block := self.blocks.get(index)) is not None:
-                text = shape.text(match)
-                if text is not None:
-                    block.text.append(text)
-                    self.out.thinking(text)
-                    return False
         payload = parse_event(self.name, data)
         kind = payload.get("type") or event
         if kind == "content_block_delta":
             block = self.blocks.get(payload.get("index", -1))
-            delta = payload.get("delta") or {}
             if block is None:
                 raise ProviderStreamError(
                     f"{self.name} sent a delta for a block it never opened", transient=True
                 )
+            delta = payload.get("delta") or {}
             delta_type = delta.get("type")
             if delta_type == "text_delta":
-                text = delta.get("text", "")
-                block.text.append(text)
+                text = delta.get("text") or ""
+                block.parts.append(text)
                 self.out.text(text)
-                self._learn(event, data, payload, "text")
             elif delta_type == "thinking_delta":
-                text = delta.get("thinking", "")
-                block.text.append(text)
+                text = delta.get("thinking") or ""
+                block.parts.append(text)
                 self.out.thinking(text)
-                self._learn(event, data, payload, "thinking")
-            elif delta_type == "signature_delta":
-                block.signature = (block.signature or "") + delta.get("signature", "")
             elif delta_type == "input_json_delta":
-                partial = delta.get("partial_json", "")
+                partial = delta.get("partial_json") or ""
                 if partial:
-                    block.text.append(partial)
-                    self.out.emit(ToolCallArgsDelta(block.id, partial))
+                    block.parts.append(partial)
+                    if block.kind == "tool_use":
+                        self.out.emit(ToolCallArgsDelta(block.id, partial))
+            elif delta_type == "signature_delta":
+                block.signature = (block.signature or "") + (delta.get("signature") or "")
+            elif delta_type == "citations_delta":
+                block.citations.append(delta.get("citation"))
+            elif delta_type == "compaction_delta":
+                block.parts.append(delta.get("content") or "")
             return False
         if kind == "content_block_start":
             start = payload.get("content_block") or {}
@@ -262,33 +311,28 @@ class AnthropicStreamDecoder:
             self.blocks[payload.get("index", len(self.blocks))] = block
             if block_kind == "tool_use":
                 self.out.emit(ToolCallStart(block.id, block.name))
-            elif block_kind == "text" and start.get("text"):
-                block.text.append(start["text"])
-                self.out.text(start["text"])
+            elif block_kind == "text":
+                block.citations.extend(start.get("citations") or ())
+                if start.get("text"):
+                    block.parts.append(start["text"])
+                    self.out.text(start["text"])
             elif block_kind == "thinking" and start.get("thinking"):
-                block.text.append(start["thinking"])
+                block.parts.append(start["thinking"])
                 self.out.thinking(start["thinking"])
             return False
+        if kind == "content_block_stop":
+            block = self.blocks.get(payload.get("index", -1))
+            if block is not None:
+                self._stop(block)
+            return False
         if kind == "message_start":
-            usage = (payload.get("message") or {}).get("usage") or {}
-            self.input_tokens = (
-                int(usage.get("input_tokens") or 0)
-                + int(usage.get("cache_read_input_tokens") or 0)
-                + int(usage.get("cache_creation_input_tokens") or 0)
-            )
-            self.output_tokens = int(usage.get("output_tokens") or 0)
-            self._usage()
+            self._usage((payload.get("message") or {}).get("usage"))
             return False
         if kind == "message_delta":
             reason = (payload.get("delta") or {}).get("stop_reason")
             if reason:
                 self.stop_reason = reason
-            usage = payload.get("usage") or {}
-            if "output_tokens" in usage:
-                self.output_tokens = int(usage["output_tokens"] or 0)
-                if usage.get("input_tokens"):
-                    self.input_tokens = int(usage["input_tokens"])
-                self._usage()
+            self._usage(payload.get("usage"))
             return False
         if kind == "message_stop":
             return True
@@ -300,19 +344,39 @@ class AnthropicStreamDecoder:
                 transient=error_type in _TRANSIENT_ERRORS,
                 status=529 if error_type == "overloaded_error" else None,
             )
-        return False  # ping, content_block_stop and event types added later
+        return False  # ping and event types added later
 
-    def _learn(self, event: str | None, data: bytes, payload: dict[str, Any], key: str) -> None:
-        """Learn the shape of a text or thinking delta whose text is a string."""
-        if not isinstance(payload["delta"].get(key), str) or not self.learner.due():
+    def _stop(self, block: _Block) -> None:
+        """A block is complete: announce what only its end can tell."""
+        if block.kind == "tool_use" and not "".join(block.parts).strip():
+            raw = block.input()[1]
+            if raw:  # the whole input came with the block's start
+                self.out.emit(ToolCallArgsDelta(block.id, raw))
+        elif block.kind in _SERVER_CALLS:
+            name = block.name or block.kind
+            self.out.emit(ProviderToolUse(block.id, name, _detail(block.input()[0])))
+
+    def _usage(self, usage: Any) -> None:
+        """Take the counts a usage object reports; later counts replace earlier ones."""
+        if usage is None:
             return
-        shape = self.learner.learned(EventShape.learn(event, data, payload, ("delta", key)))
-        if shape is None:
-            return
-        if key == "text":
-            self.text_shape = (shape, payload.get("index", -1))
-        else:
-            self.thinking_shape = (shape, payload.get("index", -1))
+        tokens = self.tokens
+        for key in _USAGE_KEYS:
+            value = usage.get(key)
+            if value is not None:
+                tokens[key] = int(value)
+        self.out.usage(*self._tally())
+
+    def _tally(self) -> tuple[int, int, int, int]:
+        tokens = self.tokens
+        cache_read = tokens["cache_read_input_tokens"]
+        cache_write = tokens["cache_creation_input_tokens"]
+        return (
+            tokens["input_tokens"] + cache_read + cache_write,
+            tokens["output_tokens"],
+            cache_read,
+            cache_write,
+        )
 
     def finish(self, terminated: bool) -> ModelOutput:
         if not terminated:
@@ -327,19 +391,28 @@ class AnthropicStreamDecoder:
         for index in sorted(self.blocks):
             block = self.blocks[index]
             if block.kind == "text":
-                content.append(TextPart(text="".join(block.text)))
+                citations = {"citations": block.citations} if block.citations else None
+                content.append(TextPart(text="".join(block.parts), provider_data=citations))
             elif block.kind == "thinking":
-                content.append(ThinkingPart(text="".join(block.text), signature=block.signature))
+                content.append(ThinkingPart(text="".join(block.parts), signature=block.signature))
             elif block.kind == "redacted_thinking":
-                content.append(ThinkingPart(text="", provider_data={"redacted_data": block.data}))
+                data = block.start.get("data")
+                content.append(ThinkingPart(text="", provider_data={"redacted_data": data}))
             elif block.kind == "tool_use":
-                raw = "".join(block.text)
+                args, raw = block.input()
+                content.append(ToolCall(id=block.id, name=block.name, args=args, raw_args=raw))
+            else:  # the provider's own tools, their results, compaction: kept verbatim
                 content.append(
-                    ToolCall(id=block.id, name=block.name, args=tool_args(raw), raw_args=raw)
+                    ProviderPart(wire=WIRE, kind=block.kind, provider_data=block.verbatim())
                 )
-        stop = _STOP.get(self.stop_reason or "end_turn", StopReason.END_TURN)
+        input_tokens, output_tokens, cache_read, cache_write = self._tally()
         return ModelOutput(
             message=Message(role=Role.ASSISTANT, content=content),
-            stop_reason=stop,
-            usage=Usage(input=self.input_tokens, output=self.output_tokens),
+            stop_reason=_STOP.get(self.stop_reason or "end_turn", StopReason.END_TURN),
+            usage=Usage(
+                input=input_tokens,
+                output=output_tokens,
+                cache_read=cache_read,
+                cache_write=cache_write,
+            ),
         )

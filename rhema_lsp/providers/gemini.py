@@ -2,17 +2,21 @@
 
 Each SSE chunk is a full ``GenerateContentResponse``: ``candidates[0].content.parts``
 hold text parts, thought parts (``thought: true``) and ``functionCall`` parts
-(ids synthesized when absent); a part's ``thoughtSignature`` is stored in the
-call's ``provider_data`` and sent back unchanged. ``usageMetadata`` arrives as
-a cumulative tally (output = candidate + thought tokens). The stream is done
-once a candidate carries a ``finishReason``; a stream that ends before one is
-an error. The key travels in the ``x-goog-api-key`` header, never in the URL.
+(ids synthesized when absent). Every ``thoughtSignature`` is sent back as it
+came: a call's in its ``provider_data``, a thought run's as its signature, and
+a signed answer part (often an empty last one) stays a text part of its own
+with the signature in its ``provider_data``. Parts Gemini acts on itself
+(``executableCode``, ``codeExecutionResult``, anything newer) are kept verbatim
+as :class:`~rhema_lsp.engine.ProviderPart` and resent; code it runs is
+announced with ``ProviderToolUse``. ``usageMetadata`` arrives as a cumulative
+tally (output = candidate + thought tokens). The stream is done once a
+candidate carries a ``finishReason``; a stream that ends before one is an
+error. The key travels in the ``x-goog-api-key`` header, never in the URL.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from itertools import count
 from typing import Any
 from urllib.parse import quote
@@ -22,6 +26,8 @@ from rhema_lsp.engine import (
     Message,
     ModelOutput,
     ModelRequest,
+    ProviderPart,
+    ProviderToolUse,
     Role,
     StopReason,
     TextPart,
@@ -34,7 +40,6 @@ from rhema_lsp.engine import (
     Usage,
 )
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
-from rhema_lsp.providers.shapes import EventShape, JsonPath, ShapeLearner
 from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
@@ -47,10 +52,8 @@ __all__ = ["GeminiProvider", "gemini_contents"]
 _BUDGETS = {ThinkingEffort.LOW: 1024, ThinkingEffort.MEDIUM: 8192, ThinkingEffort.HIGH: 24576}
 _FAILED_FINISH = {"MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL"}
 _synthesized = count(1)
-_PROMPT: JsonPath = ("usageMetadata", "promptTokenCount")
-_CANDIDATES: JsonPath = ("usageMetadata", "candidatesTokenCount")
-_THOUGHTS: JsonPath = ("usageMetadata", "thoughtsTokenCount")
-_USAGE_KEYS = (_PROMPT, _CANDIDATES, _THOUGHTS)
+WIRE = "gemini"
+"""The ``wire`` of the provider parts this adapter keeps and resends."""
 
 
 def _function_call_part(call: ToolCall) -> dict[str, Any]:
@@ -79,8 +82,17 @@ def gemini_contents(request: ModelRequest) -> list[dict[str, Any]]:
         if message.role is Role.ASSISTANT:
             role = "model"
             for part in message.content:
-                if isinstance(part, TextPart) and part.text:
-                    parts.append({"text": part.text})
+                if isinstance(part, TextPart):
+                    signed = part.provider_data if isinstance(part.provider_data, dict) else {}
+                    if signed.get("thoughtSignature"):
+                        parts.append(
+                            {"text": part.text, "thoughtSignature": signed["thoughtSignature"]}
+                        )
+                    elif part.text:
+                        parts.append({"text": part.text})
+                elif isinstance(part, ProviderPart):
+                    if part.wire == WIRE and isinstance(part.provider_data, dict):
+                        parts.append(part.provider_data)
                 elif isinstance(part, ThinkingPart) and part.signature:
                     parts.append(
                         {"text": part.text, "thought": True, "thoughtSignature": part.signature}
@@ -162,113 +174,49 @@ class GeminiProvider(HttpStreamProvider):
         return GeminiStreamDecoder(sink, self.name)
 
 
+class _Text:
+    """A run of text or thought parts that becomes one part of the message."""
+
+    __slots__ = ("parts", "signature", "thought")
+
+    def __init__(self, thought: bool, signature: str | None) -> None:
+        self.thought = thought
+        self.parts: list[str] = []
+        self.signature = signature
+
+
+def _code_detail(code: Any) -> str:
+    text = code.get("code") if isinstance(code, dict) else None
+    lines = text.strip().splitlines() if isinstance(text, str) else []
+    return lines[0][:80] if lines else ""
+
+
 class GeminiStreamDecoder:
     """Decodes one ``streamGenerateContent`` SSE stream (see the module docstring)."""
 
     def __init__(self, sink: EventSink, name: str) -> None:
         self.out = EventBatcher(sink)
         self.name = name
-        self.parts: list[Any] = []
+        self.parts: list[_Text | ToolCall | ProviderPart] = []
         self.finish_reason: str | None = None
-        self.input_tokens = 0
-        self.output_tokens = 0
-        # Learned shapes of a one-part text and thought chunk, and whether they carry
-        # usage (see .shapes); the usage integers are the shape's integer holes.
-        self.text_shape: tuple[EventShape, bool] | None = None
-        self.thought_shape: tuple[EventShape, bool] | None = None
-        self.learner = ShapeLearner()
-        self.pending_usage: tuple[EventShape, re.Match[bytes]] | None = None
+        self.tally = (0, 0, 0)
+        self.usage: dict[str, Any] | None = None  # the latest tally, read at the next flush
 
     def flush(self) -> None:
-        self._take_pending_usage()
+        if self.usage is not None:
+            self._take_usage()
         self.out.flush()
 
-    def _take_pending_usage(self) -> None:
-        """Record the usage of the latest shaped chunk that carried one."""
-        if self.pending_usage is not None:
-            shape, match = self.pending_usage
-            self.pending_usage = None
-            self.input_tokens = shape.integer(match, _PROMPT) or 0
-            self.output_tokens = (shape.integer(match, _CANDIDATES) or 0) + (
-                shape.integer(match, _THOUGHTS) or 0
-            )
-            self.out.usage(self.input_tokens, self.output_tokens)
-
-    def _shaped(self, shaped: tuple[EventShape, bool], event: str | None, data: bytes) -> bool:
-        """Decode a chunk of a learned shape; ``False`` when it is not one."""
-        shape, has_usage = shaped
-        match = shape.match(event, data)
-        if match is None:
-            return False
-        text = shape.text(match)
-        if text is None:
-            return False
-        if text:
-            last = self.parts[-1] if self.parts else None
-            if shaped is self.text_shape and type(last) is list and last[0] == "text":
-                last[1].append(text)  # what _append_text does, without the call
-                self.out.text(text)
-            else:
-                self._append_text(text, shaped is self.thought_shape, None)
-        if has_usage:
-            # Only the latest tally is ever emitted (at the next flush): convert it then.
-            self.pending_usage = (shape, match)
-        return True
-
-    def _learn(self, event: str | None, data: bytes, chunk: dict[str, Any]) -> None:
-        """Learn the shape of a chunk holding one text part, maybe usage, nothing else."""
-        candidate = chunk["candidates"][0]
-        parts = (candidate.get("content") or {}).get("parts")
-        usage = chunk.get("usageMetadata")
-        if (
-            not isinstance(parts, list)
-            or len(parts) != 1
-            or not isinstance(parts[0], dict)
-            or not isinstance(parts[0].get("text"), str)
-            or not set(parts[0]) <= {"text", "thought"}
-            or candidate.get("finishReason")
-            or chunk.get("error")
-            or (usage and not isinstance(usage, dict))
-            or (usage and not all(type(usage.get(key[1], 0)) is int for key in _USAGE_KEYS))
-            or not self.learner.due()
-        ):
-            return
-        shape = self.learner.learned(
-            EventShape.learn(
-                event,
-                data,
-                chunk,
-                ("candidates", 0, "content", "parts", 0, "text"),
-                lambda path: path[:1] == ("usageMetadata",),
-            )
+    def _take_usage(self) -> None:
+        usage, self.usage = self.usage or {}, None
+        self.tally = (
+            int(usage.get("promptTokenCount") or 0),
+            int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0),
+            int(usage.get("cachedContentTokenCount") or 0),
         )
-        if shape is not None:
-            if parts[0].get("thought"):
-                self.thought_shape = (shape, bool(usage))
-            else:
-                self.text_shape = (shape, bool(usage))
-
-    def _append_text(self, text: str, thought: bool, signature: str | None) -> None:
-        last = self.parts[-1] if self.parts else None
-        if thought:
-            self.out.thinking(text)
-            if isinstance(last, list) and last[0] == "thinking":
-                last[1].append(text)
-                last[2] = signature or last[2]
-            else:
-                self.parts.append(["thinking", [text], signature])
-        else:
-            self.out.text(text)
-            if isinstance(last, list) and last[0] == "text":
-                last[1].append(text)
-            else:
-                self.parts.append(["text", [text], None])
+        self.out.usage(*self.tally)
 
     def feed(self, event: str | None, data: bytes) -> bool:
-        if self.text_shape is not None and self._shaped(self.text_shape, event, data):
-            return False
-        if self.thought_shape is not None and self._shaped(self.thought_shape, event, data):
-            return False
         chunk = parse_event(self.name, data)
         if isinstance(chunk, list):  # a JSON-array stream item, as without alt=sse
             chunk = chunk[0] if chunk else {}
@@ -281,31 +229,73 @@ class GeminiStreamDecoder:
                 transient=code in TRANSIENT_STATUSES,
                 status=code if isinstance(code, int) else None,
             )
-        for candidate in chunk.get("candidates") or ():
+        candidates = chunk.get("candidates")
+        if candidates:
+            candidate = candidates[0]  # one candidate is requested
             for part in (candidate.get("content") or {}).get("parts") or ():
-                signature = part.get("thoughtSignature")
-                call = part.get("functionCall")
-                if call is not None:
-                    self._call(call, signature)
-                    continue
                 text = part.get("text")
-                if text:
-                    self._append_text(text, bool(part.get("thought")), signature)
-                    self._learn(event, data, chunk)
+                if type(text) is str:
+                    last = self.parts[-1] if self.parts else None
+                    if (
+                        text
+                        and len(part) == 1
+                        and type(last) is _Text
+                        and not last.thought
+                        and last.signature is None
+                    ):
+                        last.parts.append(text)  # more plain answer text: the common case
+                        self.out.text(text)
+                    else:
+                        self._text(text, part)
+                elif "functionCall" in part:
+                    self._call(part["functionCall"] or {}, part.get("thoughtSignature"))
+                else:
+                    self._provider_part(part)
             reason = candidate.get("finishReason")
             if reason:
                 self.finish_reason = reason
-            break  # one candidate is requested
         usage = chunk.get("usageMetadata")
         if usage:
-            self.pending_usage = None  # replaced by this later tally
-            self.input_tokens = int(usage.get("promptTokenCount") or 0)
-            self.output_tokens = int(usage.get("candidatesTokenCount") or 0) + int(
-                usage.get("thoughtsTokenCount") or 0
-            )
-            self.out.usage(self.input_tokens, self.output_tokens)
+            self.usage = usage
         # Keep reading after the finish: a last usage chunk may follow; EOF ends it.
         return False
+
+    def _text(self, text: str, part: dict[str, Any]) -> None:
+        """A text or thought part: unsigned ones continue the run before them;
+        a signed answer part stays a part of its own, as Gemini sent it."""
+        thought = bool(part.get("thought"))
+        signature = part.get("thoughtSignature")
+        if text:
+            if thought:
+                self.out.thinking(text)
+            else:
+                self.out.text(text)
+        last = self.parts[-1] if self.parts else None
+        if (
+            type(last) is _Text
+            and last.thought == thought
+            and (thought or (last.signature is None and signature is None))
+        ):
+            last.parts.append(text)
+            if signature:
+                last.signature = signature
+        elif text or signature:
+            run = _Text(thought, signature)
+            run.parts.append(text)
+            self.parts.append(run)
+
+    def _provider_part(self, part: dict[str, Any]) -> None:
+        """A part Gemini acts on itself (code it ran and its result): kept verbatim."""
+        kind = next((key for key in part if key not in ("thoughtSignature", "thought")), "")
+        if not kind:
+            return
+        self.parts.append(ProviderPart(wire=WIRE, kind=kind, provider_data=part))
+        if kind == "executableCode":
+            code = part[kind]
+            call_id = (code.get("id") if isinstance(code, dict) else None) or (
+                f"gemini_code_{next(_synthesized)}"
+            )
+            self.out.emit(ProviderToolUse(call_id, "code_execution", _code_detail(code)))
 
     def _call(self, call: dict[str, Any], signature: str | None) -> None:
         wire_id = call.get("id")
@@ -329,7 +319,8 @@ class GeminiStreamDecoder:
         )
 
     def finish(self, terminated: bool) -> ModelOutput:
-        self._take_pending_usage()
+        if self.usage is not None:
+            self._take_usage()
         if self.finish_reason is None:
             raise ProviderStreamError(
                 f"{self.name} stream ended without a finishReason; the answer is incomplete",
@@ -343,21 +334,22 @@ class GeminiStreamDecoder:
         self.out.flush()
         content: list[Any] = []
         for part in self.parts:
-            if isinstance(part, ToolCall):
+            if type(part) is not _Text:
                 content.append(part)
-            elif part[0] == "text":
-                content.append(TextPart(text="".join(part[1])))
+            elif part.thought:
+                content.append(ThinkingPart(text="".join(part.parts), signature=part.signature))
             else:
-                content.append(ThinkingPart(text="".join(part[1]), signature=part[2]))
-        has_calls = any(isinstance(part, ToolCall) for part in content)
-        if has_calls:
+                signed = {"thoughtSignature": part.signature} if part.signature else None
+                content.append(TextPart(text="".join(part.parts), provider_data=signed))
+        if any(isinstance(part, ToolCall) for part in content):
             stop = StopReason.TOOL_USE
         elif self.finish_reason == "MAX_TOKENS":
             stop = StopReason.MAX_TOKENS
         else:
             stop = StopReason.END_TURN
+        prompt, output, cached = self.tally
         return ModelOutput(
             message=Message(role=Role.ASSISTANT, content=content),
             stop_reason=stop,
-            usage=Usage(input=self.input_tokens, output=self.output_tokens),
+            usage=Usage(input=prompt, output=output, cache_read=cached),
         )

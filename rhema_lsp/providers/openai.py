@@ -6,8 +6,11 @@ answer text; ``reasoning_content`` (llama.cpp, vLLM) or ``reasoning``
 (OpenRouter, Ollama) is thinking; ``tool_calls`` are fragments keyed by
 ``index`` — id and name arrive on a call's first fragment only, fragments of
 parallel calls interleave, and a missing ``index`` falls back to the id, then
-to the last call. The raw argument text is kept for resending. Usage arrives
-in a chunk with ``choices: []`` (or Groq's ``x_groq.usage``); ``data: [DONE]``
+to the last call. ``content`` may also be an array of parts (Mistral): text
+parts are answer text, thinking parts reasoning. The raw argument text is
+kept for resending. Usage arrives in a chunk with ``choices: []`` (or Groq's
+``x_groq.usage``), cached prompt tokens in ``prompt_tokens_details`` (or
+DeepSeek's ``prompt_cache_hit_tokens``); ``data: [DONE]``
 terminates the stream. An ``error`` object in a chunk (OpenRouter) is a
 provider error, transient when its code is.
 """
@@ -36,7 +39,6 @@ from rhema_lsp.engine import (
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
 from rhema_lsp.providers.retry import RetryPolicy
 from rhema_lsp.providers.secrets import Secret
-from rhema_lsp.providers.shapes import EventShape, ShapeLearner
 from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
@@ -200,54 +202,30 @@ class OpenAIStreamDecoder:
         self.call_by_id: dict[str, int] = {}
         self.last_index: int | None = None
         self.finish_reason: str | None = None
-        self.input_tokens = 0
-        self.output_tokens = 0
-        # Learned shapes of a pure text and a pure reasoning chunk (see .shapes).
-        self.text_shape: EventShape | None = None
-        self.thinking_shape: EventShape | None = None
-        self.learner = ShapeLearner()
+        self.tally = (0, 0, 0)
 
     def flush(self) -> None:
         self.out.flush()
 
     def feed(self, event: str | None, data: bytes) -> bool:
-        shape = self.text_shape
-        if shape is not None and (match := shape.match(event, data)) is not None:
-            text = shape.text(match)
-            if text is not None:
-                if text:
-                    self.text.append(text)
-                    self.out.text(text)
-                return False
-        shape = self.thinking_shape
-        if shape is not None and (match := shape.match(event, data)) is not None:
-            text = shape.text(match)
-            if text is not None:
-                if text:
-                    self.thinking.append(text)
-                    self.out.thinking(text)
-                return False
         if data == b"[DONE]":
             return True
         chunk = parse_event(self.name, data)
         if not isinstance(chunk, dict):
             return False
-        if "error" in chunk and chunk["error"] is not None:
+        if chunk.get("error") is not None:
             self._raise_error(chunk["error"])
-        for choice in (chunk.get("choices") or ())[:1]:  # one choice is requested
+        choices = chunk.get("choices")
+        if choices:
+            choice = choices[0]  # one choice is requested
             delta = choice.get("delta")
             if delta:
                 content = delta.get("content")
-                if len(delta) == 1 and content and isinstance(content, str):
+                if len(delta) == 1 and content and type(content) is str:
                     self.text.append(content)  # the common case, kept short
                     self.out.text(content)
-                    self._learn(event, data, chunk, "content")
                 else:
                     self._delta(delta)
-                    if len(delta) == 1 and isinstance(delta.get(_REASONING), str):
-                        self._learn(event, data, chunk, _REASONING)
-                    elif len(delta) == 1 and isinstance(delta.get(_REASONING_ALT), str):
-                        self._learn(event, data, chunk, _REASONING_ALT)
             reason = choice.get("finish_reason")
             if reason:
                 if reason == "error":
@@ -257,43 +235,54 @@ class OpenAIStreamDecoder:
         if usage is None and "x_groq" in chunk:
             usage = (chunk["x_groq"] or {}).get("usage")
         if usage:
-            self.input_tokens = int(usage.get("prompt_tokens") or 0)
-            self.output_tokens = int(usage.get("completion_tokens") or 0)
-            self.out.usage(self.input_tokens, self.output_tokens)
+            self._usage(usage)
         return False
 
-    def _learn(self, event: str | None, data: bytes, chunk: dict[str, Any], key: str) -> None:
-        """Learn the shape of a chunk whose only effect is its one text or reasoning delta."""
-        choice = chunk["choices"][0]
-        if (
-            chunk.get("error") is not None
-            or choice.get("finish_reason")
-            or chunk.get("usage")
-            or "x_groq" in chunk
-            or not self.learner.due()
-        ):
-            return
-        shape = self.learner.learned(
-            EventShape.learn(event, data, chunk, ("choices", 0, "delta", key))
+    def _usage(self, usage: dict[str, Any]) -> None:
+        details = usage.get("prompt_tokens_details") or {}
+        cached = details.get("cached_tokens") or usage.get("prompt_cache_hit_tokens") or 0
+        self.tally = (
+            int(usage.get("prompt_tokens") or 0),
+            int(usage.get("completion_tokens") or 0),
+            int(cached),
         )
-        if key == "content":
-            self.text_shape = shape or self.text_shape
-        else:
-            self.thinking_shape = shape or self.thinking_shape
+        self.out.usage(*self.tally)
 
     def _delta(self, delta: dict[str, Any]) -> None:
         for key, value in delta.items():  # wire order
             if not value:
                 continue
-            if key == "content" and isinstance(value, str):
-                self.text.append(value)
-                self.out.text(value)
+            if key == "content":
+                if isinstance(value, str):
+                    self.text.append(value)
+                    self.out.text(value)
+                elif isinstance(value, list):
+                    self._content_parts(value)
             elif key in (_REASONING, _REASONING_ALT) and isinstance(value, str):
                 self.thinking.append(value)
                 self.out.thinking(value)
             elif key == "tool_calls" and isinstance(value, list):
                 for fragment in value:
                     self._tool_fragment(fragment)
+
+    def _content_parts(self, parts: list[Any]) -> None:
+        """``content`` as an array of parts (Mistral): text parts are answer
+        text, thinking parts (text or an array of text parts) are reasoning."""
+        for part in parts:
+            if not isinstance(part, dict):
+                continue
+            kind = part.get("type")
+            if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
+                self.text.append(part["text"])
+                self.out.text(part["text"])
+            elif kind == "thinking":
+                thinking = part.get("thinking")
+                pieces = thinking if isinstance(thinking, list) else [thinking]
+                for piece in pieces:
+                    text = piece.get("text") if isinstance(piece, dict) else piece
+                    if isinstance(text, str) and text:
+                        self.thinking.append(text)
+                        self.out.thinking(text)
 
     def _raise_error(self, error: Any) -> None:
         if isinstance(error, dict):
@@ -358,8 +347,9 @@ class OpenAIStreamDecoder:
         stop = _FINISH.get(self.finish_reason or "stop", StopReason.END_TURN)
         if self.calls and stop is StopReason.END_TURN:
             stop = StopReason.TOOL_USE
+        prompt, completion, cached = self.tally
         return ModelOutput(
             message=Message(role=Role.ASSISTANT, content=content),
             stop_reason=stop,
-            usage=Usage(input=self.input_tokens, output=self.output_tokens),
+            usage=Usage(input=prompt, output=completion, cache_read=cached),
         )

@@ -1,11 +1,11 @@
 """The retry ladder: which failures are tried again, and how long to wait.
 
 A failure is retried when it is transient (see :mod:`.errors`) *and* no
-content delta reached the sink during the attempt: once text, thinking or a
-tool call was emitted, trying again would repeat it, so the call fails with a
-"stream broke mid-answer" error instead. Before each wait the ladder emits
-``RetryWait``; the wait is an anyio sleep, so cancellation interrupts it at
-once.
+content delta reached the sink during the attempt: once text, thinking, a
+tool call or a provider's own tool use was emitted, trying again would repeat
+it, so the call fails with a "stream broke mid-answer" error instead. Before
+each wait the ladder emits ``RetryWait``; the wait is an anyio sleep, so
+cancellation interrupts it at once.
 
 Delay: the server's ``retry-after-ms``, then ``retry-after`` (seconds or an
 HTTP date) when ``0 < delay <= 60`` s; otherwise ``min(0.5 * 2**n, 8)`` s with
@@ -28,6 +28,7 @@ from rhema_lsp.engine import (
     Event,
     EventSink,
     ProviderError,
+    ProviderToolUse,
     RetryWait,
     TextDelta,
     ThinkingDelta,
@@ -41,7 +42,7 @@ __all__ = ["MAX_SERVER_DELAY", "ContentTrackingSink", "RetryPolicy", "retry_afte
 MAX_SERVER_DELAY = 60.0
 """A server-requested delay longer than this is ignored in favour of backoff."""
 
-_CONTENT_EVENTS = (TextDelta, ThinkingDelta, ToolCallStart, ToolCallArgsDelta)
+_CONTENT_EVENTS = (TextDelta, ThinkingDelta, ToolCallStart, ToolCallArgsDelta, ProviderToolUse)
 
 T = TypeVar("T")
 

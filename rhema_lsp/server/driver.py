@@ -56,6 +56,7 @@ _STOP_REASONS: dict[StopReason, RunStopReason] = {
     StopReason.END_TURN: "end_turn",
     StopReason.TOOL_USE: "tool_use",
     StopReason.MAX_TOKENS: "max_tokens",
+    StopReason.PAUSE_TURN: "pause_turn",
 }
 
 

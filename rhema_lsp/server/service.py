@@ -133,7 +133,12 @@ def _argument_object(name: str, arguments: list[Any] | None) -> Any:
 
 
 def _tally(usage: Usage) -> UsageTally:
-    return UsageTally(input=usage.input, output=usage.output)
+    return UsageTally(
+        input=usage.input,
+        output=usage.output,
+        cache_read=usage.cache_read,
+        cache_write=usage.cache_write,
+    )
 
 
 class AgentService:

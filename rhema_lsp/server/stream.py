@@ -22,6 +22,7 @@ from typing import Any
 
 from rhema_lsp.engine import (
     Event,
+    ProviderToolUse,
     RetryWait,
     TextDelta,
     ThinkingDelta,
@@ -174,6 +175,8 @@ class RunStream:
         elif isinstance(event, ToolResultEvent):
             self._call_args.pop(event.id, None)
             self._set_activity("waiting for the model")
+        elif isinstance(event, ProviderToolUse):
+            self._set_activity(f"{event.name} {event.detail}".strip())
         elif isinstance(event, RetryWait):
             self._set_activity(
                 f"retrying in {event.delay_seconds:.0f}s (attempt {event.attempt}/{event.total})"

@@ -158,7 +158,10 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("connection", "close")
             self.end_headers()
             self.wfile.flush()
-            if reply.delay <= 0:
+            if reply.split is not None:
+                # Each piece leaves as soon as it is written, not coalesced.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            elif reply.delay <= 0:
                 pieces = [b"".join(pieces)]
             for number, piece in enumerate(pieces):
                 if number and reply.delay > 0:

@@ -10,6 +10,7 @@ be put between deltas.
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -19,6 +20,7 @@ __all__ = [
     "error_reply",
     "raw_reply",
     "render",
+    "split_pieces",
     "stream_error_reply",
     "text_reply",
     "tool_reply",
@@ -52,6 +54,7 @@ class Reply:
     error_type: str = "overloaded_error"
     keepalive: bool = False
     crlf: bool = False
+    split: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the ``--script`` file format)."""
@@ -140,10 +143,29 @@ def raw_reply(
     headers: dict[str, str] | None = None,
     *,
     end: End = "complete",
+    split: int | None = None,
 ) -> Reply:
-    """Exactly these body bytes (``lines`` joined with ``\\n``, or given as bytes)."""
+    """Exactly these body bytes (``lines`` joined with ``\\n``, or given as bytes).
+
+    With ``split`` (a seed) the body goes out in pieces of 1 to 2,048 bytes,
+    sizes drawn from ``random.Random(split)``, each its own flushed HTTP chunk.
+    """
     raw = lines if isinstance(lines, bytes) else "".join(line + "\n" for line in lines).encode()
-    return Reply(kind="raw", raw=raw, status=status, headers=dict(headers or {}), end=end)
+    return Reply(
+        kind="raw", raw=raw, status=status, headers=dict(headers or {}), end=end, split=split
+    )
+
+
+def split_pieces(body: bytes, seed: int) -> list[bytes]:
+    """``body`` cut into pieces of 1 to 2,048 bytes, sizes drawn from ``random.Random(seed)``."""
+    sizes = random.Random(seed)
+    pieces: list[bytes] = []
+    start = 0
+    while start < len(body):
+        size = sizes.randint(1, 2048)
+        pieces.append(body[start : start + size])
+        start += size
+    return pieces
 
 
 def stream_error_reply(
@@ -196,6 +218,8 @@ def render(
         return reply.status, {"content-type": content_type, **reply.headers}, [data]
     headers = {"content-type": "text/event-stream", "cache-control": "no-cache", **reply.headers}
     if reply.kind == "raw":
+        if reply.split is not None:
+            return reply.status, headers, split_pieces(reply.raw, reply.split)
         return reply.status, headers, [reply.raw]
     renderer = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}[wire]
     pieces = renderer(reply, model)

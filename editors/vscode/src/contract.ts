@@ -38,6 +38,7 @@ export type RhemaEvent =
   | TextDeltaPayload
   | ToolCallStartPayload
   | ToolCallArgsDeltaPayload
+  | ProviderToolPayload
   | ToolOutputDeltaPayload
   | ToolStatusPayload
   | ToolResultPayload
@@ -87,7 +88,7 @@ export interface EditArgs {
 export interface EditResult {
   session: string;
   applied: boolean;
-  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'max_steps' | 'cancelled' | 'error';
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'pause_turn' | 'max_steps' | 'cancelled' | 'error';
   text: string;
   usage: UsageTally;
 }
@@ -101,7 +102,7 @@ export interface ErrorPayload {
 /** One message of the conversation: a role and its ordered parts. */
 export interface Message {
   role: Role;
-  content: (TextPart | ThinkingPart | ToolCall | ToolResult)[];
+  content: (TextPart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
 }
 
 /** A session's history, completed if a crash left it mid-round. */
@@ -119,6 +120,14 @@ export interface Position {
   character: number;
 }
 
+/** Content the provider made and acts on itself, kept to be sent back. */
+export interface ProviderPart {
+  type: 'provider';
+  wire: string;
+  kind: string;
+  provider_data: unknown;
+}
+
 /** The resolved provider; every field but `error` is null when none resolved. */
 export interface ProviderStatus {
   name: string | null;
@@ -126,6 +135,14 @@ export interface ProviderStatus {
   baseUrl: string | null;
   source: string | null;
   error: string | null;
+}
+
+/** The provider ran one of its own tools inside the model call (web search, code execution, ...): not one of the agent's calls, no result follows. `detail` is its main input in one short line, or empty. */
+export interface ProviderToolPayload {
+  type: 'provider_tool';
+  id: string;
+  name: string;
+  detail: string;
 }
 
 /** A range in a document. */
@@ -154,7 +171,7 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** Who authored a message. */
@@ -206,14 +223,14 @@ export interface StepArgs {
 export interface StepEndPayload {
   type: 'step_end';
   usage: UsageTally;
-  stopReason: 'end_turn' | 'tool_use' | 'max_tokens';
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'pause_turn';
 }
 
 /** How a step ended, with its tool calls. */
 export interface StepResult {
   session: string;
   turn: number;
-  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'max_steps' | 'cancelled' | 'error';
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'pause_turn' | 'max_steps' | 'cancelled' | 'error';
   text: string;
   toolCalls: CallSummary[];
   usage: UsageTally;
@@ -231,10 +248,11 @@ export interface TextDeltaPayload {
   text: string;
 }
 
-/** Plain text. */
+/** Plain text; `provider_data` keeps what the wire attached to it (a Gemini thought signature). */
 export interface TextPart {
   type: 'text';
   text: string;
+  provider_data: unknown;
 }
 
 /** A piece of the model's reasoning. */
@@ -327,7 +345,7 @@ export interface TurnArgs {
 /** A run ended; always the last event of a run. */
 export interface TurnEndPayload {
   type: 'turn_end';
-  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'max_steps' | 'cancelled' | 'error';
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'pause_turn' | 'max_steps' | 'cancelled' | 'error';
   text: string;
   steps: number;
   usage: UsageTally;
@@ -337,7 +355,7 @@ export interface TurnEndPayload {
 export interface TurnResult {
   session: string;
   turn: number;
-  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'max_steps' | 'cancelled' | 'error';
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'pause_turn' | 'max_steps' | 'cancelled' | 'error';
   text: string;
   steps: number;
   usage: UsageTally;
@@ -355,15 +373,19 @@ export interface UndoTurnResult {
   conflicts: string[];
 }
 
-/** The running tally of the model call in flight (cumulative). */
+/** The running tally of the step in flight (cumulative). */
 export interface UsagePayload {
   type: 'usage';
   input: number;
   output: number;
+  cacheRead: number;
+  cacheWrite: number;
 }
 
-/** Tokens in and out. */
+/** Tokens in and out; `input` counts cached input too, `cache_read` and `cache_write` how much of it the provider's prompt cache served or stored (0 where the wire does not say). */
 export interface UsageTally {
   input: number;
   output: number;
+  cacheRead: number;
+  cacheWrite: number;
 }

@@ -46,7 +46,8 @@ export type {
 
 export type StopReason = TurnResult['stopReason'];
 export type Mode = NonNullable<TurnArgs['mode']>;
-export type Usage = UsageTally;
+/** The token counts the extension adds up (a `UsageTally` is one). */
+export type Usage = Pick<UsageTally, 'input' | 'output'>;
 export type ContextItem = ContextRef;
 export type UndoResult = UndoTurnResult;
 /** One part of a stored message (the engine's JSON form). */

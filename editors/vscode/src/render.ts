@@ -159,6 +159,9 @@ export class RunRenderer {
       case 'tool_result':
         this.toolResult(event);
         return;
+      case 'provider_tool':
+        this.line(`${TOOL_GLYPH} ${event.name}${event.detail ? `: ${oneLine(event.detail)}` : ''} (by the provider)`);
+        return;
       case 'usage':
         this.inFlightUsage = { input: event.input, output: event.output };
         return;

@@ -31,8 +31,8 @@ describe('RunRenderer', () => {
       { type: 'text_delta', text: 'Hel' },
       { type: 'text_delta', text: 'lo, ' },
       { type: 'text_delta', text: 'world!' },
-      { type: 'step_end', usage: { input: 120, output: 9 }, stopReason: 'end_turn' },
-      { type: 'turn_end', stopReason: 'end_turn', text: 'Hello, world!', steps: 1, usage: { input: 1200, output: 9 } },
+      { type: 'step_end', usage: { input: 120, output: 9, cacheRead: 0, cacheWrite: 0 }, stopReason: 'end_turn' },
+      { type: 'turn_end', stopReason: 'end_turn', text: 'Hello, world!', steps: 1, usage: { input: 1200, output: 9, cacheRead: 0, cacheWrite: 0 } },
     ]);
     assert.equal(
       sink.text,
@@ -138,7 +138,7 @@ describe('RunRenderer', () => {
 
   it('closes from the result only when no turn_end did', () => {
     const closed = render([
-      { type: 'turn_end', stopReason: 'cancelled', text: '', steps: 1, usage: { input: 5, output: 1 } },
+      { type: 'turn_end', stopReason: 'cancelled', text: '', steps: 1, usage: { input: 5, output: 1, cacheRead: 0, cacheWrite: 0 } },
     ]);
     closed.renderer.finish({ stopReason: 'cancelled', usage: { input: 5, output: 1 }, steps: 1 });
     assert.equal(closed.sink.text, '▶ Ask: hello\n■ cancelled · 1 step · 5 in · 1 out tokens\n');
@@ -151,11 +151,11 @@ describe('RunRenderer', () => {
   it('adds cumulative usage of the call in flight to finished steps', () => {
     const { renderer } = render([
       { type: 'step_start', iteration: 1 },
-      { type: 'usage', input: 100, output: 10 },
-      { type: 'usage', input: 100, output: 20 },
-      { type: 'step_end', usage: { input: 100, output: 20 }, stopReason: 'tool_use' },
+      { type: 'usage', input: 100, output: 10, cacheRead: 0, cacheWrite: 0 },
+      { type: 'usage', input: 100, output: 20, cacheRead: 0, cacheWrite: 0 },
+      { type: 'step_end', usage: { input: 100, output: 20, cacheRead: 0, cacheWrite: 0 }, stopReason: 'tool_use' },
       { type: 'step_start', iteration: 2 },
-      { type: 'usage', input: 150, output: 5 },
+      { type: 'usage', input: 150, output: 5, cacheRead: 0, cacheWrite: 0 },
     ]);
     assert.deepEqual(renderer.usage, { input: 250, output: 25 });
   });
@@ -164,8 +164,8 @@ describe('RunRenderer', () => {
     const { sink, renderer } = render([
       { type: 'step_start', iteration: 1 },
       { type: 'text_delta', text: 'Once upon' },
-      { type: 'step_end', usage: { input: 10, output: 2 }, stopReason: 'end_turn' },
-      { type: 'turn_end', stopReason: 'cancelled', text: 'Once upon', steps: 1, usage: { input: 10, output: 2 } },
+      { type: 'step_end', usage: { input: 10, output: 2, cacheRead: 0, cacheWrite: 0 }, stopReason: 'end_turn' },
+      { type: 'turn_end', stopReason: 'cancelled', text: 'Once upon', steps: 1, usage: { input: 10, output: 2, cacheRead: 0, cacheWrite: 0 } },
     ]);
     renderer.finish({ stopReason: 'cancelled', usage: { input: 10, output: 2 }, steps: 1 });
     assert.equal(sink.text, '▶ Ask: hello\nOnce upon\n■ cancelled · 1 step · 10 in · 2 out tokens\n');
@@ -198,12 +198,12 @@ describe('helpers', () => {
 
   it('renders a reopened transcript in the server message shapes', () => {
     const messages: Message[] = [
-      { role: 'user', content: [{ type: 'text', text: 'Fix it' }] },
+      { role: 'user', content: [{ type: 'text', text: 'Fix it', provider_data: null }] },
       {
         role: 'assistant',
         content: [
           { type: 'thinking', text: 'Read first.\nThen edit.', signature: null, provider_data: null },
-          { type: 'text', text: 'Done.' },
+          { type: 'text', text: 'Done.', provider_data: null },
           { type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' }, raw_args: '{"path":"a.py"}', provider_data: null },
           { type: 'tool_call', id: 'c2', name: 'read_file', args: { path: 'b.py' }, raw_args: null, provider_data: null },
           { type: 'tool_call', id: 'c3', name: 'run_command', args: { command: 'make' }, raw_args: null, provider_data: null },
@@ -216,7 +216,7 @@ describe('helpers', () => {
           { type: 'tool_result', id: 'c2', content: 'no such file\nat all', is_error: true, code: 2 },
         ],
       },
-      { role: 'assistant', content: [{ type: 'text', text: 'All good.' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'All good.', provider_data: null }] },
     ];
     assert.deepEqual(transcriptLines(messages), [
       'you: Fix it',

@@ -35,13 +35,14 @@ SAMPLES: list[Any] = [
     engine.TextDelta(text="hi"),
     engine.ToolCallStart(id="c1", name="read_file"),
     engine.ToolCallArgsDelta(id="c1", delta='{"pa'),
+    engine.ProviderToolUse(id="srvtoolu_1", name="web_search", detail="rust borrow checker"),
     engine.ToolOutputDelta(id="c1", chunk="line\n"),
     engine.ToolStatusEvent(id="c1", status=engine.ToolStatus(activity="approved")),
     engine.ToolStatusEvent(
         id="c1", status=engine.ToolStatus(activity="sub-agent", spent=Usage(input=1, output=2))
     ),
     engine.ToolResultEvent(id="c1", name="read_file", content="x", is_error=False, code=3),
-    engine.UsageUpdate(usage=Usage(input=5, output=6)),
+    engine.UsageUpdate(usage=Usage(input=5, output=6, cache_read=4)),
     engine.RetryWait(error="overloaded", delay_seconds=1.5, attempt=1, total=3),
     engine.StepEnd(usage=Usage(input=1, output=1), stop_reason=engine.StopReason.TOOL_USE),
     engine.TurnEnd(stop_reason="cancelled", text="", steps=1, usage=Usage()),
@@ -99,7 +100,7 @@ def test_results_go_out_camel_case() -> None:
         stop_reason="tool_use",
         text="",
         tool_calls=[CallSummary(id="c", name="grep", is_error=True)],
-        usage=UsageTally(input=1, output=2),
+        usage=UsageTally(input=1, output=2, cache_read=0, cache_write=0),
     )
     assert result.wire()["toolCalls"] == [{"id": "c", "name": "grep", "isError": True}]
     assert result.wire()["stopReason"] == "tool_use"

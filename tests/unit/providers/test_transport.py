@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart, Usage, UsageUpdate
@@ -47,11 +49,28 @@ def test_last_event_without_blank_line_still_counts() -> None:
     assert parser.close() == [(None, b"[DONE]")]
 
 
-def test_parse_json_matches_json_loads() -> None:
-    assert parse_json(b' {"a": [1, "\\u00e9"]} \n') == {"a": [1, "é"]}
-    for bad in (b"", b"{", b'{"a": 1} x', b"nope"):
-        with pytest.raises(ValueError, match=r"JSON|Expecting|Unterminated|trailing"):
-            parse_json(bad)
+@pytest.mark.parametrize(
+    "data",
+    [
+        b' {"a": [1, "\\u00e9"]} \n',
+        b'{"t": "\\ud83d\\ude00 \\u2028 \\"q\\""}',
+        b'{"lone": "\\ud800"}',  # orjson refuses a lone surrogate; JSON allows it
+        '{"utf8": "é😀"}'.encode(),
+    ],
+)
+def test_parse_json_matches_json_loads(data: bytes) -> None:
+    assert parse_json(data) == json.loads(data)
+
+
+def test_parse_json_reads_an_integer_beyond_64_bits_as_a_float() -> None:
+    # orjson's reading, which JSON's number model allows; no wire sends such counts.
+    assert parse_json(b"[123456789012345678901234567890]") == [1.2345678901234568e29]
+
+
+@pytest.mark.parametrize("bad", [b"", b"{", b'{"a": 1} x', b"nope", b'"\xff"'])
+def test_parse_json_refuses_what_is_not_one_json_value(bad: bytes) -> None:
+    with pytest.raises(ValueError, match=r"."):  # orjson's or json's own message
+        parse_json(bad)
 
 
 def test_batcher_merges_adjacent_deltas_and_keeps_order() -> None:

@@ -51,7 +51,11 @@ async def test_adjacent_deltas_merge_and_other_events_flush_first() -> None:
         {"type": "tool_call_start", "id": "c1", "name": "read_file"},
         {"type": "tool_call_args_delta", "id": "c1", "delta": '{"path": "a"}'},
         {"type": "tool_call_args_delta", "id": "c2", "delta": "{}"},
-        {"type": "step_end", "usage": {"input": 1, "output": 2}, "stopReason": "tool_use"},
+        {
+            "type": "step_end",
+            "usage": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+            "stopReason": "tool_use",
+        },
     ]
     assert [item["seq"] for item in sent] == list(range(1, 8))
     assert {(item["session"], item["turn"]) for item in sent} == {("s", 1)}

@@ -367,6 +367,12 @@ function Panel:on_event(params)
       block.status = 'done'
     end
     self:touch_block(block)
+  elseif kind == 'provider_tool' then
+    local detail = tostring(event.detail or ''):gsub('\n.*', '')
+    self:add({
+      kind = 'note',
+      text = ('▸ %s%s · by the provider'):format(event.name or 'tool', detail ~= '' and (': ' .. detail) or ''),
+    })
   elseif kind == 'usage' then
     self.usage = { input = event.input, output = event.output }
   elseif kind == 'retry_wait' then

@@ -13,9 +13,9 @@
 - Output streams as complete lines through ``progress``; the result is the
   combined output (head and tail kept when huge; the engine caps it again)
   then a status line, with the exit code in ``code``.
-- A timeout (default :data:`DEFAULT_TIMEOUT_S`, at most
-  :data:`MAX_TIMEOUT_S`), the run's cancel signal, or cancellation of the
-  awaiting task kill the whole group: ``SIGTERM``, then ``SIGKILL`` after
+- A timeout (default and bounds: :class:`~rhema_lsp.tools.specs.RunCommand`),
+  the run's cancel signal, or cancellation of the awaiting task kill the
+  whole group: ``SIGTERM``, then ``SIGKILL`` after
   :data:`KILL_GRACE_S`. When the shell exits, whatever it left running in the
   group is killed the same way, so no process outlives the call.
 - The environment drops provider credentials: the names in
@@ -44,9 +44,7 @@ from rhema_lsp.tools.errors import ToolError
 from rhema_lsp.tools.ripgrep import iter_lines
 
 __all__ = [
-    "DEFAULT_TIMEOUT_S",
     "KILL_GRACE_S",
-    "MAX_TIMEOUT_S",
     "SECRET_NAMES",
     "SECRET_SUFFIXES",
     "CommandOutcome",
@@ -56,8 +54,6 @@ __all__ = [
     "scrubbed_environment",
 ]
 
-DEFAULT_TIMEOUT_S = 120.0
-MAX_TIMEOUT_S = 600.0
 KILL_GRACE_S = 2.0
 SECRET_NAMES = frozenset(
     {

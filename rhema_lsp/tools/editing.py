@@ -184,7 +184,7 @@ class Editing:
         path: str,
         old_text: str,
         new_text: str,
-        replace_all: bool = False,
+        replace_all: bool,
     ) -> str:
         """Replace exact ``old_text`` with ``new_text`` in the editor's text."""
         call = _Call(ctx, call_id, "edit_file")

@@ -114,19 +114,19 @@ def _read_disk(ws: Workspace, target: Target) -> str:
     return decode_file(target, data, size)
 
 
-def format_page(display: str, text: str, offset: int, limit: int | None) -> str:
-    """Lines ``offset..`` (1-based) of ``text`` numbered, with a paging note."""
+def format_page(display: str, text: str, offset: int, limit: int) -> str:
+    """Lines ``offset..`` (1-based, at most ``limit`` of them and a page) of
+    ``text`` numbered, with a paging note. Both are at least 1 (the
+    ``read_file`` argument model checks it)."""
     lines = _LINE_BREAK.split(text)
     if lines and lines[-1] == "" and len(lines) > 1:
         lines.pop()  # a final line break does not start another line
     total = len(lines) if text else 0
     if total == 0:
         return f"{display}: (empty file)"
-    if offset < 1:
-        offset = 1
     if offset > total:
         raise ToolError(f"{display}: offset {offset} is past the end ({total} lines)")
-    wanted = PAGE_LINES if limit is None else max(1, min(limit, PAGE_LINES))
+    wanted = min(limit, PAGE_LINES)
     out: list[str] = []
     used = 0
     last = offset - 1

@@ -1,9 +1,10 @@
 """``WorkspaceTools``: the engine's ``ToolResolver`` over a confined workspace.
 
-It checks the call against the mode's tool set and the argument types, then
-dispatches to the read tools (:mod:`~rhema_lsp.tools.reading`,
-:mod:`~rhema_lsp.tools.search`), the edit tools
-(:mod:`~rhema_lsp.tools.editing`) and ``run_command``
+It checks the call against the mode's tool set, parses its arguments with
+the tool's model (:mod:`~rhema_lsp.tools.specs`: no argument is checked or
+defaulted here), then dispatches to the read tools
+(:mod:`~rhema_lsp.tools.reading`, :mod:`~rhema_lsp.tools.search`), the edit
+tools (:mod:`~rhema_lsp.tools.editing`) and ``run_command``
 (:mod:`~rhema_lsp.tools.commands`). It never raises for a bad call: every
 :class:`~rhema_lsp.tools.errors.ToolError` becomes an in-band failure naming
 the path and why. Reads of secret-looking files and every command not
@@ -16,14 +17,16 @@ import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import anyio.to_thread
 
 from rhema_lsp.engine.events import ToolStatus
-from rhema_lsp.engine.messages import JsonValue, ToolCall, ToolResult
+from rhema_lsp.engine.messages import ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import Progress, ReplaySafety, StatusReporter, ToolContext, ToolResolver
-from rhema_lsp.tools.commands import DEFAULT_TIMEOUT_S, MAX_TIMEOUT_S, is_allowlisted, run_shell
+from rhema_lsp.tools.arguments import ToolArguments
+from rhema_lsp.tools.commands import is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
 from rhema_lsp.tools.editor import Editor, Mode
 from rhema_lsp.tools.errors import PathRefused, ToolError
@@ -31,12 +34,25 @@ from rhema_lsp.tools.journal import EditJournal
 from rhema_lsp.tools.reading import format_page, snapshot
 from rhema_lsp.tools.rules import read_confirmation_reason
 from rhema_lsp.tools.search import find_files, grep, list_dir
-from rhema_lsp.tools.specs import TOOLS_BY_MODE, replay_safety_of, specs_for
+from rhema_lsp.tools.specs import (
+    TOOLS_BY_MODE,
+    DeletePath,
+    EditFile,
+    FindFiles,
+    Grep,
+    ListDir,
+    ReadFile,
+    RenamePath,
+    RunCommand,
+    WriteFile,
+    replay_safety_of,
+    specs_for,
+)
 from rhema_lsp.tools.workspace import Access, Workspace
 
 __all__ = ["WorkspaceTools"]
 
-_Args = Mapping[str, JsonValue]
+_Arguments = TypeVar("_Arguments", bound=ToolArguments)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,49 +64,23 @@ class _Run:
     status: StatusReporter
 
 
-_Handler = Callable[[ToolCall, _Args, _Run], Awaitable[ToolResult]]
+_Handler = Callable[[ToolCall, _Run], Awaitable[ToolResult]]
+
+
+def _parsed(
+    arguments: type[_Arguments],
+    handler: Callable[[ToolCall, _Arguments, _Run], Awaitable[ToolResult]],
+) -> tuple[str, _Handler]:
+    """``handler`` under its tool's name, given the call's arguments as ``arguments``."""
+
+    async def checked(call: ToolCall, run: _Run) -> ToolResult:
+        return await handler(call, arguments.parse(call.args), run)
+
+    return arguments.tool_name, checked
 
 
 def _ignore_status(_status: ToolStatus) -> None:
     """The status reporter when the driver passed none."""
-
-
-def _string(args: _Args, key: str, *, required: bool = True, default: str = "") -> str:
-    value = args.get(key)
-    if value is None:
-        if required:
-            raise ToolError(f"missing required argument {key!r}")
-        return default
-    if not isinstance(value, str):
-        raise ToolError(f"argument {key!r} must be a string")
-    return value
-
-
-def _integer(args: _Args, key: str, default: int | None) -> int | None:
-    value = args.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
-        raise ToolError(f"argument {key!r} must be an integer")
-    return int(value)
-
-
-def _number(args: _Args, key: str, default: float) -> float:
-    value = args.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ToolError(f"argument {key!r} must be a number")
-    return float(value)
-
-
-def _flag(args: _Args, key: str) -> bool:
-    value = args.get(key, False)
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise ToolError(f"argument {key!r} must be true or false")
-    return value
 
 
 class WorkspaceTools(ToolResolver):
@@ -137,17 +127,19 @@ class WorkspaceTools(ToolResolver):
         self.journal = journal if journal is not None else EditJournal()
         self.env = dict(os.environ if env is None else env)
         self.editing = Editing(self.ws, editor, self.journal, review)
-        self._handlers: dict[str, _Handler] = {
-            "read_file": self._read_file,
-            "list_dir": self._list_dir,
-            "find_files": self._find_files,
-            "grep": self._grep,
-            "edit_file": self._edit_file,
-            "write_file": self._write_file,
-            "rename_path": self._rename_path,
-            "delete_path": self._delete_path,
-            "run_command": self._run_command,
-        }
+        self._handlers: dict[str, _Handler] = dict(
+            [
+                _parsed(ReadFile, self._read_file),
+                _parsed(ListDir, self._list_dir),
+                _parsed(FindFiles, self._find_files),
+                _parsed(Grep, self._grep),
+                _parsed(EditFile, self._edit_file),
+                _parsed(WriteFile, self._write_file),
+                _parsed(RenamePath, self._rename_path),
+                _parsed(DeletePath, self._delete_path),
+                _parsed(RunCommand, self._run_command),
+            ]
+        )
 
     def specs(self) -> list[ToolSpec]:
         """The tools of the current mode."""
@@ -176,18 +168,16 @@ class WorkspaceTools(ToolResolver):
                 call.id,
                 f"{call.name}: {known} in {self.mode} mode; available: {', '.join(offered)}",
             )
-        if not isinstance(call.args, dict):
-            return ToolResult.failure(call.id, f"{call.name}: arguments must be a JSON object")
         report = status if status is not None else _ignore_status
         try:
-            return await self._handlers[call.name](call, call.args, _Run(ctx, progress, report))
+            return await self._handlers[call.name](call, _Run(ctx, progress, report))
         except ToolError as exc:
             return ToolResult.failure(call.id, str(exc))
 
     # -- read tools ----------------------------------------------------------
 
-    async def _read_file(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        target = await anyio.to_thread.run_sync(self.ws.resolve, _string(args, "path"), Access.READ)
+    async def _read_file(self, call: ToolCall, args: ReadFile, run: _Run) -> ToolResult:
+        target = await anyio.to_thread.run_sync(self.ws.resolve, args.path, Access.READ)
         shown = self.ws.display(target.path)
         reason = read_confirmation_reason(target.parts) or read_confirmation_reason(
             [Path(target.requested).name]
@@ -201,73 +191,44 @@ class WorkspaceTools(ToolResolver):
         snap = await snapshot(self.ws, self.editor, target)
         if snap.text is None:
             raise ToolError(f"{target.requested}: no such file")
-        page = format_page(
-            shown, snap.text, _integer(args, "offset", 1) or 1, _integer(args, "limit", None)
-        )
-        return ToolResult.success(call.id, page)
+        return ToolResult.success(call.id, format_page(shown, snap.text, args.offset, args.limit))
 
-    async def _list_dir(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        path = _string(args, "path", required=False, default=".") or "."
-        depth = _integer(args, "depth", 2) or 2
-        return ToolResult.success(call.id, await list_dir(self.ws, path, depth))
+    async def _list_dir(self, call: ToolCall, args: ListDir, run: _Run) -> ToolResult:
+        return ToolResult.success(call.id, await list_dir(self.ws, args.path, args.depth))
 
-    async def _find_files(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        path = _string(args, "path", required=False, default=".") or "."
-        return ToolResult.success(
-            call.id, await find_files(self.ws, _string(args, "pattern"), path)
-        )
+    async def _find_files(self, call: ToolCall, args: FindFiles, run: _Run) -> ToolResult:
+        return ToolResult.success(call.id, await find_files(self.ws, args.pattern, args.path))
 
-    async def _grep(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        path = _string(args, "path", required=False, default=".") or "."
-        glob = _string(args, "glob", required=False) or None
+    async def _grep(self, call: ToolCall, args: Grep, run: _Run) -> ToolResult:
         content = await grep(
-            self.ws,
-            self.editor,
-            _string(args, "pattern"),
-            path,
-            glob,
-            _flag(args, "ignore_case"),
+            self.ws, self.editor, args.pattern, args.path, args.glob or None, args.ignore_case
         )
         return ToolResult.success(call.id, content)
 
     # -- edit tools ----------------------------------------------------------
 
-    async def _edit_file(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
+    async def _edit_file(self, call: ToolCall, args: EditFile, run: _Run) -> ToolResult:
         message = await self.editing.edit_file(
-            run.ctx,
-            call.id,
-            _string(args, "path"),
-            _string(args, "old_text"),
-            _string(args, "new_text"),
-            _flag(args, "replace_all"),
+            run.ctx, call.id, args.path, args.old_text, args.new_text, args.replace_all
         )
         return ToolResult.success(call.id, message)
 
-    async def _write_file(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        message = await self.editing.write_file(
-            run.ctx, call.id, _string(args, "path"), _string(args, "content")
-        )
+    async def _write_file(self, call: ToolCall, args: WriteFile, run: _Run) -> ToolResult:
+        message = await self.editing.write_file(run.ctx, call.id, args.path, args.content)
         return ToolResult.success(call.id, message)
 
-    async def _rename_path(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        message = await self.editing.rename_path(
-            run.ctx, call.id, _string(args, "from"), _string(args, "to")
-        )
+    async def _rename_path(self, call: ToolCall, args: RenamePath, run: _Run) -> ToolResult:
+        message = await self.editing.rename_path(run.ctx, call.id, args.source, args.to)
         return ToolResult.success(call.id, message)
 
-    async def _delete_path(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        message = await self.editing.delete_path(run.ctx, call.id, _string(args, "path"))
+    async def _delete_path(self, call: ToolCall, args: DeletePath, run: _Run) -> ToolResult:
+        message = await self.editing.delete_path(run.ctx, call.id, args.path)
         return ToolResult.success(call.id, message)
 
     # -- commands ------------------------------------------------------------
 
-    async def _run_command(self, call: ToolCall, args: _Args, run: _Run) -> ToolResult:
-        command = _string(args, "command")
-        if not command.strip():
-            raise ToolError("command is empty")
-        if "\x00" in command:
-            raise ToolError("command contains a NUL byte")
-        timeout = min(max(_number(args, "timeout_s", DEFAULT_TIMEOUT_S), 1.0), MAX_TIMEOUT_S)
+    async def _run_command(self, call: ToolCall, args: RunCommand, run: _Run) -> ToolResult:
+        command, timeout = args.command, args.timeout_s
         folder = self.ws.display(self.ws.folder)
         if not is_allowlisted(command, self.command_allowlist):
             run.status(ToolStatus(activity="waiting for approval"))

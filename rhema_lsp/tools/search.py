@@ -154,9 +154,9 @@ async def grep(
     ws: Workspace,
     editor: Editor,
     pattern: str,
-    path: str = ".",
-    glob: str | None = None,
-    ignore_case: bool = False,
+    path: str,
+    glob: str | None,
+    ignore_case: bool,
 ) -> str:
     """Matching lines as ``path:line: text``, at most :data:`GREP_CAP`."""
     target = await anyio.to_thread.run_sync(ws.resolve, path, Access.READ)
@@ -266,7 +266,7 @@ def _existing(ws: Workspace, directory: Path, names: list[str]) -> list[str]:
     return kept
 
 
-async def find_files(ws: Workspace, pattern: str, path: str = ".") -> str:
+async def find_files(ws: Workspace, pattern: str, path: str) -> str:
     """Files below ``path`` matching glob ``pattern``, at most :data:`FIND_CAP`."""
     target = await anyio.to_thread.run_sync(ws.resolve, path, Access.READ)
     if target.kind != "dir":
@@ -285,12 +285,11 @@ async def find_files(ws: Workspace, pattern: str, path: str = ".") -> str:
     return "\n".join(body)
 
 
-async def list_dir(ws: Workspace, path: str = ".", depth: int = 2) -> str:
+async def list_dir(ws: Workspace, path: str, depth: int) -> str:
     """A tree of ``path`` to ``depth`` levels (files and folders holding files)."""
     target = await anyio.to_thread.run_sync(ws.resolve, path, Access.READ)
     if target.kind != "dir":
         raise ToolError(f"{target.requested}: not a directory; use read_file")
-    depth = max(1, min(depth, 6))
     names, scan_truncated = await _rg_files(ws, target.path, [], _LIST_SCAN_CAP)
     entries: dict[str, int] = {}
     for name in names:

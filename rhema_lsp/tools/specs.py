@@ -1,140 +1,182 @@
-"""The tools the model is offered, per mode, with their argument schemas.
+"""The tools the model is offered, per mode, each with its argument model.
 
 ``ask`` reads (``read_file``, ``list_dir``, ``find_files``, ``grep``);
 ``edit`` adds ``edit_file``, ``write_file``, ``rename_path``,
 ``delete_path``; ``agent`` adds ``run_command``. Read tools are
 replay-safe, every other tool is not. Argument names are snake_case, as the
 editor contract (ARCHITECTURE.md) fixes them.
+
+Each tool's :class:`~rhema_lsp.tools.arguments.ToolArguments` model below is
+the one place its arguments are described: the schema the model sees, the
+checks a call passes and the defaults the handlers get all come from it.
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import ReplaySafety
+from rhema_lsp.tools.arguments import Integer, ToolArguments
 from rhema_lsp.tools.editor import Mode
+from rhema_lsp.tools.reading import PAGE_LINES
 
-__all__ = ["READ_TOOLS", "TOOLS_BY_MODE", "replay_safety_of", "specs_for"]
+__all__ = [
+    "READ_TOOLS",
+    "TOOLS_BY_MODE",
+    "DeletePath",
+    "EditFile",
+    "FindFiles",
+    "Grep",
+    "ListDir",
+    "ReadFile",
+    "RenamePath",
+    "RunCommand",
+    "WriteFile",
+    "replay_safety_of",
+    "specs_for",
+]
+
+_PATH = "Relative to the session folder, or absolute inside the workspace."
 
 
-def _spec(
-    name: str, description: str, properties: dict[str, object], required: list[str]
-) -> ToolSpec:
-    return ToolSpec(
-        name=name,
-        description=description,
-        parameters={
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": False,
-        },
+def _here_if_empty(path: str) -> str:
+    return path or "."
+
+
+WorkspacePath = Annotated[str, Field(description=_PATH)]
+"""A path the tool acts on."""
+
+SearchRoot = Annotated[str, AfterValidator(_here_if_empty), Field(description=_PATH)]
+"""Where a listing or search starts; empty means the session folder."""
+
+
+def _runnable(command: str) -> str:
+    if not command.strip():
+        raise ValueError("is empty")
+    if "\x00" in command:
+        raise ValueError("contains a NUL byte")
+    return command
+
+
+class ReadFile(ToolArguments):
+    """Arguments of ``read_file``."""
+
+    tool_name = "read_file"
+    tool_description = (
+        "Read a text file (the editor's unsaved text when open) as numbered lines. Pages of up "
+        f"to {PAGE_LINES} lines; use offset/limit for more."
     )
 
+    path: WorkspacePath
+    offset: Integer = Field(1, ge=1, description="First line (1-based).")
+    limit: Integer = Field(PAGE_LINES, ge=1, description="Number of lines.")
 
-_PATH = {
-    "type": "string",
-    "description": "Relative to the session folder, or absolute inside the workspace.",
-}
 
-_SPECS = {
-    "read_file": _spec(
-        "read_file",
-        "Read a text file (the editor's unsaved text when open) as numbered lines. Pages of up "
-        "to 2000 lines; use offset/limit for more.",
-        {
-            "path": _PATH,
-            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based)."},
-            "limit": {"type": "integer", "minimum": 1, "description": "Number of lines."},
-        },
-        ["path"],
-    ),
-    "list_dir": _spec(
-        "list_dir",
-        "List a folder as a tree (files ignored by .gitignore are hidden).",
-        {
-            "path": _PATH,
-            "depth": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": 6,
-                "description": "Levels (default 2).",
-            },
-        },
-        [],
-    ),
-    "find_files": _spec(
-        "find_files",
-        "Find files by glob, e.g. '*.py' (any folder) or 'src/**/test_*.py'.",
-        {"pattern": {"type": "string"}, "path": _PATH},
-        ["pattern"],
-    ),
-    "grep": _spec(
-        "grep",
-        "Search file contents with a regular expression (ripgrep syntax); returns path:line: text.",
-        {
-            "pattern": {"type": "string"},
-            "path": _PATH,
-            "glob": {
-                "type": "string",
-                "description": "Only files matching this glob, e.g. '*.ts'.",
-            },
-            "ignore_case": {"type": "boolean"},
-        },
-        ["pattern"],
-    ),
-    "edit_file": _spec(
-        "edit_file",
+class ListDir(ToolArguments):
+    """Arguments of ``list_dir``."""
+
+    tool_name = "list_dir"
+    tool_description = "List a folder as a tree (files ignored by .gitignore are hidden)."
+
+    path: SearchRoot = "."
+    depth: Integer = Field(2, ge=1, le=6, description="Levels.")
+
+
+class FindFiles(ToolArguments):
+    """Arguments of ``find_files``."""
+
+    tool_name = "find_files"
+    tool_description = "Find files by glob, e.g. '*.py' (any folder) or 'src/**/test_*.py'."
+
+    pattern: str
+    path: SearchRoot = "."
+
+
+class Grep(ToolArguments):
+    """Arguments of ``grep``."""
+
+    tool_name = "grep"
+    tool_description = (
+        "Search file contents with a regular expression (ripgrep syntax); returns path:line: text."
+    )
+
+    pattern: str
+    path: SearchRoot = "."
+    glob: str | None = Field(None, description="Only files matching this glob, e.g. '*.ts'.")
+    ignore_case: bool = False
+
+
+class EditFile(ToolArguments):
+    """Arguments of ``edit_file``."""
+
+    tool_name = "edit_file"
+    tool_description = (
         "Replace old_text with new_text in a file. old_text must match exactly once (or set "
-        "replace_all). Read the file first.",
-        {
-            "path": _PATH,
-            "old_text": {"type": "string"},
-            "new_text": {"type": "string"},
-            "replace_all": {"type": "boolean"},
-        },
-        ["path", "old_text", "new_text"],
-    ),
-    "write_file": _spec(
-        "write_file",
-        "Create a file, or replace a file's whole content.",
-        {"path": _PATH, "content": {"type": "string"}},
-        ["path", "content"],
-    ),
-    "rename_path": _spec(
-        "rename_path",
-        "Rename or move a file or folder.",
-        {"from": _PATH, "to": _PATH},
-        ["from", "to"],
-    ),
-    "delete_path": _spec(
-        "delete_path",
-        "Delete a file, or a folder with its contents (the user is asked first).",
-        {"path": _PATH},
-        ["path"],
-    ),
-    "run_command": _spec(
-        "run_command",
-        "Run a shell command in the session folder (the user approves it). Output streams; the "
-        "result ends with the exit code.",
-        {
-            "command": {"type": "string"},
-            "timeout_s": {
-                "type": "number",
-                "minimum": 1,
-                "description": "Default 120, at most 600.",
-            },
-        },
-        ["command"],
-    ),
-}
+        "replace_all). Read the file first."
+    )
 
-READ_TOOLS = ("read_file", "list_dir", "find_files", "grep")
-_EDIT_TOOLS = ("edit_file", "write_file", "rename_path", "delete_path")
-TOOLS_BY_MODE: dict[str, tuple[str, ...]] = {
-    "ask": READ_TOOLS,
-    "edit": READ_TOOLS + _EDIT_TOOLS,
-    "agent": (*READ_TOOLS, *_EDIT_TOOLS, "run_command"),
+    path: WorkspacePath
+    old_text: str
+    new_text: str
+    replace_all: bool = False
+
+
+class WriteFile(ToolArguments):
+    """Arguments of ``write_file``."""
+
+    tool_name = "write_file"
+    tool_description = "Create a file, or replace a file's whole content."
+
+    path: WorkspacePath
+    content: str
+
+
+class RenamePath(ToolArguments):
+    """Arguments of ``rename_path`` (``from`` is ``source`` in Python)."""
+
+    tool_name = "rename_path"
+    tool_description = "Rename or move a file or folder."
+
+    source: WorkspacePath = Field(alias="from")
+    to: WorkspacePath
+
+
+class DeletePath(ToolArguments):
+    """Arguments of ``delete_path``."""
+
+    tool_name = "delete_path"
+    tool_description = "Delete a file, or a folder with its contents (the user is asked first)."
+
+    path: WorkspacePath
+
+
+class RunCommand(ToolArguments):
+    """Arguments of ``run_command``."""
+
+    tool_name = "run_command"
+    tool_description = (
+        "Run a shell command in the session folder (the user approves it). Output streams; the "
+        "result ends with the exit code."
+    )
+
+    command: Annotated[str, AfterValidator(_runnable)]
+    timeout_s: float = Field(120.0, ge=1, le=600, description="Seconds before it is killed.")
+
+
+_READ = (ReadFile, ListDir, FindFiles, Grep)
+_EDIT = (EditFile, WriteFile, RenamePath, DeletePath)
+_BY_MODE: dict[str, tuple[type[ToolArguments], ...]] = {
+    "ask": _READ,
+    "edit": _READ + _EDIT,
+    "agent": (*_READ, *_EDIT, RunCommand),
 }
+_SPECS = {tool.tool_name: tool.spec() for tool in _BY_MODE["agent"]}
+
+READ_TOOLS = tuple(tool.tool_name for tool in _READ)
+TOOLS_BY_MODE = {mode: tuple(t.tool_name for t in tools) for mode, tools in _BY_MODE.items()}
 
 
 def specs_for(mode: Mode) -> list[ToolSpec]:

@@ -42,11 +42,17 @@ async def test_tools_outside_the_mode_are_in_band_errors(bench: Bench) -> None:
 
 async def test_bad_arguments_are_in_band_errors(bench: Bench) -> None:
     missing = await bench.call("read_file")
-    assert missing.is_error and "'path'" in missing.content
+    assert missing.is_error
+    assert missing.content == "read_file: missing required argument 'path'"
     wrong = await bench.call("read_file", path=3)
     assert wrong.is_error and "must be a string" in wrong.content
     flag = await bench.call("grep", pattern="x", ignore_case="yes")
     assert flag.is_error and "true or false" in flag.content
+    deep = await bench.call("list_dir", depth=9)
+    assert deep.is_error and deep.content == "list_dir: argument 'depth' must be at most 6"
+    empty = await bench.call("run_command", command=" ")
+    assert empty.is_error and "'command' is empty" in empty.content
+    assert bench.editor.asked == []  # refused before anyone is asked
     ctx = ToolContext(cwd=bench.root)
     listed = await bench.tools.resolve(ToolCall(id="c", name="read_file", args=[1]), ctx)
     assert listed.is_error and "JSON object" in listed.content

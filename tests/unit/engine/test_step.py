@@ -43,7 +43,7 @@ async def test_text_only_step_emits_start_deltas_end_and_appends_the_answer() ->
 
     step = await agent.step(session, sink, ToolContext())
 
-    assert sink.types() == ["step_start", "text_delta", "text_delta", "step_end"]
+    assert sink.types() == ["step_start", "text_delta", "text_delta", "context", "step_end"]
     assert sink.events[0] == StepStart(iteration=0)
     assert sink.events[-1] == StepEnd(
         usage=Usage(input=7, output=2), stop_reason=StopReason.END_TURN
@@ -89,6 +89,7 @@ async def test_tool_use_step_resolves_each_call_in_order_and_appends_results() -
         "tool_result",
         "tool_call_start",
         "tool_result",
+        "context",
         "step_end",
     ]
     assert resolver.ran == ["c1", "c2"]
@@ -119,6 +120,7 @@ async def test_calls_the_provider_announced_are_not_announced_again() -> None:
         "tool_call_args_delta",
         "tool_result",
         "tool_result",
+        "context",
         "step_end",
     ]
 

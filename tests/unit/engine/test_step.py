@@ -262,7 +262,7 @@ async def test_progress_chunks_are_stamped_with_the_call_id() -> None:
     ]
     # ephemeral: the output reaches the history only through the result
     assert session.history[-1].tool_results[0].code == 0
-    final = sink.events[-2]
+    final = sink.events[-3]
     assert isinstance(final, ToolResultEvent) and final.code == 0
 
 
@@ -280,7 +280,7 @@ async def test_results_are_capped_in_the_history_and_the_event() -> None:
     content = session.history[-1].tool_results[0].content
     assert "truncated" in content
     assert len(content.encode()) < 24_000 + 200
-    event = sink.events[-2]
+    event = sink.events[-3]
     assert isinstance(event, ToolResultEvent) and event.content == content
 
 

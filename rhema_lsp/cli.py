@@ -51,6 +51,7 @@ def _client_options(args: argparse.Namespace) -> dict[str, Any]:
         "base_url": args.base_url,
         "protocol": args.protocol,
         "thinking": getattr(args, "thinking", None),
+        "context_window": args.context_window,
         "debug": args.debug,
     }
 
@@ -100,6 +101,12 @@ def _add_client_flags(parser: argparse.ArgumentParser) -> None:
         "--protocol",
         choices=["openai", "anthropic", "gemini"],
         help="the wire of a custom endpoint",
+    )
+    parser.add_argument(
+        "--context-window",
+        type=int,
+        metavar="TOKENS",
+        help="the model's context window, when the provider does not say",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.add_argument("--debug", action="store_true", help="show tracebacks")

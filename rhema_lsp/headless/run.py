@@ -55,6 +55,7 @@ class ClientOptions:
     base_url: str | None = None
     protocol: str | None = None
     thinking: str | None = None
+    context_window: int | None = None
     server_command: tuple[str, ...] = (sys.executable, "-m", "rhema_lsp", "serve")
     debug: bool = False
 
@@ -65,6 +66,7 @@ class ClientOptions:
             "baseUrl": self.base_url,
             "protocol": self.protocol,
             "thinking": self.thinking,
+            "contextWindow": self.context_window,
         }
         return {key: value for key, value in values.items() if value is not None}
 

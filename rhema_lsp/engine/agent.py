@@ -259,7 +259,9 @@ class Agent:
         window is at most what the error named, or than this request."""
         tokens = self.context.estimator.estimate(request)
         self.context.learn_window(error.context_window or tokens)
-        if await compactor.compact(session, sink, tokens=tokens) is None:
+        # Whatever the estimate says, this request did not fit: halve it at least.
+        target = min(self.context.target(tokens), max(1, tokens // 2))
+        if await compactor.compact(session, sink, tokens=tokens, target=target) is None:
             raise AgentProviderError(_still_too_long(error)) from error
         return compactor.request(session)
 

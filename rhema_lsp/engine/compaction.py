@@ -169,10 +169,15 @@ class Compactor:
         history = session.history
         latest = session.compaction
         start = latest.upto if latest is not None else 0
-        starts = [index for index in round_starts(history, start + 1) if index > start]
+        last_user = _last_user(history)
+        # A cut must summarise something besides the instruction it would pin.
+        starts = [
+            index
+            for index in round_starts(history, start + 1)
+            if any(i != last_user for i in range(start, index))
+        ]
         if not starts:
             return None
-        last_user = _last_user(history)
         estimator = self.budget.estimator
         allowance = 2 * self._summary_tokens(target)  # the summary, and the quotes
         fixed = self._fixed_bytes()
@@ -266,7 +271,8 @@ class Compactor:
         """Compact ``session`` so its next request fits ``target`` tokens
         (by default :meth:`ContextBudget.target` of ``tokens``, the size of
         the request that did not fit); ``None`` when there is nothing older
-        than the current round to compact.
+        than the current round to compact, or its summary would be no
+        shorter than what it stands for.
 
         Appends the record to ``session.compactions`` and emits
         :class:`CompactionEvent` and :class:`ContextFill`.
@@ -313,6 +319,9 @@ class Compactor:
         )
         session.compactions.append(record)
         after = self.estimate(session)
+        if after >= tokens:  # the summary is no shorter than what it stands for
+            session.compactions.pop()
+            return None
         record = record.model_copy(update={"after": after})
         session.compactions[-1] = record
         sink.emit(CompactionEvent(before=tokens, after=after, summary_tokens=summary_tokens))

@@ -299,6 +299,7 @@ class RunLifecycle:
         await self.runs.wait_finished(session_id)
         deleted = await state.store.delete(session_id)
         self._seq.pop(session_id, None)
+        self._budgets.pop(session_id, None)
         return deleted
 
     async def _session_for(self, state: FolderState, plan: Plan, model: str) -> SessionInfo:

@@ -3,8 +3,15 @@
 ``serve`` (the default with no subcommand, for editors) runs the language
 server on stdio, or on TCP for debugging. ``ask``, ``sessions`` and
 ``status`` are the headless client: they start the server as a child process
-and drive it as an editor would. Errors are one plain sentence saying what
-to do; ``--debug`` adds the traceback.
+and drive it as an editor would.
+
+Everything that can be checked before the server starts is checked here, so
+a turn that cannot run fails before a session exists: the flags (against the
+server's own settings model, :mod:`.flags`), the prompt and the files
+(:mod:`.inputs`), and the provider, chosen here with the flags' names in its
+messages and handed to the server pinned. Exit codes are
+:class:`~rhema_lsp.headless.errors.Exit`; errors are one or two plain
+sentences, ``--debug`` adds the traceback.
 """
 
 from __future__ import annotations
@@ -15,13 +22,23 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from rhema_lsp import __version__
+from rhema_lsp.cli.flags import ASK_MODE, CLI_NAMES, add_setting_flags, server_default
+from rhema_lsp.cli.flags import settings_from as _settings_from
+from rhema_lsp.cli.inputs import attached_files, read_prompt
+from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
+from rhema_lsp.providers import (
+    ProviderChoice,
+    ProviderConfigError,
+    ProviderSettings,
+    choose_provider,
+)
 
-__all__ = ["main"]
+__all__ = ["build_parser", "main"]
 
-EXIT_USAGE = 2
+EXIT_CODES = """exit codes: 0 answered, 1 provider or tool failure, 2 usage error,
+3 stopped before an answer (token or step limit), 130 cancelled (Ctrl-C)"""
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -31,78 +48,104 @@ def _serve(args: argparse.Namespace) -> int:
     if args.tcp:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():
-            raise _Usage(f"--tcp takes HOST:PORT, not {args.tcp!r}")
+            raise UsageError(f"--tcp takes HOST:PORT, not {args.tcp!r}")
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
     return 0
 
 
-class _Usage(Exception):
-    """A command-line mistake (exit code 2)."""
-
-
-def _client_options(args: argparse.Namespace) -> dict[str, Any]:
+def _folder(args: argparse.Namespace) -> Path:
     folder = Path(args.folder).expanduser().resolve()
-    return {
-        "folder": folder,
-        "provider": args.provider,
-        "model": args.model,
-        "base_url": args.base_url,
-        "protocol": args.protocol,
-        "thinking": getattr(args, "thinking", None),
-        "debug": args.debug,
-    }
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder: pass an existing folder with --folder")
+    return folder
+
+
+async def _choose(args: argparse.Namespace) -> ProviderChoice:
+    """The provider the flags and the environment name, as the server would
+    choose it, in the command line's words.
+
+    Raises
+    ------
+    UsageError
+        Unknown preset, refused URL, missing key, nothing found, ...
+    """
+    settings = ProviderSettings(
+        provider=args.provider, model=args.model, base_url=args.base_url, protocol=args.protocol
+    )
+    try:
+        return await choose_provider(settings, names=CLI_NAMES)
+    except ProviderConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _describe(choice: ProviderChoice) -> str:
+    where = choice.base_url or "in process"
+    return f"provider: {choice.name} · model {choice.model} · {where} — {choice.source}"
 
 
 def _ask(args: argparse.Namespace) -> int:
     from rhema_lsp.headless.run import AskOptions, ask
 
     if args.session and args.resume_last:
-        raise _Usage("--session and --continue exclude each other: pick one")
-    options = AskOptions(
-        **_client_options(args),
-        prompt=args.prompt,
-        files=tuple(args.file),
-        mode=args.mode,
-        session=args.session,
-        resume_last=args.resume_last,
-        max_steps=args.max_steps,
-        json=args.json,
-        yes=args.yes,
-        show_thinking=not args.no_thinking,
-    )
-    return asyncio.run(ask(options))
+        raise UsageError("--session and --continue exclude each other: pick one")
+    prompt = read_prompt(args.prompt, args.prompt_file, sys.stdin.buffer, sys.stdin.isatty())
+    settings = _settings_from(args)
+    folder = _folder(args)
+    files = attached_files(folder, args.file)
+
+    async def run() -> int:
+        choice = await _choose(args)
+        options = AskOptions(
+            folder=folder,
+            settings={**settings, **choice.as_settings()},
+            provider_note=_describe(choice),
+            debug=args.debug,
+            prompt=prompt,
+            files=files,
+            session=args.session,
+            resume_last=args.resume_last,
+            json=args.json,
+            yes=args.yes,
+            show_thinking=not args.no_thinking,
+        )
+        return await ask(options)
+
+    return asyncio.run(run())
 
 
 def _sessions(args: argparse.Namespace) -> int:
     from rhema_lsp.headless.run import ClientOptions, sessions
 
-    return asyncio.run(sessions(ClientOptions(**_client_options(args)), args.json))
+    options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
+    return asyncio.run(sessions(options, args.json))
 
 
 def _status(args: argparse.Namespace) -> int:
     from rhema_lsp.headless.run import ClientOptions, status
 
-    return asyncio.run(status(ClientOptions(**_client_options(args)), args.json))
+    settings = _settings_from(args)
+    folder = _folder(args)
+
+    async def run() -> int:
+        choice = await _choose(args)
+        options = ClientOptions(
+            folder, {**settings, **choice.as_settings()}, choice.source, debug=args.debug
+        )
+        mode = f"{ASK_MODE} for rhema-lsp ask (--mode); {server_default('mode')} in an editor"
+        return await status(options, args.json, mode)
+
+    return asyncio.run(run())
 
 
-def _add_client_flags(parser: argparse.ArgumentParser) -> None:
+def _add_client_flags(parser: argparse.ArgumentParser, command: str) -> None:
     parser.add_argument("--folder", default=".", help="the workspace folder (default: here)")
-    parser.add_argument(
-        "--provider",
-        help="a preset: openai, anthropic, gemini, openrouter, "
-        "groq, ollama, lmstudio, llamacpp, vllm, embedded, or custom",
-    )
-    parser.add_argument("--model", help="the model id")
-    parser.add_argument("--base-url", help="the endpoint (with --provider custom)")
-    parser.add_argument(
-        "--protocol",
-        choices=["openai", "anthropic", "gemini"],
-        help="the wire of a custom endpoint",
-    )
+    add_setting_flags(parser, command)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks and the server's stderr"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -110,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rhema-lsp",
         description="An AI coding agent inside the editor, as a language server.",
+        epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"rhema-lsp {__version__}")
     commands = parser.add_subparsers(dest="command")
@@ -120,21 +164,25 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--debug", action="store_true", help="show tracebacks")
     serve.set_defaults(run=_serve)
 
-    ask = commands.add_parser("ask", help="ask the agent once, headless")
-    ask.add_argument("prompt", help="what to ask or do")
-    _add_client_flags(ask)
-    ask.add_argument(
-        "--mode",
-        choices=["ask", "edit", "agent"],
-        default="ask",
-        help="ask: read only (default); edit: change files; agent: also run commands",
+    ask = commands.add_parser(
+        "ask",
+        help="ask the agent once, headless",
+        description="Run one turn: the answer to stdout, everything else to stderr.",
+        epilog=EXIT_CODES,
     )
+    ask.add_argument(
+        "prompt",
+        nargs="?",
+        help="what to ask or do; `-` (or no argument with a pipe) reads stdin",
+    )
+    ask.add_argument("--prompt-file", metavar="PATH", help="read the prompt from a file")
+    _add_client_flags(ask, "ask")
     ask.add_argument(
         "--file",
         action="append",
         default=[],
         metavar="PATH",
-        help="attach a file's text to the prompt (repeatable)",
+        help="attach a file of the folder to the prompt (repeatable)",
     )
     ask.add_argument("--session", help="continue this session")
     ask.add_argument(
@@ -143,18 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="continue the most recent session of the folder",
     )
-    ask.add_argument("--thinking", choices=["default", "low", "medium", "high"])
-    ask.add_argument("--max-steps", type=int, help="the step limit of the turn")
     ask.add_argument("--yes", action="store_true", help="approve every confirmation")
     ask.add_argument("--no-thinking", action="store_true", help="hide the model's reasoning")
     ask.set_defaults(run=_ask)
 
     listing = commands.add_parser("sessions", help="list the folder's sessions")
-    _add_client_flags(listing)
+    _add_client_flags(listing, "sessions")
     listing.set_defaults(run=_sessions)
 
-    status = commands.add_parser("status", help="show the resolved provider and its source")
-    _add_client_flags(status)
+    status = commands.add_parser("status", help="show the chosen provider and why")
+    _add_client_flags(status, "status")
     status.set_defaults(run=_status)
     return parser
 
@@ -174,7 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result: int = args.run(args)
     except KeyboardInterrupt:
-        return 130
+        return Exit.CANCELLED
     except Exception as exc:  # noqa: BLE001 -- the boundary: one plain sentence, traceback on --debug
         if getattr(args, "debug", False):
             traceback.print_exc()
@@ -184,15 +230,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report(exc: Exception) -> int:
     from rhema_lsp.headless.jsonrpc import ServerGone
-    from rhema_lsp.headless.run import UsageError
 
-    if isinstance(exc, _Usage | UsageError):
+    if isinstance(exc, HeadlessError):
         sys.stderr.write(f"rhema-lsp: {exc}\n")
-        return EXIT_USAGE
+        return exc.exit_code
     if isinstance(exc, ServerGone):
         sys.stderr.write(
             f"rhema-lsp: {exc}; run `rhema-lsp serve` alone to see why, or add --debug\n"
         )
-        return 1
+        return Exit.FAILED
     sys.stderr.write(f"rhema-lsp: {type(exc).__name__}: {exc} (add --debug for details)\n")
-    return 1
+    return Exit.FAILED

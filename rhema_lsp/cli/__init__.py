@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rhema_lsp import __version__
+from rhema_lsp.cli.embedded import folder_context
 from rhema_lsp.cli.flags import ASK_MODE, CLI_NAMES, add_setting_flags, server_default
 from rhema_lsp.cli.flags import settings_from as _settings_from
 from rhema_lsp.cli.inputs import attached_files, read_prompt
@@ -97,13 +98,22 @@ def _ask(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         choice = await _choose(args)
+        note = _describe(choice)
+        text, attached = prompt, files
+        continuing = args.session is not None or args.resume_last
+        if choice.protocol == "embedded" and not files and not continuing:
+            context = folder_context(folder)
+            text = f"{prompt}\n\n{context.listing}" if context.listing else prompt
+            attached = context.files
+            names = ", ".join(str(path.relative_to(folder)) for path in attached) or "nothing"
+            note += f"; attached: {names} (name files with --file)"
         options = AskOptions(
             folder=folder,
             settings={**settings, **choice.as_settings()},
-            provider_note=_describe(choice),
+            provider_note=note,
             debug=args.debug,
-            prompt=prompt,
-            files=files,
+            prompt=text,
+            files=attached,
             session=args.session,
             resume_last=args.resume_last,
             json=args.json,

@@ -36,7 +36,7 @@ import anyio
 import httpx
 
 from rhema_lsp.engine import ModelProvider
-from rhema_lsp.providers.embedded import EmbeddedProvider, locate_embedded_model
+from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate_embedded_model
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.presets import (
     CUSTOM_KEY_VAR,
@@ -531,6 +531,6 @@ def _embedded(path: Path, model: str | None, how: str) -> ProviderChoice:
         "embedded",
         model or PRESETS["embedded"].model,
         "",
-        f"preset embedded ({path.name}), {how}",
+        f"preset embedded ({path.name}), {how}; {EMBEDDED_NOTE}",
         embedded_path=path,
     )

@@ -101,6 +101,11 @@ def _ask(args: argparse.Namespace) -> int:
         note = _describe(choice)
         text, attached = prompt, files
         continuing = args.session is not None or args.resume_last
+        if choice.protocol == "embedded" and args.mode != ASK_MODE:
+            raise UsageError(
+                f"--mode {args.mode} needs tools and the embedded model has none, so it "
+                "would never change a file: use --mode ask, or pick another --provider"
+            )
         if choice.protocol == "embedded" and not files and not continuing:
             context = folder_context(folder)
             text = f"{prompt}\n\n{context.listing}" if context.listing else prompt

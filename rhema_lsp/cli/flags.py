@@ -92,9 +92,12 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         f"a preset: {', '.join(PRESETS)}, or custom with --base-url and --protocol",
     ),
     SettingFlag("model", "--model", "the model id (default: the preset's, or the first listed)"),
-    SettingFlag("baseUrl", "--base-url", "the endpoint: overrides the preset's; custom needs it"),
+    SettingFlag("baseUrl", "--base-url", "the endpoint (default: the preset's); custom needs it"),
     SettingFlag(
-        "protocol", "--protocol", "the wire of a custom endpoint", options={"choices": PROTOCOLS}
+        "protocol",
+        "--protocol",
+        "the wire of a custom endpoint (default: none; custom needs it)",
+        options={"choices": PROTOCOLS},
     ),
     SettingFlag(
         "thinking",

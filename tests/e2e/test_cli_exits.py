@@ -70,6 +70,7 @@ def sentences(text: str) -> int:
         (["--prompt-file", "missing.txt"], "--prompt-file missing.txt: No such file"),
         (["--file", "../outside.py", "hi"], "--file ../outside.py is outside"),
         (["--session", "nope", "--provider", "embedded", "hi"], "--session nope: no such session"),
+        (["--provider", "embedded", "--mode", "edit", "hi"], "--mode edit needs tools"),
     ],
 )
 def test_usage_errors_exit_2_name_the_flag_and_leave_no_session(

@@ -100,3 +100,23 @@ def test_the_help_states_the_same_defaults(command: str) -> None:
 def test_the_mode_default_is_ask_headless_and_edit_in_an_editor() -> None:
     assert subcommand("ask")._option_string_actions["--mode"].default == ASK_MODE == "ask"
     assert Settings().mode == "edit"
+
+
+def first_phrase(text: str) -> str:
+    return re.split(r"[;,]", text.replace("`", ""))[0].strip()
+
+
+def test_help_and_readme_word_every_default_alike() -> None:
+    parser = subcommand("ask")
+    rows = readme_rows()
+    for item in SETTING_FLAGS:
+        if item.flag is None:
+            continue
+        help_text = " ".join((parser._option_string_actions[item.flag].help or "").split())
+        stated = re.search(r"\(default: ([^)]*)\)", help_text)
+        assert stated is not None, item.flag
+        readme = first_phrase(rows[item.setting][1])
+        if item.setting == "mode":
+            assert stated.group(1) == ASK_MODE and readme.startswith("edit in an editor")
+        else:
+            assert first_phrase(stated.group(1)) == readme, item.flag

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_cli import ask_command
-from tests.fakes.model_server import FakeModelServer, text_reply
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 WAIT = 60.0
@@ -107,8 +107,16 @@ def strays(marker: str) -> list[int]:
 
 
 @pytest.fixture
-def terminal(fake: FakeModelServer, workspace: Path, tmp_path: Path) -> Iterator[Terminal]:
-    command = ask_command(fake, workspace, "--no-thinking", "tell me a long story")
+def flags(request: pytest.FixtureRequest) -> list[str]:
+    """Extra flags of ``ask``: none, unless a test names them (indirect)."""
+    return list(getattr(request, "param", []))
+
+
+@pytest.fixture
+def terminal(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path, flags: list[str]
+) -> Iterator[Terminal]:
+    command = ask_command(fake, workspace, "--no-thinking", *flags, "tell me a long story")
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "TERM": "xterm"}
     pid, fd = pty.fork()
     if pid == 0:  # the child: exec at once (the parent has threads)
@@ -170,5 +178,20 @@ def test_ctrl_c_while_the_server_starts(fake: FakeModelServer, terminal: Termina
     code = terminal.wait()
     text = terminal.text()
     assert code == 130, text[-2000:]
+    assert "Traceback" not in text
+    assert strays(terminal.marker) == []
+
+
+@pytest.mark.parametrize("flags", [["--mode", "agent"]], indirect=True)
+def test_ctrl_c_at_a_confirmation_question(
+    fake: FakeModelServer, terminal: Terminal, flags: list[str]
+) -> None:
+    fake.script(tool_reply(("run_command", {"command": "echo hi"})), text_reply("not reached"))
+    terminal.read_until("(Enter declines)")
+    terminal.type(b"\x03")
+    code = terminal.wait()
+    text = terminal.text()
+    assert code == 130, text[-2000:]
+    assert re.search(r"^— cancelled · ", text, re.M), text[-2000:]
     assert "Traceback" not in text
     assert strays(terminal.marker) == []

@@ -5,7 +5,8 @@ The answer text goes to stdout as it streams, and nothing else does, so
 (dimmed), one line per tool call, command output, retry countdowns, the
 diffs of applied edits and the closing line go to stderr. Colour only on a
 TTY. ``--json`` replaces all of it with one JSON line per ``rhema/event`` on
-stdout.
+stdout; the client's own lines (the provider, diffs, the closing line of a
+run the server could not end) still go to stderr.
 """
 
 from __future__ import annotations
@@ -147,10 +148,13 @@ class JsonRenderer:
     """One JSON line per ``rhema/event`` notification, for scripts."""
 
     out: TextIO
+    err: TextIO
     first_output: bool = True
 
     def note(self, line: str) -> None:
-        """Client notes are not part of the JSON stream."""
+        """Client notes are not part of the JSON stream: they go to stderr."""
+        self.err.write(line + "\n")
+        self.err.flush()
 
     def notification(self, params: dict[str, Any]) -> None:
         self.out.write(json.dumps(params, ensure_ascii=False) + "\n")

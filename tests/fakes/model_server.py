@@ -105,7 +105,10 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         self._record(b"")
         if self.path.rstrip("/").endswith("/models"):
-            models = [{"id": name, "object": "model"} for name in self.server.owner.models]
+            owner = self.server.owner
+            models = [
+                {"id": name, "object": "model", "owned_by": owner.owned_by} for name in owner.models
+            ]
             self._send_whole(
                 200,
                 {"content-type": "application/json"},
@@ -205,6 +208,8 @@ class FakeModelServer:
         Serve the last scripted reply again once the queue is empty.
     models
         The ids ``GET .../models`` lists.
+    owned_by
+        The ``owned_by`` of each listed model (vLLM says ``vllm``).
     """
 
     def __init__(
@@ -214,8 +219,10 @@ class FakeModelServer:
         port: int = 0,
         repeat_last: bool = False,
         models: list[str] | None = None,
+        owned_by: str = "fake",
     ) -> None:
         self.wire: Wire = wire
+        self.owned_by = owned_by
         self.port = port
         self.repeat_last = repeat_last
         self.models = list(models) if models is not None else ["fake-model"]

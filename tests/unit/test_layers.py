@@ -10,16 +10,27 @@ import sys
 
 import pytest
 
-LAYERS = ["engine", "contract", "providers", "tools", "sessions", "server", "headless", "cli"]
+LAYERS = [
+    "engine",
+    "contract",
+    "providers",
+    "tools",
+    "sessions",
+    "runs",
+    "server",
+    "headless",
+    "cli",
+]
 ALLOWED = {
     "engine": set(),
     "contract": {"engine"},
     "providers": {"engine"},
     "tools": {"engine"},
     "sessions": {"engine"},
-    "server": {"engine", "contract", "providers", "tools", "sessions"},
+    "runs": {"engine", "contract", "sessions"},
+    "server": {"engine", "contract", "providers", "tools", "sessions", "runs"},
     "headless": {"engine", "contract", "tools"},
-    "cli": {"engine", "contract", "providers", "tools", "sessions", "server", "headless"},
+    "cli": {"engine", "contract", "providers", "tools", "sessions", "runs", "server", "headless"},
 }
 
 

@@ -1,7 +1,8 @@
 """The ``rhema-lsp`` command.
 
 ``serve`` (the default with no subcommand, for editors) runs the language
-server on stdio, or on TCP for debugging. ``ask``, ``sessions`` and
+server on stdio, or on TCP for debugging; ``acp`` runs the Agent Client
+Protocol agent on stdio, for ACP editors (Zed, JetBrains, ...). ``ask``, ``sessions`` and
 ``status`` are the headless client: they start the server as a child process
 and drive it as an editor would. Errors are one plain sentence saying what
 to do; ``--debug`` adds the traceback.
@@ -35,6 +36,30 @@ def _serve(args: argparse.Namespace) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
+    return 0
+
+
+def _acp(args: argparse.Namespace) -> int:
+    from rhema_lsp.acp import serve
+    from rhema_lsp.runs.settings import parse_settings
+
+    raw = {
+        "provider": args.provider,
+        "model": args.model,
+        "baseUrl": args.base_url,
+        "protocol": args.protocol,
+        "mode": args.mode,
+        "thinking": args.thinking,
+        "maxSteps": args.max_steps,
+        "maxTokens": args.max_tokens,
+        "sessionStore": args.session_store,
+        "commandAllowlist": args.allow or None,
+        "logLevel": args.log_level,
+    }
+    settings, problems = parse_settings(raw)
+    for problem in problems:
+        sys.stderr.write(f"rhema-lsp acp: {problem}\n")
+    asyncio.run(serve(settings))
     return 0
 
 
@@ -119,6 +144,31 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead, for debugging")
     serve.add_argument("--debug", action="store_true", help="show tracebacks")
     serve.set_defaults(run=_serve)
+
+    acp = commands.add_parser(
+        "acp", help="run the Agent Client Protocol agent on stdio (Zed, JetBrains, ...)"
+    )
+    acp.add_argument("--provider", help="a provider preset (see `ask --help`), or custom")
+    acp.add_argument("--model", help="the model id")
+    acp.add_argument("--base-url", help="the endpoint (with --provider custom)")
+    acp.add_argument("--protocol", choices=["openai", "anthropic", "gemini"])
+    acp.add_argument(
+        "--mode", choices=["ask", "edit", "agent"], help="each new session's mode (default: edit)"
+    )
+    acp.add_argument("--thinking", choices=["default", "low", "medium", "high"])
+    acp.add_argument("--max-steps", type=int, help="the step limit of a turn (default 25)")
+    acp.add_argument("--max-tokens", type=int, help="output tokens per model call (default 4096)")
+    acp.add_argument("--session-store", choices=["workspace", "user"])
+    acp.add_argument(
+        "--allow",
+        action="append",
+        default=[],
+        metavar="COMMAND",
+        help="a command run_command may run without asking (repeatable)",
+    )
+    acp.add_argument("--log-level", choices=["error", "warning", "info", "debug"])
+    acp.add_argument("--debug", action="store_true", help="show tracebacks")
+    acp.set_defaults(run=_acp)
 
     ask = commands.add_parser("ask", help="ask the agent once, headless")
     ask.add_argument("prompt", help="what to ask or do")

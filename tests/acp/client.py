@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, Client, spawn_agent_process
 from acp.client.connection import ClientSideConnection
+from acp.connection import StreamDirection, StreamEvent
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
@@ -180,8 +181,15 @@ async def start_agent(
     state: Path,
     *extra: str,
     fs: bool = True,
+    wire: list[dict[str, Any]] | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse]]:
-    """Run ``python -m rhema_lsp acp`` and initialize it as an fs-capable client."""
+    """Run ``python -m rhema_lsp acp`` and initialize it as an fs-capable
+    client; every raw JSON-RPC message the agent sends lands in ``wire``."""
+
+    def record(event: StreamEvent) -> None:
+        if wire is not None and event.direction is StreamDirection.INCOMING:
+            wire.append(event.message)
+
     env = {
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
         "XDG_STATE_HOME": str(state),
@@ -197,6 +205,7 @@ async def start_agent(
             *agent_args(fake, *extra),
             env=env,
             transport_kwargs={"stderr": log.fileno()},
+            observers=[record],
         ) as (conn, _process):
             capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)

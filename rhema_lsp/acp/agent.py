@@ -14,7 +14,7 @@ drive the engine's turn loop (:func:`~rhema_lsp.runs.driver.drive`:
 checkpoints, cancellation, outcome), count the turn, and answer with the
 stop reason once every update is sent. ``session/cancel`` cancels the run:
 the provider stream closes, no further tool starts, a running command is
-killed, a pending permission request is withdrawn, the session is
+killed, a pending permission request is abandoned, the session is
 checkpointed, and the prompt answers ``cancelled``.
 """
 

@@ -234,3 +234,29 @@ async def test_an_unknown_session_is_a_clear_error(
     async with start_agent(RecordingClient(), fake, state) as (conn, _init):
         with pytest.raises(RequestError, match="no session nope"):
             await conn.load_session(cwd=str(workspace), session_id="nope")
+
+
+async def test_cancel_while_permission_is_pending_ends_the_prompt_cancelled(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    fake.script(tool_reply(("run_command", {"command": "echo never"})))
+    client = RecordingClient(hold_permission=True)
+    async with start_agent(client, fake, state, "--mode", "agent") as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        pending = asyncio.ensure_future(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("run it")])
+        )
+        await client.wait_for(lambda: bool(client.asked))
+
+        await conn.cancel(session_id=session.session_id)
+        response = await asyncio.wait_for(pending, 10)
+
+    assert response.stop_reason == "cancelled"
+    assert len(fake.requests) == 1  # no model call after the cancel
+    assert client.tool_updates("call_1")[-1].status == "failed"
+    store = await SessionStore.open(workspace)
+    try:
+        history = (await store.load(session.session_id)).history
+    finally:
+        await store.close()
+    assert "cancelled by the user" in history[-1].tool_results[0].content

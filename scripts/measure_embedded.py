@@ -31,7 +31,7 @@ import llama_cpp
 
 from rhema_lsp.cli.embedded import folder_context
 from rhema_lsp.providers import locate_embedded_model
-from rhema_lsp.server.prompts import ContextPiece, render_context
+from rhema_lsp.runs.prompts import ContextPiece, render_context
 
 FOLDER = Path(__file__).resolve().parents[1] / "examples" / "sample"
 QUESTIONS = ("Which functions are defined here?", "Which functions are defined in convert.py?")

@@ -1,7 +1,8 @@
 """The ``rhema-lsp`` command.
 
 ``serve`` (the default with no subcommand, for editors) runs the language
-server on stdio, or on TCP for debugging. ``ask``, ``sessions`` and
+server on stdio, or on TCP for debugging; ``acp`` runs the Agent Client
+Protocol agent on stdio, for ACP editors (Zed, JetBrains, ...). ``ask``, ``sessions`` and
 ``status`` are the headless client: they start the server as a child process
 and drive it as an editor would.
 
@@ -53,6 +54,17 @@ def _serve(args: argparse.Namespace) -> int:
         server.start_tcp(host or "127.0.0.1", int(port))
     else:
         server.start_io()
+    return 0
+
+
+def _acp(args: argparse.Namespace) -> int:
+    from rhema_lsp.acp import serve
+    from rhema_lsp.runs.settings import parse_settings
+
+    settings, problems = parse_settings(_settings_from(args))
+    for problem in problems:
+        sys.stderr.write(f"rhema-lsp acp: {problem}\n")
+    asyncio.run(serve(settings))
     return 0
 
 
@@ -178,6 +190,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead, for debugging")
     serve.add_argument("--debug", action="store_true", help="show tracebacks")
     serve.set_defaults(run=_serve)
+
+    acp = commands.add_parser(
+        "acp", help="run the Agent Client Protocol agent on stdio (Zed, JetBrains, ...)"
+    )
+    add_setting_flags(acp, "acp")
+    acp.add_argument("--debug", action="store_true", help="show tracebacks")
+    acp.set_defaults(run=_acp)
 
     ask = commands.add_parser(
         "ask",

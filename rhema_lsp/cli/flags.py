@@ -1,5 +1,5 @@
 """The command line's flag for each setting: one table, defaults derived from
-the server's :class:`~rhema_lsp.server.settings.Settings`.
+the server's :class:`~rhema_lsp.runs.settings.Settings`.
 
 Every setting of the contract is here, with its flag and the commands that
 take it, or marked editor-only with the reason. A flag left out sends
@@ -18,7 +18,7 @@ from typing import Any
 from rhema_lsp.headless.errors import UsageError
 from rhema_lsp.providers import PRESETS, SettingNames
 from rhema_lsp.providers.presets import PROTOCOLS
-from rhema_lsp.server.settings import Settings, parse_settings
+from rhema_lsp.runs.settings import Settings, parse_settings
 
 __all__ = [
     "ASK_MODE",
@@ -30,7 +30,9 @@ __all__ = [
     "settings_from",
 ]
 
-ALL = ("ask", "sessions", "status")
+ALL = ("ask", "sessions", "status", "acp")
+RUN = ("ask", "acp")
+"""The commands that run turns, so take the settings of a turn."""
 
 ASK_MODE = "ask"
 """``rhema-lsp ask``'s mode: read-only, because it writes to disk with no editor
@@ -62,6 +64,10 @@ class SettingFlag:
         The subcommands that take the flag.
     options
         The rest of ``argparse.add_argument``'s arguments.
+    why
+        Why an editor-only setting has no flag.
+    command_defaults
+        A command whose default differs from the server's, and that default.
     """
 
     setting: str
@@ -70,6 +76,7 @@ class SettingFlag:
     commands: tuple[str, ...] = ALL
     options: Mapping[str, Any] = field(default_factory=dict)
     why: str = ""
+    command_defaults: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def dest(self) -> str:
@@ -103,19 +110,20 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         "thinking",
         "--thinking",
         "reasoning effort",
-        ("ask",),
+        RUN,
         {"choices": ("default", "low", "medium", "high")},
     ),
     SettingFlag(
-        "maxTokens", "--max-tokens", "output tokens per model call", ("ask",), {"type": int}
+        "maxTokens", "--max-tokens", "output tokens per model call", RUN, {"type": int}
     ),
-    SettingFlag("maxSteps", "--max-steps", "steps per turn", ("ask",), {"type": int}),
+    SettingFlag("maxSteps", "--max-steps", "steps per turn", RUN, {"type": int}),
     SettingFlag(
         "mode",
         "--mode",
         "ask: read only; edit: change files; agent: also run commands",
-        ("ask",),
-        {"choices": ("ask", "edit", "agent"), "default": ASK_MODE},
+        RUN,
+        {"choices": ("ask", "edit", "agent")},
+        command_defaults={"ask": ASK_MODE},
     ),
     SettingFlag(
         "review",
@@ -133,7 +141,7 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         "commandAllowlist",
         "--allow",
         "a command run_command may run without asking (repeatable)",
-        ("ask",),
+        RUN,
         {"action": "append", "metavar": "COMMAND"},
     ),
     SettingFlag(
@@ -160,6 +168,8 @@ def add_setting_flags(parser: argparse.ArgumentParser, command: str) -> None:
         if item.flag is None or command not in item.commands:
             continue
         options = dict(item.options)
+        if command in item.command_defaults:
+            options["default"] = item.command_defaults[command]
         default = options.get("default", server_default(item.setting))
         help_text = item.help
         if "(default:" not in help_text:

@@ -39,13 +39,13 @@ from rhema_lsp.engine import (
     TurnEnd,
 )
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
-from rhema_lsp.server.driver import Outcome, drive
+from rhema_lsp.runs.driver import Outcome, drive
+from rhema_lsp.runs.prompts import system_prompt
+from rhema_lsp.runs.registry import Run, RunRegistry
+from rhema_lsp.runs.settings import Mode, Settings
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
 from rhema_lsp.server.progress import RunProgress
-from rhema_lsp.server.prompts import system_prompt
-from rhema_lsp.server.runs import Run, RunRegistry
-from rhema_lsp.server.settings import Mode, Settings
 from rhema_lsp.server.stream import RunStream
 from rhema_lsp.sessions import SessionInfo, SessionStoreError, title_from_prompt
 from rhema_lsp.tools import WorkspaceTools

@@ -12,7 +12,7 @@ import pytest
 
 from rhema_lsp.cli import build_parser
 from rhema_lsp.cli.flags import ASK_MODE, SETTING_FLAGS, server_default
-from rhema_lsp.server.settings import Settings
+from rhema_lsp.runs.settings import Settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 HEADER = "| setting | flag | default | meaning |"
@@ -79,7 +79,7 @@ def test_the_readme_row_matches_the_flag_and_the_default(item: object) -> None:
         assert values[1:] == [ASK_MODE] and "headless" in default_cell
 
 
-@pytest.mark.parametrize("command", ["ask", "sessions", "status"])
+@pytest.mark.parametrize("command", ["ask", "sessions", "status", "acp"])
 def test_the_help_states_the_same_defaults(command: str) -> None:
     parser = subcommand(command)
     options = parser._option_string_actions
@@ -89,7 +89,7 @@ def test_the_help_states_the_same_defaults(command: str) -> None:
             assert item.flag not in options
             continue
         action = options[item.flag]
-        assert action.default == item.options.get("default"), item.flag
+        assert action.default == item.command_defaults.get(command), item.flag
         default = shown(action.default if action.default is not None else None)
         default = default or shown(server_default(item.setting))
         if default is not None:

@@ -10,16 +10,27 @@ import sys
 
 import pytest
 
-LAYERS = ["engine", "contract", "providers", "tools", "sessions", "server", "headless", "cli"]
+LAYERS = [
+    "engine",
+    "contract",
+    "providers",
+    "tools",
+    "mcp",
+    "sessions",
+    "server",
+    "headless",
+    "cli",
+]
 ALLOWED = {
     "engine": set(),
     "contract": {"engine"},
     "providers": {"engine"},
     "tools": {"engine"},
+    "mcp": {"engine", "tools"},
     "sessions": {"engine"},
-    "server": {"engine", "contract", "providers", "tools", "sessions"},
+    "server": {"engine", "contract", "providers", "tools", "mcp", "sessions"},
     "headless": {"engine", "contract", "tools"},
-    "cli": {"engine", "contract", "providers", "tools", "sessions", "server", "headless"},
+    "cli": {"engine", "contract", "providers", "tools", "mcp", "sessions", "server", "headless"},
 }
 
 

@@ -281,7 +281,7 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
 
 
 async def status(options: ClientOptions, as_json: bool) -> int:
-    """Print the resolved provider and where it came from."""
+    """Print the resolved provider and where it came from, and the MCP servers."""
     result = await _one_command(options, "rhema.status", {})
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
@@ -295,6 +295,14 @@ async def status(options: ClientOptions, as_json: bool) -> int:
     print(f"source:   {provider['source']}")
     print(f"folders:  {', '.join(result['folders'])}")
     print(f"mode:     {result['mode']}")
+    servers = result.get("mcpServers") or []
+    print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
+    for server in servers:
+        error = f" — {server['error']}" if server.get("error") else ""
+        print(
+            f"  {server['name']} ({server['transport']}, {server['source']}): "
+            f"{server['state']}, {server['tools']} tool(s){error}"
+        )
     return EXIT_OK
 
 

@@ -119,6 +119,7 @@ class McpHub:
         self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
         self._answered: dict[tuple[str, str], bool] = {}
         self._asking = anyio.Lock()
+        self._reconciling = anyio.Lock()
         self._module: object | None = None
 
     # -- the run's resolver ----------------------------------------------------
@@ -141,9 +142,11 @@ class McpHub:
         wanted = self._configured(options, user)
         wanted += await self._workspace(folder, editor, user, {w.name for w in wanted})
         wanted = [w for w in wanted if not w.config.disabled]
-        if not wanted:
-            return inner
-        connections = await self._reconcile(wanted)
+        async with self._reconciling:
+            await self._stop_stale(wanted)
+            if not wanted:
+                return inner
+            connections = await self._connect(wanted)
         async with anyio.create_task_group() as group:
             for connection in connections:
                 group.start_soon(connection.ensure_started, self.start_wait_s)
@@ -218,7 +221,21 @@ class McpHub:
                     logger.error("could not remember the answer about %s: %s", folder, exc)
             return use
 
-    async def _reconcile(self, wanted: list[_Wanted]) -> list[McpConnection]:
+    async def _stop_stale(self, wanted: list[_Wanted]) -> None:
+        """Stop the servers no longer configured, or configured otherwise."""
+        entries = {w.key: w.config for w in wanted}
+        stale = [
+            key
+            for key, (was, _) in self._connections.items()
+            if (key not in entries and was.folder is None)
+            or (key in entries and entries[key] != was.config)
+        ]
+        for key in stale:
+            _, connection = self._connections.pop(key)
+            logger.info("MCP server %s is no longer configured so; stopping it", connection.name)
+            await connection.aclose()
+
+    async def _connect(self, wanted: list[_Wanted]) -> list[McpConnection]:
         if self._module is None:
             # the SDK takes seconds to import: never on the event loop
             self._module = await anyio.to_thread.run_sync(
@@ -226,17 +243,6 @@ class McpHub:
             )
         from rhema_lsp.mcp.connection import McpConnection
 
-        keys = {w.key for w in wanted}
-        stale = [
-            key
-            for key, (was, _) in self._connections.items()
-            if (key not in keys and was.folder is None)
-            or any(w.key == key and w.config != was.config for w in wanted)
-        ]
-        for key in stale:
-            _, connection = self._connections.pop(key)
-            logger.info("MCP server %s is no longer configured so; stopping it", connection.name)
-            await connection.aclose()
         connections = []
         for want in wanted:
             if want.key not in self._connections:

@@ -4,6 +4,7 @@ reference servers from PyPI), and a hub whose user config lives in tmp."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -97,3 +98,13 @@ def git_repo(tmp_path: Path) -> Path:
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     (repo / "new.txt").write_text("hello\n")
     return repo
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rfind(")") + 2] != "Z"

@@ -18,7 +18,7 @@ from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import McpTools
 from rhema_lsp.tools import MemoryEditor, WorkspaceTools
-from tests.unit.mcp.conftest import eventually, fake_stdio
+from tests.unit.mcp.conftest import alive, eventually, fake_stdio
 
 
 @dataclass
@@ -210,3 +210,19 @@ async def test_outside_the_mcp_modes_nothing_starts(
     )
     assert resolver is plain
     assert not (marks / "starts").exists()
+
+
+async def test_a_changed_entry_restarts_and_a_removed_one_stops(
+    hub: McpHub, tmp_path: Path, marks: Path
+) -> None:
+    editor = MemoryEditor([tmp_path])
+    await tools_for(hub, tmp_path, editor, fake=fake_stdio(marks))
+    first = int((marks / "starts").read_text().split()[0])
+    changed = await tools_for(hub, tmp_path, editor, fake=fake_stdio(marks, allow=["echo"]))
+    assert (await call(changed, "fake__echo", {"text": "new"})).content == "echo: new"
+    assert editor.asked == []  # the new entry's allow-list holds
+    await eventually(lambda: not alive(first), 10)
+    second = int((marks / "starts").read_text().split()[1])
+    await tools_for(hub, tmp_path, editor)
+    await eventually(lambda: not alive(second), 10)
+    assert await hub.status(Options()) == []

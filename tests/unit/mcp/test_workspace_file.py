@@ -5,7 +5,6 @@ config file; its servers get no allow-list, no safe marks, no environment."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from rhema_lsp.engine import ReplaySafety, ToolResolver
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.userfile import read_user_config
 from rhema_lsp.tools import MemoryEditor
-from tests.unit.mcp.conftest import ROOT, eventually
+from tests.unit.mcp.conftest import ROOT, alive, eventually
 from tests.unit.mcp.test_servers import Options, call, inner
 
 
@@ -105,13 +104,4 @@ async def test_the_hub_stops_its_servers(hub: McpHub, tmp_path: Path, marks: Pat
     await resolve(hub, folder, editor)
     pid = int((marks / "starts").read_text().split()[0])
     await hub.aclose()
-    await eventually(lambda: not _alive(pid), 10)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat[stat.rfind(")") + 2] != "Z"
+    await eventually(lambda: not alive(pid), 10)

@@ -2,7 +2,7 @@
 the server's :class:`~rhema_lsp.runs.settings.Settings`.
 
 Every setting of the contract is here, with its flag and the commands that
-take it, or marked editor-only with the reason. A flag left out sends
+take it, or no flag with the reason (editor-only, or set elsewhere). A flag left out sends
 nothing, so the server's default applies, and ``--help`` says which default
 that is. The values given are validated by the server's own settings model,
 and a value it refuses is a usage error that names the flag.
@@ -57,7 +57,7 @@ class SettingFlag:
     setting
         The setting's name in the contract (camelCase).
     flag
-        Its flag, or ``None`` when it is editor-only (``why`` says why).
+        Its flag, or ``None`` when it has none (``why`` says why).
     help
         What it does; the default is appended.
     commands
@@ -65,7 +65,7 @@ class SettingFlag:
     options
         The rest of ``argparse.add_argument``'s arguments.
     why
-        Why an editor-only setting has no flag.
+        Why the setting has no flag.
     command_defaults
         A command whose default differs from the server's, and that default.
     """
@@ -88,7 +88,7 @@ def server_default(setting: str) -> Any:
     """The server's default for ``setting`` (camelCase)."""
     for name, info in Settings.model_fields.items():
         if setting in (name, info.alias):
-            return info.default
+            return info.get_default(call_default_factory=True)
     raise KeyError(setting)
 
 
@@ -113,9 +113,7 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         RUN,
         {"choices": ("default", "low", "medium", "high")},
     ),
-    SettingFlag(
-        "maxTokens", "--max-tokens", "output tokens per model call", RUN, {"type": int}
-    ),
+    SettingFlag("maxTokens", "--max-tokens", "output tokens per model call", RUN, {"type": int}),
     SettingFlag("maxSteps", "--max-steps", "steps per turn", RUN, {"type": int}),
     SettingFlag(
         "mode",
@@ -149,6 +147,18 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         "--log-level",
         "the server's own log, to stderr",
         options={"choices": ("error", "warning", "info", "debug")},
+    ),
+    SettingFlag(
+        "mcpServers",
+        None,
+        "",
+        why="MCP servers come from user settings or the user config file, which headless reads",
+    ),
+    SettingFlag(
+        "mcpModes",
+        None,
+        "",
+        why="it goes with mcpServers, in user settings or the user config file",
     ),
 )
 """Every setting of the contract, in the README's order."""

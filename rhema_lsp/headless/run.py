@@ -373,7 +373,7 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
 
 async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     """Print the provider (``options.provider_note``), the server's version
-    and folders, and the mode ``ask`` runs in (``mode_note``)."""
+    and folders, the mode ``ask`` runs in (``mode_note``) and the MCP servers."""
     result = await _one_command(options, "rhema.status", {})
     if as_json:
         result["provider"]["source"] = options.provider_note
@@ -389,4 +389,12 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     print(f"source:   {options.provider_note}")
     print(f"folders:  {', '.join(result['folders'])}")
     print(f"mode:     {mode_note}")
+    servers = result.get("mcpServers") or []
+    print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
+    for server in servers:
+        error = f" — {server['error']}" if server.get("error") else ""
+        print(
+            f"  {server['name']} ({server['transport']}, {server['source']}): "
+            f"{server['state']}, {server['tools']} tool(s){error}"
+        )
     return Exit.OK

@@ -5,6 +5,8 @@ Settings arrive as ``initializationOptions`` and as the ``rhema`` section of
 ``workspace/configuration`` (merged in that order, later wins). A field that
 does not validate is reported by name and falls back to its default: the
 server never refuses to start over a typo. API keys are never settings.
+``mcpServers`` is validated entry by entry: a bad entry is named and dropped,
+the others are used.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rhema_lsp.mcp import McpServerConfig, parse_servers
 
 __all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
 
@@ -42,6 +46,8 @@ class Settings(BaseModel):
     log_level: Literal["error", "warning", "info", "debug"] = Field(
         default="warning", alias="logLevel"
     )
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    mcp_modes: tuple[Mode, ...] = Field(default=("agent",), alias="mcpModes")
 
     @field_validator("thinking", mode="before")
     @classmethod
@@ -67,9 +73,10 @@ class SettingsProblem:
 
     field: str
     message: str
+    fallback: str = "using the default"
 
     def __str__(self) -> str:
-        return f"rhema.{self.field}: {self.message}; using the default"
+        return f"rhema.{self.field}: {self.message}; {self.fallback}"
 
 
 def parse_settings(*layers: Mapping[str, Any] | None) -> tuple[Settings, list[SettingsProblem]]:
@@ -97,6 +104,12 @@ def parse_settings(*layers: Mapping[str, Any] | None) -> tuple[Settings, list[Se
         problems.append(
             SettingsProblem(key, "API keys are read from the server's environment only, ignored")
         )
+    if "mcpServers" in merged:
+        servers, invalid = parse_servers(merged["mcpServers"])
+        merged["mcpServers"] = servers
+        problems += [
+            SettingsProblem(where, message, "this server is not used") for where, message in invalid
+        ]
     while True:
         try:
             return Settings.model_validate(merged), problems

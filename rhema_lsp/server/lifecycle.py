@@ -38,6 +38,7 @@ from rhema_lsp.engine import (
     ToolResolver,
     TurnEnd,
 )
+from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.prompts import system_prompt
@@ -120,6 +121,7 @@ class RunLifecycle:
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
         self._seq: dict[str, int] = {}
+        self.mcp = McpHub()
 
     # -- what runs share -----------------------------------------------------
 
@@ -285,7 +287,10 @@ class RunLifecycle:
         except ProviderError as exc:
             return Outcome(stop_reason="error", error=str(exc))
         store = state.store
-        resolver: ToolResolver | None = tools if plan.tools else None
+        resolver: ToolResolver | None = None
+        if plan.tools:
+            wire, s = resolved.protocol, self.settings
+            resolver = await self.mcp.resolver(tools, plan.mode, state.path, self.editor, wire, s)
         ctx = ToolContext(cwd=state.path, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
         session, _ = await store.open_and_resume(run.session, resolver, stream, ctx)
         if plan.prompt is not None:
@@ -338,4 +343,5 @@ class RunLifecycle:
         self.runs.cancel()
         with anyio.move_on_after(SHUTDOWN_WAIT):
             await self.runs.wait_idle()
+        await self.mcp.aclose()
         await self.folders.close()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -40,6 +40,7 @@ from rhema_lsp.contract import (
     DeleteResult,
     EditArgs,
     EditResult,
+    McpServerStatus,
     OpenSessionResult,
     ProviderStatus,
     ResumedCalls,
@@ -414,6 +415,10 @@ class AgentService:
             folders=[str(root) for root in self.lifecycle.folders.roots()],
             mode=self.settings.mode,
             running=self.lifecycle.runs.sessions(),
+            mcp_servers=[
+                McpServerStatus.model_validate(asdict(report))
+                for report in await self.lifecycle.mcp.status(self.settings)
+            ],
         )
 
     async def shutdown(self) -> None:

@@ -48,7 +48,7 @@ from rhema_lsp.engine import (
     run_turn,
 )
 from rhema_lsp.providers import RetryPolicy, build_http_provider
-from rhema_lsp.server.prompts import system_prompt
+from rhema_lsp.runs.prompts import system_prompt
 from rhema_lsp.tools.specs import specs_for
 from tests.fakes.model_server import TOKEN_BYTES, FakeModelServer, Reply, text_reply, tool_reply
 

@@ -41,6 +41,7 @@ __all__ = [
     "DeleteResult",
     "EditArgs",
     "EditResult",
+    "McpServerStatus",
     "Mode",
     "OpenSessionArgs",
     "OpenSessionResult",
@@ -289,14 +290,28 @@ class ProviderStatus(Wire):
     context_window: int | None = None
 
 
+class McpServerStatus(Wire):
+    """One MCP server: where it is configured, how it runs, and its tools."""
+
+    name: str
+    source: Literal["settings", "user config", "workspace"]
+    transport: Literal["stdio", "http"]
+    state: Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "disabled"]
+    tools: int
+    restarts: int
+    error: str | None = None
+
+
 class StatusResult(Wire):
-    """The server's version, provider, folders, default mode and running sessions."""
+    """The server's version, provider, folders, default mode, running sessions
+    and MCP servers."""
 
     version: str
     provider: ProviderStatus
     folders: list[str]
     mode: Mode
     running: list[str]
+    mcp_servers: list[McpServerStatus] = Field(default_factory=list)
 
 
 # -- the table ---------------------------------------------------------------

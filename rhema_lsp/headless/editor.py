@@ -6,6 +6,9 @@ stays inside the workspace folder) and shows the diff; it asks the user on
 the terminal for ``window/showMessageRequest`` confirmations (or approves
 them with ``--yes``, or declines when there is no terminal to ask); it serves
 the ``rhema`` settings on ``workspace/configuration``.
+
+The terminal is read in a daemon thread: a Ctrl-C while a question waits
+must not leave the process waiting for a line nobody will type.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -138,11 +142,28 @@ class HeadlessEditor:
             self._note(f"{message}\n→ declined: no terminal to ask; pass --yes to approve")
             return None
         self._note(message)
-        answer = await asyncio.to_thread(_ask_terminal, actions)
+        answer = await _in_daemon_thread(actions)
         return {"title": answer} if answer is not None else None
 
     def show_message(self, params: Any) -> None:
         self._note((params or {}).get("message", ""))
+
+
+async def _in_daemon_thread(actions: list[str]) -> str | None:
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[str | None] = loop.create_future()
+
+    def settle(value: str | None) -> None:
+        if not answer.done():
+            answer.set_result(value)
+
+    def read() -> None:
+        value = _ask_terminal(actions)
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(settle, value)
+
+    threading.Thread(target=read, name="rhema-confirm", daemon=True).start()
+    return await answer
 
 
 def _ask_terminal(actions: list[str]) -> str | None:

@@ -6,15 +6,24 @@ Requests return awaitables; notifications are sent and forgotten; requests
 and notifications from the server go to registered handlers (a request
 without a handler is answered ``MethodNotFound``, one whose handler raises
 ``InternalError``, so the server never waits for a reply that will not come).
+
+The child runs in a session (and process group) of its own: a Ctrl-C at the
+terminal reaches the client alone, which decides what the server is told.
+:meth:`StdioEndpoint.kill` ends the child's whole group (commands the agent
+started included); :meth:`StdioEndpoint.close` does so when a polite
+shutdown fails, so no child outlives the client.
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import itertools
 import json
 import logging
+import os
+import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -63,7 +72,8 @@ class StdioEndpoint:
         """Start ``command`` and connect to its stdio.
 
         The server's stderr is kept (its last lines explain an early exit)
-        unless ``show_stderr`` passes it through.
+        unless ``show_stderr`` passes it through. The child starts a new
+        session, so the terminal's signals are not sent to it.
         """
         process = await asyncio.create_subprocess_exec(
             *command,
@@ -72,6 +82,7 @@ class StdioEndpoint:
             stderr=None if show_stderr else asyncio.subprocess.PIPE,
             env=env,
             limit=2**24,
+            start_new_session=True,
         )
         endpoint = cls(process)
         endpoint._reading = asyncio.create_task(endpoint._read_loop())
@@ -194,17 +205,27 @@ class StdioEndpoint:
         if is_request:
             await self._send({"jsonrpc": "2.0", "id": message["id"], "result": result})
 
+    def kill(self) -> None:
+        """Kill the server and everything in its process group, now."""
+        if self.process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):  # already gone: nothing to kill
+            os.killpg(self.process.pid, signal.SIGKILL)
+
     async def close(self) -> int:
-        """Ask the server to shut down and exit; kill it if it does not within
-        :data:`CLOSE_WAIT` seconds."""
+        """Ask the server to shut down and exit; kill its group if it does not
+        within :data:`CLOSE_WAIT` seconds."""
         try:
-            await asyncio.wait_for(self.request("shutdown", None), CLOSE_WAIT)
-            await self.notify("exit", None)
-            await asyncio.wait_for(self.process.wait(), CLOSE_WAIT)
-        except (TimeoutError, ServerGone, RpcError):
             if self.process.returncode is None:
-                self.process.kill()
-                await self.process.wait()
+                await asyncio.wait_for(self.request("shutdown", None), CLOSE_WAIT)
+                await self.notify("exit", None)
+                await asyncio.wait_for(self.process.wait(), CLOSE_WAIT)
+        except (TimeoutError, ServerGone, RpcError):
+            self.kill()
+        finally:
+            if self.process.returncode is None:
+                self.kill()
+            await self.process.wait()
         for task in (self._reading, self._draining):
             if task is not None:
                 task.cancel()

@@ -6,7 +6,8 @@ The answer text goes to stdout as it streams, and nothing else does, so
 diffs of applied edits, compactions and the closing line (with the context
 fill) go to stderr. Colour only on a
 TTY. ``--json`` replaces all of it with one JSON line per ``rhema/event`` on
-stdout.
+stdout; the client's own lines (the provider, diffs, the closing line of a
+run the server could not end) still go to stderr.
 """
 
 from __future__ import annotations
@@ -165,10 +166,13 @@ class JsonRenderer:
     """One JSON line per ``rhema/event`` notification, for scripts."""
 
     out: TextIO
+    err: TextIO
     first_output: bool = True
 
     def note(self, line: str) -> None:
-        """Client notes are not part of the JSON stream."""
+        """Client notes are not part of the JSON stream: they go to stderr."""
+        self.err.write(line + "\n")
+        self.err.flush()
 
     def notification(self, params: dict[str, Any]) -> None:
         self.out.write(json.dumps(params, ensure_ascii=False) + "\n")

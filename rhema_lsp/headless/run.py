@@ -1,11 +1,13 @@
 """The headless client: start the real server as a child process, open a
 folder as the workspace, and drive it as an LSP client.
 
-``ask`` runs one turn and maps how it ended to an exit code: 0 answered, 1 a
-provider or tool failure (or the step limit), 2 a usage error, 130
-cancelled. Ctrl-C sends ``$/cancelRequest`` for the running turn, so the
-server checkpoints the session and answers ``cancelled``; a second Ctrl-C
-stops waiting.
+``ask`` runs one turn and maps how it ended to an :class:`Exit` code (see
+:mod:`.errors`). The command line has already chosen the provider and
+checked every flag, so a turn that cannot start fails before a session
+exists. Ctrl-C reaches this process only (the server runs in its own
+session): before the turn, it stops at once; during the turn, the first one
+sends ``$/cancelRequest``, so the server checkpoints the session and answers
+``cancelled``, and a second kills the server's process group.
 """
 
 from __future__ import annotations
@@ -16,74 +18,74 @@ import json
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from rhema_lsp.headless.editor import CLIENT_CAPABILITIES, HeadlessEditor
+from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
 from rhema_lsp.headless.jsonrpc import RpcError, StdioEndpoint
 from rhema_lsp.headless.render import JsonRenderer, TerminalRenderer
 
 __all__ = [
-    "EXIT_CANCELLED",
-    "EXIT_FAILED",
-    "EXIT_OK",
-    "EXIT_USAGE",
     "AskOptions",
     "ClientOptions",
-    "UsageError",
     "ask",
     "sessions",
     "status",
 ]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANCELLED = 0, 1, 2, 130
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+INVALID_PARAMS = -32602
 
-
-class UsageError(Exception):
-    """The command line or the folder is not usable; exit code 2."""
+T = TypeVar("T")
 
 
 @dataclass
 class ClientOptions:
-    """What every headless command shares."""
+    """What every headless command shares.
+
+    ``settings`` are the ``rhema`` settings (camelCase keys) the server is
+    given, provider pinned; ``provider_note`` says which provider and why.
+    """
 
     folder: Path
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    protocol: str | None = None
-    thinking: str | None = None
-    context_window: int | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    provider_note: str = ""
     server_command: tuple[str, ...] = (sys.executable, "-m", "rhema_lsp", "serve")
     debug: bool = False
-
-    def settings(self) -> dict[str, Any]:
-        values = {
-            "provider": self.provider,
-            "model": self.model,
-            "baseUrl": self.base_url,
-            "protocol": self.protocol,
-            "thinking": self.thinking,
-            "contextWindow": self.context_window,
-        }
-        return {key: value for key, value in values.items() if value is not None}
 
 
 @dataclass
 class AskOptions(ClientOptions):
-    """``rhema-lsp ask``."""
+    """``rhema-lsp ask``: the prompt, checked non-blank, and how to run it."""
 
     prompt: str = ""
-    files: tuple[str, ...] = ()
-    mode: str = "ask"
+    files: tuple[Path, ...] = ()
     session: str | None = None
     resume_last: bool = False
-    max_steps: int | None = None
     json: bool = False
     yes: bool = False
     show_thinking: bool = True
+
+
+async def _spawn(options: ClientOptions) -> StdioEndpoint:
+    """Start the server; a cancellation waits for the start, then stops it.
+
+    Python 3.11's ``create_subprocess_exec`` can hang for good when cancelled
+    while the child starts, so the start is shielded and finished first.
+    """
+    spawning = asyncio.ensure_future(
+        StdioEndpoint.spawn(options.server_command, dict(os.environ), show_stderr=options.debug)
+    )
+    try:
+        return await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        endpoint = await spawning
+        endpoint.kill()
+        await endpoint.close()
+        raise
 
 
 class _Connection:
@@ -95,40 +97,95 @@ class _Connection:
 
     @classmethod
     async def open(
-        cls, options: ClientOptions, editor: HeadlessEditor, on_event: Any
+        cls,
+        options: ClientOptions,
+        editor: HeadlessEditor,
+        on_event: Callable[[Any], None],
+        started: Callable[[StdioEndpoint], None] = lambda endpoint: None,
     ) -> _Connection:
         folder = options.folder
         if not folder.is_dir():
             raise UsageError(f"{folder} is not a folder: pass an existing folder with --folder")
-        endpoint = await StdioEndpoint.spawn(
-            options.server_command, dict(os.environ), show_stderr=options.debug
-        )
+        endpoint = await _spawn(options)
+        started(endpoint)
         endpoint.on("workspace/applyEdit", editor.apply_edit)
         endpoint.on("window/showMessageRequest", editor.show_message_request)
         endpoint.on("window/showMessage", editor.show_message)
+        endpoint.on("window/logMessage", editor.show_message)
         endpoint.on("workspace/configuration", editor.configuration)
         endpoint.on("rhema/event", on_event)
-        await endpoint.request(
-            "initialize",
-            {
-                "processId": os.getpid(),
-                "clientInfo": {"name": "rhema-lsp ask"},
-                "rootUri": folder.as_uri(),
-                "workspaceFolders": [{"uri": folder.as_uri(), "name": folder.name}],
-                "capabilities": CLIENT_CAPABILITIES,
-                "initializationOptions": editor.settings,
-            },
-        )
-        await endpoint.notify("initialized", {})
+        try:
+            await endpoint.request(
+                "initialize",
+                {
+                    "processId": os.getpid(),
+                    "clientInfo": {"name": "rhema-lsp ask"},
+                    "rootUri": folder.as_uri(),
+                    "workspaceFolders": [{"uri": folder.as_uri(), "name": folder.name}],
+                    "capabilities": CLIENT_CAPABILITIES,
+                    "initializationOptions": editor.settings,
+                },
+            )
+            await endpoint.notify("initialized", {})
+        except BaseException:
+            await endpoint.close()
+            raise
         return cls(endpoint, editor)
 
     async def command(self, name: str, args: dict[str, Any], *, msg_id: int | None = None) -> Any:
-        return await self.endpoint.request(
-            "workspace/executeCommand", {"command": name, "arguments": [args]}, msg_id=msg_id
-        )
+        """Run a contract command; a refusal becomes a :class:`HeadlessError`."""
+        try:
+            return await self.endpoint.request(
+                "workspace/executeCommand", {"command": name, "arguments": [args]}, msg_id=msg_id
+            )
+        except RpcError as exc:
+            error = UsageError if exc.code == INVALID_PARAMS else HeadlessError
+            raise error(f"the server refused {name}: {exc.message}") from exc
 
     async def close(self) -> None:
         await self.endpoint.close()
+
+
+class _Interrupts:
+    """Ctrl-C, as the run is at the moment: before the turn, stop at once;
+    during it, the first cancels the turn and the second stops everything."""
+
+    def __init__(self, note: Callable[[str], None]) -> None:
+        self.note = note
+        self.count = 0
+        self.cancel_turn: Callable[[], None] | None = None
+        self.stopped = asyncio.Event()
+        self.endpoint: StdioEndpoint | None = None
+
+    def fire(self) -> None:
+        self.count += 1
+        if self.count == 1 and self.cancel_turn is not None:
+            self.note("cancelling… (Ctrl-C again to stop the server now)")
+            self.cancel_turn()
+        elif not self.stopped.is_set():
+            if self.endpoint is not None:
+                self.endpoint.kill()
+            self.stopped.set()
+
+    async def run(self, work: Coroutine[Any, Any, T]) -> T | None:
+        """Run ``work`` until it ends or a Ctrl-C stops it (``None``)."""
+        task = asyncio.ensure_future(work)
+        stop = asyncio.ensure_future(self.stopped.wait())
+        try:
+            await asyncio.wait({task, stop}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            raise
+        finally:
+            stop.cancel()
+        if task.done():
+            return task.result()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return None
 
 
 async def _spin(renderer: TerminalRenderer) -> None:
@@ -147,101 +204,116 @@ def _frames() -> Any:
         yield from SPINNER
 
 
-def _file_uris(options: AskOptions) -> list[str]:
-    uris = []
-    if options.files and not options.folder.is_dir():
-        raise UsageError(f"{options.folder} is not a folder: pass an existing folder with --folder")
-    for name in options.files:
-        path = Path(name)
-        if not path.is_absolute():
-            path = options.folder / path
-        if not path.is_file():
-            raise UsageError(f"--file {name}: no such file in {options.folder}")
-        uris.append(path.resolve().as_uri())
-    return uris
+_STOPPED = {
+    "max_tokens": (
+        "stopped before an answer: the model reached its output token limit; raise "
+        '--max-tokens, or go on with `rhema-lsp ask --continue "go on"`'
+    ),
+    "max_steps": (
+        "stopped before an answer: the turn used all its steps; raise --max-steps, or go "
+        'on with `rhema-lsp ask --continue "go on"`'
+    ),
+}
+"""Why a turn ended without an answer (exit 3), and what to do."""
 
 
-def _exit_code(stop_reason: str) -> int:
-    if stop_reason in ("end_turn", "max_tokens", "pause_turn"):
-        return EXIT_OK
+def _exit_code(stop_reason: str) -> Exit:
+    if stop_reason in ("end_turn", "pause_turn"):
+        return Exit.OK
+    if stop_reason in _STOPPED:
+        return Exit.STOPPED
     if stop_reason == "cancelled":
-        return EXIT_CANCELLED
-    return EXIT_FAILED
+        return Exit.CANCELLED
+    return Exit.FAILED
+
+
+def _stderr_note(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 async def ask(options: AskOptions) -> int:
-    """Run one turn; returns the exit code."""
+    """Run one turn; returns the exit code.
+
+    Raises
+    ------
+    UsageError
+        The folder or the session named cannot be used.
+    HeadlessError
+        The server refused the turn.
+    ServerGone
+        The server exited before answering.
+    """
+    loop = asyncio.get_running_loop()
     tty = sys.stderr.isatty()
     renderer: TerminalRenderer | JsonRenderer
     if options.json:
-        renderer = JsonRenderer(sys.stdout)
+        renderer = JsonRenderer(sys.stdout, sys.stderr)
     else:
         renderer = TerminalRenderer(
             sys.stdout, sys.stderr, color=tty, show_thinking=options.show_thinking
         )
+    interrupts = _Interrupts(renderer.note)
+    loop.add_signal_handler(signal.SIGINT, interrupts.fire)
+    try:
+        if options.provider_note:
+            _stderr_note(options.provider_note)
+        editor = HeadlessEditor(
+            options.folder,
+            options.settings,
+            renderer.note,
+            approve_all=options.yes,
+            interactive=sys.stdin.isatty() and tty,
+            color=tty and not options.json,
+        )
+        code = await interrupts.run(_ask(options, editor, renderer, interrupts, tty))
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    if code is None:
+        renderer.note("— stopped: the server was stopped; `--continue` picks the session up")
+        return Exit.CANCELLED
+    return code
 
-    file_uris = _file_uris(options)
-    settings = {**options.settings(), "mode": options.mode}
-    if options.max_steps is not None:
-        settings["maxSteps"] = options.max_steps
-    editor = HeadlessEditor(
-        options.folder,
-        settings,
-        renderer.note,
-        approve_all=options.yes,
-        interactive=sys.stdin.isatty() and tty,
-        color=tty and not options.json,
-    )
-    connection = await _Connection.open(options, editor, renderer.notification)
+
+async def _ask(
+    options: AskOptions,
+    editor: HeadlessEditor,
+    renderer: TerminalRenderer | JsonRenderer,
+    interrupts: _Interrupts,
+    tty: bool,
+) -> int:
+    def started(endpoint: StdioEndpoint) -> None:
+        interrupts.endpoint = endpoint
+
+    connection = await _Connection.open(options, editor, renderer.notification, started)
     spinner: asyncio.Task[None] | None = None
-    loop = asyncio.get_running_loop()
-    interrupts = 0
     background: set[asyncio.Task[None]] = set()
-    turn_id = connection.endpoint.next_id()
-    done = asyncio.Event()
+    try:
+        session = await _session_to_continue(connection, options)
+        args: dict[str, Any] = {"prompt": options.prompt, "folder": str(options.folder)}
+        if options.files:
+            args["context"] = [{"uri": path.as_uri()} for path in options.files]
+        if session is not None:
+            args["session"] = session
+        turn_id = connection.endpoint.next_id()
 
-    def on_interrupt() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if interrupts == 1:
-            renderer.note("cancelling… (Ctrl-C again to stop waiting)")
+        def cancel_turn() -> None:
             task = asyncio.ensure_future(
                 connection.endpoint.notify("$/cancelRequest", {"id": turn_id})
             )
             background.add(task)
             task.add_done_callback(background.discard)
-        else:
-            done.set()
 
-    try:
-        session = options.session
-        if options.resume_last:
-            listed = await connection.command("rhema.sessions", {"folder": str(options.folder)})
-            if not listed:
-                raise UsageError(f"no session to continue in {options.folder}: drop --continue")
-            session = listed[0]["session"]
-        args: dict[str, Any] = {"prompt": options.prompt, "folder": str(options.folder)}
-        if file_uris:
-            args["context"] = [{"uri": uri} for uri in file_uris]
-        if session is not None:
-            args["session"] = session
         if isinstance(renderer, TerminalRenderer) and tty:
             spinner = asyncio.create_task(_spin(renderer))
-        loop.add_signal_handler(signal.SIGINT, on_interrupt)
-        turn = asyncio.ensure_future(connection.command("rhema.turn", args, msg_id=turn_id))
-        waiter = asyncio.ensure_future(done.wait())
-        await asyncio.wait({turn, waiter}, return_when=asyncio.FIRST_COMPLETED)
-        waiter.cancel()
-        if not turn.done():
-            turn.cancel()
-            return EXIT_CANCELLED
-        try:
-            result = turn.result()
-        except RpcError as exc:
-            raise UsageError(exc.message) from exc
-        return _exit_code(result["stopReason"])
+        interrupts.cancel_turn = cancel_turn
+        result = await connection.command("rhema.turn", args, msg_id=turn_id)
+        stop_reason = str(result["stopReason"])
+        if stop_reason in _STOPPED:
+            _stderr_note(f"rhema-lsp: {_STOPPED[stop_reason]}")
+        return _exit_code(stop_reason)
     finally:
-        loop.remove_signal_handler(signal.SIGINT)
+        interrupts.cancel_turn = None
         if spinner is not None:
             spinner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -249,11 +321,28 @@ async def ask(options: AskOptions) -> int:
         await connection.close()
 
 
+async def _session_to_continue(connection: _Connection, options: AskOptions) -> str | None:
+    """The session ``--session`` or ``--continue`` names, checked to exist."""
+    if options.session is None and not options.resume_last:
+        return None
+    listed = await connection.command("rhema.sessions", {"folder": str(options.folder)})
+    if options.resume_last:
+        if not listed:
+            raise UsageError(f"no session to continue in {options.folder}: drop --continue")
+        return str(listed[0]["session"])
+    if not any(item["session"] == options.session for item in listed):
+        raise UsageError(
+            f"--session {options.session}: no such session in {options.folder}; "
+            f"`rhema-lsp sessions --folder {options.folder}` lists them"
+        )
+    return options.session
+
+
 async def _one_command(options: ClientOptions, name: str, args: dict[str, Any]) -> Any:
     """Start the server, run one command that needs no editor, stop it."""
     editor = HeadlessEditor(
         options.folder,
-        options.settings(),
+        options.settings,
         _stderr_note,
         approve_all=False,
         interactive=False,
@@ -279,26 +368,33 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
             f"{item['session']}  {item['updatedAt'][:19]}  {item['turns']:>3} turn(s)  "
             f"{item['title']}{running}"
         )
-    return EXIT_OK
+    return Exit.OK
 
 
-async def status(options: ClientOptions, as_json: bool) -> int:
-    """Print the resolved provider and where it came from."""
+async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
+    """Print the provider (``options.provider_note``), the server's version
+    and folders, the mode ``ask`` runs in (``mode_note``) and the MCP servers."""
     result = await _one_command(options, "rhema.status", {})
     if as_json:
+        result["provider"]["source"] = options.provider_note
         print(json.dumps(result, ensure_ascii=False, indent=2))
-        return EXIT_OK
+        return Exit.OK
     provider = result["provider"]
     print(f"rhema-lsp {result['version']}")
     if provider.get("error"):
         print(f"provider: none — {provider['error']}")
-        return EXIT_FAILED
-    print(f"provider: {provider['name']} · model {provider['model']} · {provider['baseUrl']}")
-    print(f"source:   {provider['source']}")
+        return Exit.FAILED
+    where = provider["baseUrl"] or "in process"
+    print(f"provider: {provider['name']} · model {provider['model']} · {where}")
+    print(f"source:   {options.provider_note}")
     print(f"folders:  {', '.join(result['folders'])}")
-    print(f"mode:     {result['mode']}")
-    return EXIT_OK
-
-
-def _stderr_note(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    print(f"mode:     {mode_note}")
+    servers = result.get("mcpServers") or []
+    print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
+    for server in servers:
+        error = f" — {server['error']}" if server.get("error") else ""
+        print(
+            f"  {server['name']} ({server['transport']}, {server['source']}): "
+            f"{server['state']}, {server['tools']} tool(s){error}"
+        )
+    return Exit.OK

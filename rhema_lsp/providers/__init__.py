@@ -5,9 +5,9 @@ Three raw-httpx streaming adapters — OpenAI-compatible Chat Completions
 (:mod:`.gemini`) — share one transport (:mod:`.transport`: timeouts, no
 redirects, error mapping) and one retry ladder (:mod:`.retry`). The embedded
 SmolLM2 model runs in process (:mod:`.embedded`). :func:`resolve_provider`
-turns editor settings and the environment into a ready provider
-(:mod:`.resolve`, :mod:`.presets`), binding each key to its origin
-(:mod:`.secrets`).
+(:func:`choose_provider`, then :func:`build_provider`) turns editor settings
+and the environment into a ready provider (:mod:`.resolve`, :mod:`.presets`),
+binding each key to its origin (:mod:`.secrets`).
 
 Errors — every failure is the engine's ``ProviderError``::
 
@@ -33,9 +33,14 @@ from rhema_lsp.providers.gemini import GeminiProvider
 from rhema_lsp.providers.openai import OpenAIProvider
 from rhema_lsp.providers.presets import PRESETS, Preset
 from rhema_lsp.providers.resolve import (
+    EDITOR_NAMES,
     LocalServer,
+    ProviderChoice,
     ProviderSettings,
     ResolvedProvider,
+    SettingNames,
+    build_provider,
+    choose_provider,
     resolve_provider,
 )
 from rhema_lsp.providers.retry import RetryPolicy
@@ -44,6 +49,7 @@ from rhema_lsp.providers.transport import HttpStreamProvider
 from rhema_lsp.providers.wires import build_http_provider
 
 __all__ = [
+    "EDITOR_NAMES",
     "PRESETS",
     "AnthropicProvider",
     "EmbeddedProvider",
@@ -52,6 +58,7 @@ __all__ = [
     "LocalServer",
     "OpenAIProvider",
     "Preset",
+    "ProviderChoice",
     "ProviderConfigError",
     "ProviderConnectError",
     "ProviderError",
@@ -61,7 +68,10 @@ __all__ = [
     "ResolvedProvider",
     "RetryPolicy",
     "Secret",
+    "SettingNames",
     "build_http_provider",
+    "build_provider",
+    "choose_provider",
     "locate_embedded_model",
     "resolve_provider",
 ]

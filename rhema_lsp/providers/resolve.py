@@ -2,10 +2,19 @@
 
 Resolution order: explicit settings (``provider`` preset, or a custom
 ``baseUrl`` with its ``protocol``); else a local server answering on its
-default loopback port within a short timeout (Ollama, LM Studio, llama.cpp);
-else the first keyed preset whose key is in the environment; else the
-embedded model when installed; else a :class:`ProviderConfigError` that says
-how to configure one.
+default loopback port within a short timeout (Ollama 11434, LM Studio 1234,
+llama.cpp's ``llama-server`` 8080, ``llama_cpp.server`` or vLLM 8000); else
+the first keyed preset whose key is in the environment; else the embedded
+model when installed; else a :class:`ProviderConfigError` that says how to
+configure one.
+
+Resolution is two steps: :func:`choose_provider` decides (and may probe the
+network), :func:`build_provider` makes the adapter; :func:`resolve_provider`
+does both. A client can choose up front (the headless client does, to fail
+before a session exists) and hand the choice on as explicit settings.
+Messages name the settings the way the caller's user writes them
+(:class:`SettingNames`: ``rhema.baseUrl`` in an editor, ``--base-url`` in a
+terminal).
 
 Keys come from ``env`` only (the server's environment), never from a file.
 A preset's key is sent only to the preset's own origin or to an origin in
@@ -27,7 +36,7 @@ import anyio
 import httpx
 
 from rhema_lsp.engine import ModelProvider
-from rhema_lsp.providers.embedded import EmbeddedProvider, locate_embedded_model
+from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate_embedded_model
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.presets import (
     CUSTOM_KEY_VAR,
@@ -35,6 +44,7 @@ from rhema_lsp.providers.presets import (
     LOCAL_AUTODETECT,
     PRESETS,
     PROTOCOLS,
+    LocalServer,
     Preset,
 )
 from rhema_lsp.providers.retry import RetryPolicy
@@ -51,9 +61,14 @@ from rhema_lsp.providers.wires import build_http_provider
 
 __all__ = [
     "DETECT_TIMEOUT",
+    "EDITOR_NAMES",
     "LocalServer",
+    "ProviderChoice",
     "ProviderSettings",
     "ResolvedProvider",
+    "SettingNames",
+    "build_provider",
+    "choose_provider",
     "resolve_provider",
 ]
 
@@ -62,14 +77,45 @@ DETECT_TIMEOUT = 0.15
 
 _MODEL_QUERY_TIMEOUT = 3.0
 
-_HOW_TO = (
-    "configure a model provider: set rhema.provider to one of "
-    f"{', '.join(PRESETS)} (keys come from the server's environment: OPENAI_API_KEY, "
-    "ANTHROPIC_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY, GROQ_API_KEY), or set "
-    "rhema.baseUrl with rhema.protocol (openai|anthropic|gemini) for any other endpoint, "
-    "or start Ollama / LM Studio / llama.cpp on its default port, or install the "
-    "embedded model with `pip install 'rhema-lsp[local]'`"
-)
+DEFAULT_LOCAL_SERVERS = LOCAL_AUTODETECT
+
+
+@dataclass(frozen=True, slots=True)
+class SettingNames:
+    """How error messages name the provider settings, and where keys go.
+
+    Parameters
+    ----------
+    provider, model, base_url, protocol
+        The names the user writes: ``rhema.provider`` in an editor,
+        ``--provider`` on the command line.
+    set_key
+        How to provide an environment variable; ``{var}`` is replaced.
+    """
+
+    provider: str = "rhema.provider"
+    model: str = "rhema.model"
+    base_url: str = "rhema.baseUrl"
+    protocol: str = "rhema.protocol"
+    set_key: str = (
+        "set {var} in the environment of the process that starts rhema-lsp (it is never "
+        "read from settings or files) and restart the language server"
+    )
+
+
+EDITOR_NAMES = SettingNames()
+"""The editor's names (``rhema.*`` settings), the default."""
+
+
+def _how_to(names: SettingNames) -> str:
+    keys = ", ".join(str(PRESETS[name].key_var) for name in ENV_KEY_ORDER)
+    ports = ", ".join(f"{s.label} {s.port}" for s in LOCAL_AUTODETECT)
+    return (
+        f"set {names.provider} to a preset with its key in the environment ({keys}), or "
+        f"{names.base_url} with {names.protocol} for any other endpoint, or start a local "
+        f"server on its default port ({ports}), or install the embedded model with "
+        "`pip install 'rhema-lsp[local]'`"
+    )
 
 
 @dataclass(frozen=True)
@@ -82,6 +128,35 @@ class ProviderSettings:
     protocol: str | None = None
     max_retries: int = 4
     stall_timeout: float = 120.0
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """Which provider to use, decided but not built.
+
+    ``name`` is a preset name or ``"custom"``; ``protocol`` is a wire or
+    ``"embedded"``; ``base_url`` is ``""`` for the embedded model, whose file
+    is ``embedded_path``. ``source`` is one line saying why; neither it nor
+    the ``repr`` ever contains a key.
+    """
+
+    name: str
+    protocol: str
+    model: str
+    base_url: str
+    source: str
+    key: Secret | None = field(default=None, repr=False)
+    embedded_path: Path | None = None
+
+    def as_settings(self) -> dict[str, str]:
+        """The explicit settings that make a server choose exactly this again
+        (``rhema.*`` keys), without probing or listing models."""
+        settings = {"provider": self.name, "model": self.model}
+        if self.base_url:
+            settings["baseUrl"] = self.base_url
+        if self.name == "custom":
+            settings["protocol"] = self.protocol
+        return settings
 
 
 @dataclass(frozen=True)
@@ -102,26 +177,19 @@ class ResolvedProvider:
     context_window: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class LocalServer:
-    """A local server to probe: a preset name and the base URL to try."""
-
-    preset: str
-    base_url: str
-
-
-DEFAULT_LOCAL_SERVERS = tuple(
-    LocalServer(name, PRESETS[name].base_url) for name in LOCAL_AUTODETECT
-)
-
-
 def _env_value(env: Mapping[str, str], name: str) -> str | None:
     value = env.get(name, "").strip()
     return value or None
 
 
-async def _list_models(base_url: str, wait: float) -> list[str] | None:
-    """The model ids a local OpenAI-compatible server lists, or ``None`` if it
+@dataclass(frozen=True, slots=True)
+class _Listing:
+    models: list[str]
+    owners: set[str]
+
+
+async def _list_models(base_url: str, wait: float) -> _Listing | None:
+    """The models a local OpenAI-compatible server lists, or ``None`` if it
     does not answer like one within ``wait`` seconds."""
     try:
         async with httpx.AsyncClient(timeout=wait, trust_env=False) as client:
@@ -137,18 +205,26 @@ async def _list_models(base_url: str, wait: float) -> list[str] | None:
     data = payload.get("data") if isinstance(payload, dict) else None
     if not isinstance(data, list):
         return None
-    return [str(item["id"]) for item in data if isinstance(item, dict) and item.get("id")]
+    items = [item for item in data if isinstance(item, dict) and item.get("id")]
+    return _Listing(
+        [str(item["id"]) for item in items], {str(item.get("owned_by", "")) for item in items}
+    )
+
+
+async def _model_ids(base_url: str, wait: float) -> list[str]:
+    listing = await _list_models(base_url, wait)
+    return [] if listing is None else listing.models
 
 
 async def _detect_local(
     servers: Sequence[LocalServer], wait: float
-) -> tuple[LocalServer, list[str]] | None:
-    found: dict[int, list[str]] = {}
+) -> tuple[LocalServer, _Listing] | None:
+    found: dict[int, _Listing] = {}
 
     async def probe(position: int, server: LocalServer) -> None:
-        models = await _list_models(server.base_url, wait)
-        if models is not None:
-            found[position] = models
+        listing = await _list_models(server.base_url, wait)
+        if listing is not None:
+            found[position] = listing
 
     async with anyio.create_task_group() as group:
         for position, server in enumerate(servers):
@@ -159,34 +235,19 @@ async def _detect_local(
     return servers[first], found[first]
 
 
-class _Builder:
-    def __init__(
-        self, settings: ProviderSettings, env: Mapping[str, str], retry: RetryPolicy | None
-    ) -> None:
-        self.settings = settings
+def _ports(servers: Sequence[LocalServer]) -> str:
+    ports = [server.port for server in servers]
+    return ", ".join(ports[:-1]) + f" or {ports[-1]}" if len(ports) > 1 else "".join(ports)
+
+
+class _Chooser:
+    def __init__(self, env: Mapping[str, str], names: SettingNames) -> None:
         self.env = env
-        self.retry = retry or RetryPolicy(attempts=max(1, settings.max_retries))
+        self.names = names
         self.key_origins = allowed_key_origins(env)
 
-    def http(
-        self,
-        preset_name: str,
-        protocol: str,
-        base_url: str,
-        model: str,
-        key: Secret | None,
-        source: str,
-    ) -> ResolvedProvider:
-        provider = build_http_provider(
-            protocol,
-            name=preset_name,
-            base_url=base_url,
-            model=model,
-            key=key,
-            stall_timeout=self.settings.stall_timeout,
-            retry=self.retry,
-        )
-        return ResolvedProvider(preset_name, protocol, model, base_url, source, provider)
+    def base_url(self, url: str) -> str:
+        return check_base_url(url, setting=self.names.base_url)
 
     def bound_custom_key(self, base_url: str) -> tuple[Secret | None, str]:
         """RHEMA_API_KEY when the endpoint's origin is bound, and a note on it."""
@@ -199,61 +260,181 @@ class _Builder:
             f"{CUSTOM_KEY_VAR} not sent: {origin_of(base_url)} is not in {KEY_ORIGINS_VAR}"
         )
 
-    def keyed(self, preset: Preset, base_url: str | None, model: str, how: str) -> ResolvedProvider:
+    def keyed(
+        self, preset: Preset, base_url: str | None, model: str, protocol: str | None, how: str
+    ) -> ProviderChoice:
         assert preset.key_var is not None
         key = _env_value(self.env, preset.key_var)
         if key is None:
             raise ProviderConfigError(
-                f"provider {preset.name} needs {preset.key_var} in the environment of the "
-                f"process that starts rhema-lsp (it is never read from settings or files); "
-                f"set it and restart the server, or {_HOW_TO}"
+                f"provider {preset.name} needs its key: "
+                f"{self.names.set_key.format(var=preset.key_var)}"
             )
-        url = check_base_url(base_url or preset.base_url)
+        url = self.base_url(base_url or preset.base_url)
         own = origin_of(preset.base_url)
         origin = origin_of(url)
         if origin != own and origin not in self.key_origins:
             raise ProviderConfigError(
-                f"rhema.baseUrl {url} is not {preset.name}'s own origin ({own}), so "
+                f"{self.names.base_url} {url} is not {preset.name}'s own origin ({own}), so "
                 f"{preset.key_var} will not be sent there. If you trust that endpoint, add "
-                f"{origin} to {KEY_ORIGINS_VAR} in the server's environment; for a keyless "
-                'server use rhema.provider "custom" with rhema.protocol'
+                f"{origin} to {KEY_ORIGINS_VAR} in the environment; for a keyless server use "
+                f"{self.names.provider} custom with {self.names.protocol}"
             )
-        protocol = self.settings.protocol or preset.protocol
         note = f"preset {preset.name}, {how}, key from {preset.key_var}"
         if base_url:
-            note += ", baseUrl from settings"
-        return self.http(preset.name, protocol, url, model, Secret(key), note)
+            note += f", {self.names.base_url} given"
+        return ProviderChoice(
+            preset.name, protocol or preset.protocol, model, url, note, Secret(key)
+        )
+
+
+async def choose_provider(
+    settings: ProviderSettings,
+    env: Mapping[str, str] | None = None,
+    *,
+    names: SettingNames = EDITOR_NAMES,
+    detect_local: bool = True,
+    local_servers: Sequence[LocalServer] | None = None,
+    detect_timeout: float = DETECT_TIMEOUT,
+    locate_embedded: Callable[[], Path | None] = locate_embedded_model,
+) -> ProviderChoice:
+    """Decide which provider ``settings`` mean (see the module docstring).
+
+    Parameters
+    ----------
+    settings
+        The provider settings.
+    env
+        Where keys are read from; ``os.environ`` by default.
+    names
+        How messages name the settings (the editor's by default).
+    detect_local
+        Whether to probe local servers when nothing is configured explicitly.
+    local_servers
+        The servers to probe, in order of preference; by default
+        :data:`~rhema_lsp.providers.presets.LOCAL_AUTODETECT`.
+    detect_timeout
+        Seconds each probe may take.
+    locate_embedded
+        Finds the embedded model file, or returns ``None`` when not installed.
+
+    Raises
+    ------
+    ProviderConfigError
+        When nothing usable is configured or a setting is refused; the
+        message says how to configure a provider, in ``names``.
+    """
+    env = os.environ if env is None else env
+    chooser = _Chooser(env, names)
+    name = (settings.provider or "").strip().lower() or None
+    wanted_model = (settings.model or "").strip() or None
+    protocol = (settings.protocol or "").strip().lower() or None
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ProviderConfigError(
+            f"{names.protocol} {settings.protocol!r} is not one of {', '.join(PROTOCOLS)}"
+        )
+    if name == "custom" or (name is None and settings.base_url):
+        return await _custom(chooser, settings.base_url, protocol, wanted_model)
+    if name is not None:
+        preset = PRESETS.get(name)
+        if preset is None:
+            raise ProviderConfigError(
+                f"{names.provider} {settings.provider!r} is unknown: pick one of "
+                f"{', '.join(PRESETS)} (custom takes {names.base_url} and {names.protocol})"
+            )
+        return await _explicit(
+            chooser, preset, settings.base_url, wanted_model, protocol, locate_embedded
+        )
+    servers = LOCAL_AUTODETECT if local_servers is None else tuple(local_servers)
+    nothing_local = f"no local server answered on port {_ports(servers)}" if servers else ""
+    if detect_local and servers:
+        detected = await _detect_local(servers, detect_timeout)
+        if detected is not None:
+            server, listing = detected
+            preset_name = next(
+                (preset for owner, preset in server.owners if owner in listing.owners),
+                server.preset,
+            )
+            model = wanted_model or (listing.models[0] if listing.models else "")
+            if model:
+                key, note = chooser.bound_custom_key(server.base_url)
+                what = f"{server.label} answered" if server.label else "answered"
+                return ProviderChoice(
+                    preset_name,
+                    "openai",
+                    model,
+                    server.base_url,
+                    f"preset {preset_name}, autodetected: {what} at {server.base_url} "
+                    f"(no {names.provider} set), {note}",
+                    key,
+                )
+    elif not detect_local:
+        nothing_local = "local servers not probed"
+    for preset_name in ENV_KEY_ORDER:
+        preset = PRESETS[preset_name]
+        assert preset.key_var is not None
+        if _env_value(env, preset.key_var) is not None:
+            how = f"key in environment (no {names.provider} set; {nothing_local})"
+            return chooser.keyed(preset, None, wanted_model or preset.model, None, how)
+    path = locate_embedded()
+    if path is not None:
+        keys = ", ".join(str(PRESETS[name].key_var) for name in ENV_KEY_ORDER)
+        return _embedded(
+            path,
+            wanted_model,
+            f"fallback: no {names.provider} set, {nothing_local}, no key in the "
+            f"environment ({keys})",
+        )
+    raise ProviderConfigError(f"no model provider found; {_how_to(names)}")
+
+
+def build_provider(
+    choice: ProviderChoice,
+    settings: ProviderSettings = ProviderSettings(),
+    retry: RetryPolicy | None = None,
+) -> ResolvedProvider:
+    """Make the adapter ``choice`` names.
+
+    Parameters
+    ----------
+    choice
+        What :func:`choose_provider` decided.
+    settings
+        Where the retry count and stall timeout come from.
+    retry
+        The retry ladder; by default ``settings.max_retries`` attempts.
+    """
+    if choice.protocol == "embedded":
+        assert choice.embedded_path is not None
+        provider: ModelProvider = EmbeddedProvider(choice.embedded_path)
+    else:
+        provider = build_http_provider(
+            choice.protocol,
+            name=choice.name,
+            base_url=choice.base_url,
+            model=choice.model,
+            key=choice.key,
+            stall_timeout=settings.stall_timeout,
+            retry=retry or RetryPolicy(attempts=max(1, settings.max_retries)),
+        )
+    return ResolvedProvider(
+        choice.name, choice.protocol, choice.model, choice.base_url, choice.source, provider
+    )
 
 
 async def resolve_provider(
     settings: ProviderSettings,
     env: Mapping[str, str] | None = None,
     *,
+    names: SettingNames = EDITOR_NAMES,
     detect_local: bool = True,
     local_servers: Sequence[LocalServer] | None = None,
     detect_timeout: float = DETECT_TIMEOUT,
     locate_embedded: Callable[[], Path | None] = locate_embedded_model,
     retry: RetryPolicy | None = None,
 ) -> ResolvedProvider:
-    """Resolve ``settings`` to a ready provider (see the module docstring).
-
-    Parameters
-    ----------
-    settings
-        The provider settings from the editor.
-    env
-        Where keys are read from; ``os.environ`` by default.
-    detect_local
-        Whether to probe local servers when nothing is configured explicitly.
-    local_servers
-        The servers to probe, in order of preference; the default loopback
-        ports of Ollama (11434), LM Studio (1234) and llama.cpp (8080).
-    detect_timeout
-        Seconds each probe may take.
-    locate_embedded
-        Finds the embedded model file, or returns ``None`` when not installed.
-    retry
-        The retry ladder; by default ``settings.max_retries`` attempts.
+    """Resolve ``settings`` to a ready provider: :func:`choose_provider`, then
+    :func:`build_provider`; the parameters are theirs.
 
     Raises
     ------
@@ -261,9 +442,16 @@ async def resolve_provider(
         When nothing usable is configured or a setting is refused; the
         message says how to configure a provider.
     """
-    resolved = await _resolve(
-        settings, env, detect_local, local_servers, detect_timeout, locate_embedded, retry
+    choice = await choose_provider(
+        settings,
+        env,
+        names=names,
+        detect_local=detect_local,
+        local_servers=local_servers,
+        detect_timeout=detect_timeout,
+        locate_embedded=locate_embedded,
     )
+    resolved = build_provider(choice, settings, retry)
     return replace(resolved, context_window=await _window(resolved))
 
 
@@ -283,125 +471,87 @@ async def _window(resolved: ResolvedProvider) -> int | None:
     return known_window(resolved.model)
 
 
-async def _resolve(
-    settings: ProviderSettings,
-    env: Mapping[str, str] | None,
-    detect_local: bool,
-    local_servers: Sequence[LocalServer] | None,
-    detect_timeout: float,
-    locate_embedded: Callable[[], Path | None],
-    retry: RetryPolicy | None,
-) -> ResolvedProvider:
-    env = os.environ if env is None else env
-    builder = _Builder(settings, env, retry)
-    name = (settings.provider or "").strip().lower() or None
-    wanted_model = (settings.model or "").strip() or None
-    protocol = (settings.protocol or "").strip().lower() or None
-    if protocol is not None and protocol not in PROTOCOLS:
-        raise ProviderConfigError(
-            f"rhema.protocol {settings.protocol!r} is not one of {', '.join(PROTOCOLS)}"
-        )
-    if name == "custom" or (name is None and settings.base_url):
-        return await _custom(builder, settings.base_url, protocol, wanted_model)
-    if name is not None:
-        preset = PRESETS.get(name)
-        if preset is None:
-            raise ProviderConfigError(f"rhema.provider {settings.provider!r} is unknown; {_HOW_TO}")
-        return await _explicit(builder, preset, settings.base_url, wanted_model, locate_embedded)
-    if detect_local:
-        servers = DEFAULT_LOCAL_SERVERS if local_servers is None else tuple(local_servers)
-        detected = await _detect_local(servers, detect_timeout)
-        if detected is not None:
-            server, models = detected
-            model = wanted_model or (models[0] if models else "")
-            if model:
-                key, note = builder.bound_custom_key(server.base_url)
-                return builder.http(
-                    server.preset,
-                    "openai",
-                    server.base_url,
-                    model,
-                    key,
-                    f"preset {server.preset}, autodetected at {server.base_url}, {note}",
-                )
-    for preset_name in ENV_KEY_ORDER:
-        preset = PRESETS[preset_name]
-        assert preset.key_var is not None
-        if _env_value(env, preset.key_var) is not None:
-            return builder.keyed(preset, None, wanted_model or preset.model, "key in environment")
-    path = locate_embedded()
-    if path is not None:
-        return _embedded(path, wanted_model, "installed, used because nothing else is configured")
-    raise ProviderConfigError(f"no model provider found; {_HOW_TO}")
-
-
 async def _custom(
-    builder: _Builder, base_url: str | None, protocol: str | None, model: str | None
-) -> ResolvedProvider:
+    chooser: _Chooser, base_url: str | None, protocol: str | None, model: str | None
+) -> ProviderChoice:
+    names = chooser.names
     if not base_url:
         raise ProviderConfigError(
-            'rhema.provider "custom" needs rhema.baseUrl (e.g. http://127.0.0.1:8080/v1) '
-            "and rhema.protocol (openai|anthropic|gemini)"
+            f"{names.provider} custom needs {names.base_url} (e.g. http://127.0.0.1:8080/v1) "
+            f"and {names.protocol} (openai, anthropic or gemini)"
         )
-    url = check_base_url(base_url)
+    url = chooser.base_url(base_url)
     if protocol is None:
         raise ProviderConfigError(
-            f"rhema.baseUrl {url} needs rhema.protocol: one of {', '.join(PROTOCOLS)} "
+            f"{names.base_url} {url} needs {names.protocol}: one of {', '.join(PROTOCOLS)} "
             "(openai for Ollama, LM Studio, llama.cpp, vLLM and most other servers)"
         )
     if model is None and protocol != "gemini":
         listing = url if protocol == "openai" else f"{url}/v1"
-        models = await _list_models(listing, _MODEL_QUERY_TIMEOUT)
+        models = await _model_ids(listing, _MODEL_QUERY_TIMEOUT)
         model = models[0] if models else None
     if model is None:
-        raise ProviderConfigError(f"set rhema.model: the endpoint {url} needs a model name")
-    key, note = builder.bound_custom_key(url)
-    return builder.http("custom", protocol, url, model, key, f"custom baseUrl ({protocol}), {note}")
+        raise ProviderConfigError(
+            f"set {names.model}: the endpoint {url} did not list a model to default to"
+        )
+    key, note = chooser.bound_custom_key(url)
+    return ProviderChoice(
+        "custom", protocol, model, url, f"custom {names.base_url} ({protocol}), {note}", key
+    )
 
 
 async def _explicit(
-    builder: _Builder,
+    chooser: _Chooser,
     preset: Preset,
     base_url: str | None,
     model: str | None,
+    protocol: str | None,
     locate_embedded: Callable[[], Path | None],
-) -> ResolvedProvider:
+) -> ProviderChoice:
+    names = chooser.names
     if preset.protocol == "embedded":
+        if base_url:
+            raise ProviderConfigError(
+                f"{names.base_url} does not apply to {names.provider} embedded: "
+                "the embedded model runs in process"
+            )
         path = locate_embedded()
         if path is None:
             raise ProviderConfigError(
                 "the embedded model is not installed: run `pip install 'rhema-lsp[local]'` "
-                "in the server's environment, or choose another rhema.provider"
+                f"in rhema-lsp's environment, or choose another {names.provider}"
             )
-        return _embedded(path, model, "from settings")
+        return _embedded(path, model, f"from {names.provider}")
     if preset.key_var is not None:
-        return builder.keyed(preset, base_url, model or preset.model, "from settings")
-    url = check_base_url(base_url or preset.base_url)
+        return chooser.keyed(
+            preset, base_url, model or preset.model, protocol, f"from {names.provider}"
+        )
+    url = chooser.base_url(base_url or preset.base_url)
     if model is None:
-        models = await _list_models(url, _MODEL_QUERY_TIMEOUT)
+        models = await _model_ids(url, _MODEL_QUERY_TIMEOUT)
         if not models:
             raise ProviderConfigError(
-                f"{preset.name} at {url} did not list any model; start it, or set rhema.model"
+                f"{preset.name} at {url} did not answer with a model list: start it there, "
+                f"or point {names.base_url} at it, or name the model with {names.model}"
             )
         model = models[0]
-    key, note = builder.bound_custom_key(url)
-    return builder.http(
+    key, note = chooser.bound_custom_key(url)
+    return ProviderChoice(
         preset.name,
         preset.protocol,
-        url,
         model,
+        url,
+        f"preset {preset.name}, from {names.provider}, {note}",
         key,
-        f"preset {preset.name}, from settings, {note}",
     )
 
 
-def _embedded(path: Path, model: str | None, how: str) -> ResolvedProvider:
-    provider = EmbeddedProvider(path)
-    return ResolvedProvider(
+def _embedded(path: Path, model: str | None, how: str) -> ProviderChoice:
+    return ProviderChoice(
         "embedded",
         "embedded",
         model or PRESETS["embedded"].model,
         "",
-        f"preset embedded ({path.name}), {how}",
-        provider,
+        f"preset embedded ({path.name}), {how}; {EMBEDDED_NOTE}",
+        embedded_path=path,
     )

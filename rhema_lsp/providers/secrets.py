@@ -115,8 +115,11 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check_base_url(url: str) -> str:
+def check_base_url(url: str, *, setting: str = "rhema.baseUrl") -> str:
     """Validate a base URL and return it without a trailing slash.
+
+    ``setting`` is how the user names the base URL (``--base-url`` on the
+    command line); messages use it.
 
     Raises
     ------
@@ -127,17 +130,17 @@ def check_base_url(url: str) -> str:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https") or not parts.hostname:
         raise ProviderConfigError(
-            f"baseUrl {url!r} is not an http(s) URL; set rhema.baseUrl to e.g. "
-            "https://host/v1 (or http://127.0.0.1:PORT/v1 for a local server)"
+            f"{setting} {url!r} is not an http(s) URL: use e.g. https://host/v1 "
+            "(or http://127.0.0.1:PORT/v1 for a local server)"
         )
     if scheme == "http" and not is_loopback(parts.hostname):
         raise ProviderConfigError(
-            f"baseUrl {url!r} uses plain http:// to a host that is not this machine; "
+            f"{setting} {url!r} uses plain http:// to a host that is not this machine; "
             "use https:// (plain http is allowed only for localhost / 127.0.0.1 / ::1)"
         )
     if parts.username or parts.password:
         raise ProviderConfigError(
-            "baseUrl must not embed credentials; put keys in the server's environment"
+            f"{setting} must not embed credentials; put keys in the environment"
         )
     return url.strip().rstrip("/")
 

@@ -23,9 +23,9 @@ from pygls.protocol.language_server import lsp_method
 
 from rhema_lsp import __version__
 from rhema_lsp.contract import COMMANDS, command_named
+from rhema_lsp.runs.settings import Settings, parse_settings
 from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.logs import EditorLogHandler
-from rhema_lsp.server.settings import Settings, parse_settings
 
 if TYPE_CHECKING:
     from rhema_lsp.server.service import AgentService

@@ -46,14 +46,15 @@ from rhema_lsp.engine import (
     ToolResolver,
     TurnEnd,
 )
+from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
-from rhema_lsp.server.driver import Outcome, drive
+from rhema_lsp.runs.driver import Outcome, drive
+from rhema_lsp.runs.prompts import system_prompt
+from rhema_lsp.runs.registry import Run, RunRegistry
+from rhema_lsp.runs.settings import Mode, Settings
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
 from rhema_lsp.server.progress import RunProgress
-from rhema_lsp.server.prompts import system_prompt
-from rhema_lsp.server.runs import Run, RunRegistry
-from rhema_lsp.server.settings import Mode, Settings
 from rhema_lsp.server.stream import RunStream
 from rhema_lsp.sessions import SessionInfo, SessionStoreError, title_from_prompt
 from rhema_lsp.tools import WorkspaceTools
@@ -140,6 +141,7 @@ class RunLifecycle:
         self._provider_key: ProviderSettings | None = None
         self._seq: dict[str, int] = {}
         self._budgets: dict[str, tuple[int | None, ContextBudget]] = {}
+        self.mcp = McpHub()
 
     # -- what runs share -----------------------------------------------------
 
@@ -392,7 +394,10 @@ class RunLifecycle:
         except ProviderError as exc:
             return Outcome(stop_reason="error", error=str(exc))
         store = state.store
-        resolver: ToolResolver | None = tools if plan.tools else None
+        resolver: ToolResolver | None = None
+        if plan.tools:
+            wire, s = resolved.protocol, self.settings
+            resolver = await self.mcp.resolver(tools, plan.mode, state.path, self.editor, wire, s)
         ctx = ToolContext(cwd=state.path, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
         session, _ = await store.open_and_resume(run.session, resolver, stream, ctx)
         if plan.prompt is not None:
@@ -440,4 +445,5 @@ class RunLifecycle:
         self.runs.cancel()
         with anyio.move_on_after(SHUTDOWN_WAIT):
             await self.runs.wait_idle()
+        await self.mcp.aclose()
         await self.folders.close()

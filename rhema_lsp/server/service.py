@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,6 +43,7 @@ from rhema_lsp.contract import (
     DeleteResult,
     EditArgs,
     EditResult,
+    McpServerStatus,
     OpenSessionArgs,
     OpenSessionResult,
     ProviderStatus,
@@ -62,19 +63,19 @@ from rhema_lsp.contract import (
     command_named,
 )
 from rhema_lsp.engine import ProviderError, ToolContext, Usage
-from rhema_lsp.server.driver import Outcome
-from rhema_lsp.server.errors import BadArguments, CommandFailed
-from rhema_lsp.server.folders import FolderError
-from rhema_lsp.server.lifecycle import Plan, RunLifecycle, RunReport
-from rhema_lsp.server.prompts import (
+from rhema_lsp.runs.driver import Outcome
+from rhema_lsp.runs.prompts import (
     EDIT_SYSTEM,
     ContextPiece,
     edit_prompt,
     render_context,
     strip_fence,
 )
-from rhema_lsp.server.runs import Run, SessionRunningError
-from rhema_lsp.server.settings import Settings
+from rhema_lsp.runs.registry import Run, SessionRunningError
+from rhema_lsp.runs.settings import Settings
+from rhema_lsp.server.errors import BadArguments, CommandFailed
+from rhema_lsp.server.folders import FolderError
+from rhema_lsp.server.lifecycle import Plan, RunLifecycle, RunReport
 from rhema_lsp.server.undo import revert_turn
 from rhema_lsp.sessions import SessionInfo, SessionStoreError
 from rhema_lsp.tools import ToolError, WorkspaceTools
@@ -445,6 +446,10 @@ class AgentService:
             folders=[str(root) for root in self.lifecycle.folders.roots()],
             mode=self.settings.mode,
             running=self.lifecycle.runs.sessions(),
+            mcp_servers=[
+                McpServerStatus.model_validate(asdict(report))
+                for report in await self.lifecycle.mcp.status(self.settings)
+            ],
         )
 
     async def shutdown(self) -> None:

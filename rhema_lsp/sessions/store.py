@@ -171,10 +171,25 @@ class SessionStore:
             running=lease is not None and is_live(lease, ttl=self.lease_ttl),
         )
 
-    async def create(self, title: str, *, model: str = "") -> SessionInfo:
+    async def create(
+        self, title: str, *, model: str = "", session_id: str | None = None
+    ) -> SessionInfo:
         """Start an empty session titled after ``title`` (the first prompt,
-        cut to one line of at most 80 characters)."""
-        session_id = secrets.token_hex(8)
+        cut to one line of at most 80 characters).
+
+        Parameters
+        ----------
+        session_id
+            The id to give it (a front door that handed out an id before the
+            first prompt, as ACP's ``session/new`` does); a fresh one if omitted.
+
+        Raises
+        ------
+        SessionStoreError
+            ``session_id`` is already taken.
+        """
+        if session_id is None:
+            session_id = secrets.token_hex(8)
         stamp = now_iso()
         clean = title_from_prompt(title)
 

@@ -125,7 +125,9 @@ class _Handler(BaseHTTPRequestHandler):
             props = {"default_generation_settings": {"n_ctx": owner.context_window}}
             self._send_whole(200, {"content-type": "application/json"}, json.dumps(props).encode())
         elif self.path.rstrip("/").endswith("/models"):
-            models = [{"id": name, "object": "model"} for name in self.server.owner.models]
+            models = [
+                {"id": name, "object": "model", "owned_by": owner.owned_by} for name in owner.models
+            ]
             self._send_whole(
                 200,
                 {"content-type": "application/json"},
@@ -234,6 +236,8 @@ class FakeModelServer:
         Serve the last scripted reply again once the queue is empty.
     models
         The ids ``GET .../models`` lists.
+    owned_by
+        The ``owned_by`` of each listed model (vLLM says ``vllm``).
     context_window, report_window, responder
         See the module docstring.
     """
@@ -245,11 +249,13 @@ class FakeModelServer:
         port: int = 0,
         repeat_last: bool = False,
         models: list[str] | None = None,
+        owned_by: str = "fake",
         context_window: int | None = None,
         report_window: bool = False,
         responder: Callable[[Any], Reply] | None = None,
     ) -> None:
         self.wire: Wire = wire
+        self.owned_by = owned_by
         self.context_window = context_window
         self.report_window = report_window
         self.responder = responder

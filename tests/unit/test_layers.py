@@ -1,6 +1,6 @@
 """Imports point down only: each layer of ``rhema_lsp`` loads, in a fresh
 interpreter, none of the layers beside or above it, and only the server
-loads pygls."""
+loads pygls (and only the ACP agent the ACP SDK)."""
 
 from __future__ import annotations
 
@@ -10,16 +10,42 @@ import sys
 
 import pytest
 
-LAYERS = ["engine", "contract", "providers", "tools", "sessions", "server", "headless", "cli"]
+LAYERS = [
+    "engine",
+    "contract",
+    "providers",
+    "tools",
+    "mcp",
+    "sessions",
+    "runs",
+    "acp",
+    "server",
+    "headless",
+    "cli",
+]
 ALLOWED = {
     "engine": set(),
     "contract": {"engine"},
     "providers": {"engine"},
     "tools": {"engine"},
+    "mcp": {"engine", "tools"},
     "sessions": {"engine"},
-    "server": {"engine", "contract", "providers", "tools", "sessions"},
+    "runs": {"engine", "contract", "tools", "mcp", "sessions"},
+    "acp": {"engine", "contract", "providers", "tools", "mcp", "sessions", "runs"},
+    "server": {"engine", "contract", "providers", "tools", "mcp", "sessions", "runs"},
     "headless": {"engine", "contract", "tools"},
-    "cli": {"engine", "contract", "providers", "tools", "sessions", "server", "headless"},
+    "cli": {
+        "engine",
+        "contract",
+        "providers",
+        "tools",
+        "mcp",
+        "sessions",
+        "runs",
+        "acp",
+        "server",
+        "headless",
+    },
 }
 
 
@@ -46,3 +72,5 @@ def test_a_layer_loads_only_the_layers_below_it(layer: str) -> None:
     assert layers_loaded - {layer} <= ALLOWED[layer]
     if layer not in ("server", "cli"):
         assert not any(name == "pygls" or name.startswith("pygls.") for name in loaded)
+    if layer not in ("acp", "cli"):
+        assert "acp" not in loaded

@@ -136,6 +136,17 @@ export interface ErrorPayload {
   message: string;
 }
 
+/** One MCP server: where it is configured, how it runs, and its tools. */
+export interface McpServerStatus {
+  name: string;
+  source: 'settings' | 'user config' | 'workspace';
+  transport: 'stdio' | 'http';
+  state: 'idle' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped' | 'disabled';
+  tools: number;
+  restarts: number;
+  error: string | null;
+}
+
 /** One message of the conversation: a role and its ordered parts. */
 export interface Message {
   role: Role;
@@ -246,13 +257,14 @@ export interface SessionsArgs {
 /** No arguments. */
 export type StatusArgs = Record<string, never>;
 
-/** The server's version, provider, folders, default mode and running sessions. */
+/** The server's version, provider, folders, default mode, running sessions and MCP servers. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
   folders: string[];
   mode: 'ask' | 'edit' | 'agent';
   running: string[];
+  mcpServers: McpServerStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

@@ -70,7 +70,7 @@ async def test_explicit_settings_win_over_detection(openai_server: FakeModelServ
     )
     assert resolved.name == "anthropic"
     assert resolved.base_url == "https://api.anthropic.com"
-    assert resolved.source == "preset anthropic, from settings, key from ANTHROPIC_API_KEY"
+    assert resolved.source == "preset anthropic, from rhema.provider, key from ANTHROPIC_API_KEY"
     assert openai_server.received == []
 
 
@@ -95,7 +95,8 @@ async def test_embedded_when_nothing_else(tmp_path: Path) -> None:
     )
     assert resolved.name == "embedded"
     assert isinstance(resolved.provider, EmbeddedProvider)
-    assert resolved.source.startswith("preset embedded (model.gguf)")
+    assert resolved.source.startswith("preset embedded (model.gguf), fallback: no rhema.provider")
+    assert "no local server answered on port" in resolved.source
 
 
 async def test_nothing_configured_says_how() -> None:
@@ -104,7 +105,8 @@ async def test_nothing_configured_says_how() -> None:
             ProviderSettings(), {}, local_servers=NOTHING_LOCAL, locate_embedded=no_embedded
         )
     message = str(caught.value)
-    for hint in ("rhema.provider", "OPENAI_API_KEY", "rhema.baseUrl", "Ollama", "rhema-lsp[local]"):
+    hints = ("rhema.provider", "OPENAI_API_KEY", "rhema.baseUrl", "Ollama", "rhema-lsp[local]")
+    for hint in (*hints, "8000", "8080", "11434", "1234"):
         assert hint in message
 
 
@@ -127,7 +129,7 @@ async def test_custom_base_url_lists_models(any_wire: FakeModelServer) -> None:
     )
     assert resolved.name == "custom"
     assert resolved.model == (model or "fake-model")
-    assert resolved.source == f"custom baseUrl ({any_wire.wire}), no key"
+    assert resolved.source == f"custom rhema.baseUrl ({any_wire.wire}), no key"
 
 
 @pytest.mark.parametrize(
@@ -137,7 +139,7 @@ async def test_custom_base_url_lists_models(any_wire: FakeModelServer) -> None:
         (ProviderSettings(provider="custom"), "needs rhema.baseUrl"),
         (ProviderSettings(base_url="http://127.0.0.1:9/v1"), "needs rhema.protocol"),
         (ProviderSettings(base_url="http://127.0.0.1:9", protocol="grpc"), "not one of"),
-        (ProviderSettings(provider="openai"), "needs OPENAI_API_KEY"),
+        (ProviderSettings(provider="openai"), "needs its key: set OPENAI_API_KEY"),
         (
             ProviderSettings(base_url="ftp://127.0.0.1/v1", protocol="openai", model="m"),
             "not an http(s) URL",
@@ -169,7 +171,7 @@ async def test_explicit_local_preset_with_base_url(openai_server: FakeModelServe
         "fake-model",
         openai_server.base_url,
     )
-    assert resolved.source == "preset vllm, from settings, no key"
+    assert resolved.source == "preset vllm, from rhema.provider, no key"
 
 
 async def test_max_retries_setting_sets_attempts(openai_server: FakeModelServer) -> None:
@@ -185,3 +187,48 @@ async def test_max_retries_setting_sets_attempts(openai_server: FakeModelServer)
     assert isinstance(resolved.provider, OpenAIProvider)
     assert resolved.provider.retry.attempts == 2
     assert resolved.provider.stall_timeout == 120.0
+
+
+async def test_port_8000_is_llamacpp_unless_vllm_owns_the_models() -> None:
+    with (
+        FakeModelServer(wire="openai", models=["m"]) as llama,
+        FakeModelServer(wire="openai", models=["m"], owned_by="vllm") as vllm,
+    ):
+        owners = (("vllm", "vllm"),)
+        found = [
+            await resolve_provider(
+                ProviderSettings(),
+                {},
+                local_servers=[LocalServer("llamacpp", server.base_url, "x", owners)],
+            )
+            for server in (llama, vllm)
+        ]
+    assert [r.name for r in found] == ["llamacpp", "vllm"]
+
+
+def test_the_default_probes_cover_the_servers_the_readme_names() -> None:
+    from rhema_lsp.providers.presets import LOCAL_AUTODETECT
+
+    assert [(s.preset, s.port) for s in LOCAL_AUTODETECT] == [
+        ("ollama", "11434"),
+        ("lmstudio", "1234"),
+        ("llamacpp", "8080"),
+        ("llamacpp", "8000"),
+    ]
+
+
+async def test_messages_use_the_callers_names() -> None:
+    from rhema_lsp.providers import SettingNames
+
+    names = SettingNames("--provider", "--model", "--base-url", "--protocol", "export {var}")
+    cases = [
+        (ProviderSettings(provider="nonesuch"), "--provider 'nonesuch' is unknown: pick one of"),
+        (ProviderSettings(provider="openai"), "needs its key: export OPENAI_API_KEY"),
+        (ProviderSettings(base_url="ftp://x", protocol="openai"), "--base-url 'ftp://x' is not"),
+        (ProviderSettings(provider="custom"), "--provider custom needs --base-url"),
+    ]
+    for settings, message in cases:
+        with pytest.raises(ProviderConfigError) as caught:
+            await resolve_provider(settings, {}, names=names, locate_embedded=no_embedded)
+        assert message in str(caught.value)
+        assert "rhema." not in str(caught.value)

@@ -289,3 +289,12 @@ async def test_a_closed_store_says_so(store: SessionStore) -> None:
 def test_titles_are_the_first_line_cut_to_eighty_characters(prompt: str, title: str) -> None:
     assert title_from_prompt(prompt) == title
     assert len(title_from_prompt(prompt)) <= 80
+
+
+async def test_create_takes_the_id_a_front_door_handed_out(store: SessionStore) -> None:
+    info = await store.create("first prompt", session_id="acp-0001")
+
+    assert info.id == "acp-0001"
+    assert (await store.info("acp-0001")).title == "first prompt"
+    with pytest.raises(SessionStoreError):
+        await store.create("again", session_id="acp-0001")

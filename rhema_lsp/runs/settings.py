@@ -5,6 +5,8 @@ Settings arrive as ``initializationOptions`` and as the ``rhema`` section of
 ``workspace/configuration`` (merged in that order, later wins). A field that
 does not validate is reported by name and falls back to its default: the
 server never refuses to start over a typo. API keys are never settings.
+``mcpServers`` is validated entry by entry: a bad entry is named and dropped,
+the others are used.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rhema_lsp.mcp import McpServerConfig, parse_servers
 
 __all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
 
@@ -44,6 +48,8 @@ class Settings(BaseModel):
     )
     context_window: int | None = Field(default=None, alias="contextWindow", ge=512, le=100_000_000)
     compact_threshold: float = Field(default=0.8, alias="compactThreshold", ge=0.2, le=0.95)
+    mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
+    mcp_modes: tuple[Mode, ...] = Field(default=("agent",), alias="mcpModes")
 
     @field_validator("thinking", mode="before")
     @classmethod
@@ -69,9 +75,10 @@ class SettingsProblem:
 
     field: str
     message: str
+    fallback: str = "using the default"
 
     def __str__(self) -> str:
-        return f"rhema.{self.field}: {self.message}; using the default"
+        return f"rhema.{self.field}: {self.message}; {self.fallback}"
 
 
 def parse_settings(*layers: Mapping[str, Any] | None) -> tuple[Settings, list[SettingsProblem]]:
@@ -99,6 +106,12 @@ def parse_settings(*layers: Mapping[str, Any] | None) -> tuple[Settings, list[Se
         problems.append(
             SettingsProblem(key, "API keys are read from the server's environment only, ignored")
         )
+    if "mcpServers" in merged:
+        servers, invalid = parse_servers(merged["mcpServers"])
+        merged["mcpServers"] = servers
+        problems += [
+            SettingsProblem(where, message, "this server is not used") for where, message in invalid
+        ]
     while True:
         try:
             return Settings.model_validate(merged), problems

@@ -35,7 +35,7 @@ from rhema_lsp.engine import (
     UsageUpdate,
     run_turn,
 )
-from rhema_lsp.server.runs import Run
+from rhema_lsp.runs.registry import Run
 from rhema_lsp.sessions import SessionStore, SessionStoreError
 
 __all__ = ["CallSummary", "Outcome", "drive"]

@@ -1,0 +1,112 @@
+"""The workspace tools as an ACP session runs them.
+
+:class:`AcpTools` wraps :class:`~rhema_lsp.tools.WorkspaceTools` (same
+specs, same confinement, same in-band failures) and adds what ACP needs
+around each call: the paths it touches resolved to absolute paths (its
+``locations``), the client's buffers of those files fetched before it runs
+(see :class:`~rhema_lsp.acp.editor.AcpEditor`), a ``tool_call_update``
+saying it runs, and afterwards the diffs of what it changed for the update
+that carries its result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio.to_thread
+from acp.schema import ToolCallLocation, ToolCallUpdate
+
+from rhema_lsp.acp.calls import kind_of, title_of
+from rhema_lsp.acp.editor import AcpEditor
+from rhema_lsp.acp.updates import UpdateStream
+from rhema_lsp.engine import (
+    Progress,
+    ReplaySafety,
+    StatusReporter,
+    ToolCall,
+    ToolContext,
+    ToolResolver,
+    ToolResult,
+    ToolSpec,
+)
+from rhema_lsp.tools import Access, ToolError, WorkspaceTools
+
+__all__ = ["AcpTools"]
+
+_PATH_ARGUMENTS = ("path", "from", "to")
+
+
+class AcpTools(ToolResolver):
+    """:class:`WorkspaceTools` with ACP's reads, locations and diffs.
+
+    Parameters
+    ----------
+    inner
+        The confined tools (built on ``editor``).
+    editor
+        The session's ACP editor.
+    stream
+        Where the prompt's updates go.
+    """
+
+    def __init__(self, inner: WorkspaceTools, editor: AcpEditor, stream: UpdateStream) -> None:
+        self.inner = inner
+        self.editor = editor
+        self.stream = stream
+
+    def specs(self) -> list[ToolSpec]:
+        """The tools of the session's mode."""
+        return self.inner.specs()
+
+    def replay_safety(self, name: str) -> ReplaySafety:
+        """As the workspace tools say."""
+        return self.inner.replay_safety(name)
+
+    async def resolve(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one call (no output streaming)."""
+        return await self.resolve_streaming(call, ctx, lambda _chunk: None)
+
+    async def resolve_streaming(
+        self,
+        call: ToolCall,
+        ctx: ToolContext,
+        progress: Progress,
+        status: StatusReporter | None = None,
+    ) -> ToolResult:
+        """Fetch the call's files, announce it, run it, collect its diffs."""
+        paths = await self._paths(call)
+        locations = [ToolCallLocation(path=str(path)) for path in paths]
+        self.stream.call_running(call.id, call.name, call.args, locations)
+        self.editor.begin_call(
+            ToolCallUpdate(
+                tool_call_id=call.id,
+                title=title_of(call.name, call.args),
+                kind=kind_of(call.name),
+                locations=locations or None,
+                raw_input=call.args,
+            )
+        )
+        try:
+            for path in paths:
+                await self.editor.fetch(path)
+            return await self.inner.resolve_streaming(call, ctx, progress, status)
+        finally:
+            self.stream.call_changed(call.id, self.editor.end_call())
+
+    async def _paths(self, call: ToolCall) -> list[Path]:
+        """The existing files the call names, as confined absolute paths; a
+        path the tools will refuse is left to them to explain."""
+        if not isinstance(call.args, dict):
+            return []
+        found: list[Path] = []
+        for key in _PATH_ARGUMENTS:
+            raw = call.args.get(key)
+            if not isinstance(raw, str) or not raw:
+                continue
+            try:
+                target = await anyio.to_thread.run_sync(self.inner.ws.resolve, raw, Access.READ)
+            except ToolError:
+                continue
+            if target.kind == "file":
+                found.append(target.path)
+        return found

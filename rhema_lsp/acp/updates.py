@@ -1,0 +1,302 @@
+"""One ACP session's ``session/update`` stream: engine events in, ACP updates out.
+
+:class:`UpdateStream` is the engine's :class:`~rhema_lsp.engine.EventSink`
+for a prompt. ``emit`` never blocks: it translates the event and queues the
+update; :meth:`UpdateStream.pump`, a task the prompt owns, sends them in
+order. While the client reads slower than the model writes, adjacent chunks
+of the same kind merge in the queue (and a running command's output update
+replaces the one before it), so nothing is dropped or reordered and the
+backlog stays one update per kind. The prompt answers only after
+:meth:`UpdateStream.close` and the pump has sent everything.
+
+The mapping: ``thinking_delta`` -> ``agent_thought_chunk``, ``text_delta`` ->
+``agent_message_chunk``, ``tool_call_start`` -> ``tool_call`` (pending), the
+call starting to run -> ``tool_call_update`` (in progress, title, locations,
+raw input), command output -> ``tool_call_update`` content, ``tool_result``
+-> ``tool_call_update`` (completed or failed, with a ``diff`` per file an
+edit changed and the result's text).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    ContentToolCallContent,
+    CurrentModeUpdate,
+    FileEditToolCallContent,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    UserMessageChunk,
+)
+
+from rhema_lsp.acp.calls import kind_of, title_of
+from rhema_lsp.engine import (
+    Event,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallArgsDelta,
+    ToolOutputDelta,
+    ToolResultEvent,
+)
+from rhema_lsp.engine import ToolCallStart as CallStarted
+
+__all__ = ["FileDiff", "SessionUpdate", "UpdateSender", "UpdateStream", "text_content"]
+
+logger = logging.getLogger(__name__)
+
+SessionUpdate = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | CurrentModeUpdate
+)
+"""The ``session/update`` payloads this agent sends."""
+
+OUTPUT_SHOWN = 32_000
+"""Characters of a running command's output shown live (its tail)."""
+
+
+class UpdateSender(Protocol):
+    """The slice of the SDK's client connection that sends updates."""
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        """Send one ``session/update`` notification."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """One file an edit changed: the text before (``None``: it did not
+    exist) and after, and the first line (0-based) that differs."""
+
+    path: Path
+    old: str | None
+    new: str
+    line: int
+
+
+@dataclass(slots=True)
+class _Call:
+    name: str
+    args_text: str = ""
+    output: list[str] = field(default_factory=list)
+    diffs: list[FileDiff] = field(default_factory=list)
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    """Tool call content of plain text."""
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def _fenced(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
+class UpdateStream:
+    """A prompt's updates on their way to the client (see the module docstring)."""
+
+    def __init__(self, client: UpdateSender, session_id: str) -> None:
+        self.client = client
+        self.session_id = session_id
+        self._queue: deque[SessionUpdate] = deque()
+        self._calls: dict[str, _Call] = {}
+        self._wake = anyio.Event()
+        self._closed = False
+
+    # -- the engine's side ---------------------------------------------------
+
+    def emit(self, event: Event) -> None:
+        """Translate one engine event and queue what the client should see."""
+        if isinstance(event, ThinkingDelta):
+            self.send(
+                AgentThoughtChunk(
+                    session_update="agent_thought_chunk",
+                    content=TextContentBlock(type="text", text=event.text),
+                )
+            )
+        elif isinstance(event, TextDelta):
+            self.send(
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=event.text),
+                )
+            )
+        elif isinstance(event, CallStarted):
+            self._calls[event.id] = _Call(event.name)
+            self.send(
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=event.id,
+                    title=title_of(event.name, None),
+                    kind=kind_of(event.name),
+                    status="pending",
+                )
+            )
+        elif isinstance(event, ToolCallArgsDelta):
+            call = self._calls.get(event.id)
+            if call is not None:
+                call.args_text += event.delta
+        elif isinstance(event, ToolOutputDelta):
+            self._output(event.id, event.chunk)
+        elif isinstance(event, ToolResultEvent):
+            self._result(event)
+
+    def _output(self, call_id: str, chunk: str) -> None:
+        call = self._calls.setdefault(call_id, _Call("run_command"))
+        call.output.append(chunk)
+        shown = "".join(call.output)[-OUTPUT_SHOWN:]
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                content=[text_content(_fenced(shown))],
+            )
+        )
+
+    def _result(self, event: ToolResultEvent) -> None:
+        call = self._calls.pop(event.id, None)
+        content: list[Any] = []
+        locations: list[ToolCallLocation] = []
+        for diff in call.diffs if call is not None else []:
+            content.append(
+                FileEditToolCallContent(
+                    type="diff", path=str(diff.path), old_text=diff.old, new_text=diff.new
+                )
+            )
+            locations.append(ToolCallLocation(path=str(diff.path), line=diff.line))
+        if event.content:
+            content.append(text_content(event.content))
+        status: ToolCallStatus = "failed" if event.is_error else "completed"
+        if call is None:  # a call the client never saw start (cancelled before it ran)
+            self.send(
+                ToolCallStart(
+                    session_update="tool_call",
+                    tool_call_id=event.id,
+                    title=title_of(event.name, None),
+                    kind=kind_of(event.name),
+                    status=status,
+                    content=content or None,
+                )
+            )
+            return
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=event.id,
+                status=status,
+                content=content or None,
+                locations=locations or None,
+                raw_output={"content": event.content, "isError": event.is_error},
+            )
+        )
+
+    # -- the tools' side -----------------------------------------------------
+
+    def call_running(
+        self, call_id: str, name: str, args: Any, locations: Sequence[ToolCallLocation]
+    ) -> None:
+        """The call's arguments are known and it starts to run."""
+        self._calls.setdefault(call_id, _Call(name))
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                title=title_of(name, args),
+                kind=kind_of(name),
+                status="in_progress",
+                locations=list(locations) or None,
+                raw_input=args,
+            )
+        )
+
+    def call_changed(self, call_id: str, diffs: Sequence[FileDiff]) -> None:
+        """The files the call changed, shown with its result."""
+        call = self._calls.get(call_id)
+        if call is not None:
+            call.diffs.extend(diffs)
+
+    # -- sending ---------------------------------------------------------------
+
+    def send(self, update: SessionUpdate) -> None:
+        """Queue ``update``, merging it into the queued one it continues."""
+        if self._closed:
+            logger.debug("update after close dropped: %s", type(update).__name__)
+            return
+        last = self._queue[-1] if self._queue else None
+        merged = _merge(last, update)
+        if merged is not None:
+            self._queue[-1] = merged
+        else:
+            self._queue.append(update)
+        self._wake.set()
+
+    async def pump(self) -> None:
+        """Send queued updates in order until closed and drained."""
+        while True:
+            while self._queue:
+                update = self._queue.popleft()
+                try:
+                    await self.client.session_update(self.session_id, update)
+                except (ConnectionError, OSError) as exc:
+                    lost = len(self._queue) + 1
+                    logger.warning("the client is gone; %d updates not sent: %s", lost, exc)
+                    self._queue.clear()
+                    self._closed = True
+                    return
+            if self._closed:
+                return
+            self._wake = anyio.Event()
+            if not self._queue and not self._closed:
+                await self._wake.wait()
+
+    def close(self) -> None:
+        """No more updates; :meth:`pump` returns once the queue is sent."""
+        self._closed = True
+        self._wake.set()
+
+
+def _merge(last: SessionUpdate | None, update: SessionUpdate) -> SessionUpdate | None:
+    """``last`` and ``update`` as one update, when ``update`` continues it."""
+    if isinstance(last, AgentMessageChunk) and isinstance(update, AgentMessageChunk):
+        return _joined(last, update)
+    if isinstance(last, AgentThoughtChunk) and isinstance(update, AgentThoughtChunk):
+        return _joined(last, update)
+    if (
+        isinstance(last, ToolCallProgress)
+        and isinstance(update, ToolCallProgress)
+        and last.tool_call_id == update.tool_call_id
+        and _is_output(last)
+        and _is_output(update)
+    ):
+        return update  # output updates carry the whole output so far
+    return None
+
+
+def _joined(
+    last: AgentMessageChunk | AgentThoughtChunk, update: AgentMessageChunk | AgentThoughtChunk
+) -> SessionUpdate | None:
+    if isinstance(last.content, TextContentBlock) and isinstance(update.content, TextContentBlock):
+        text = last.content.text + update.content.text
+        return last.model_copy(update={"content": TextContentBlock(type="text", text=text)})
+    return None
+
+
+def _is_output(update: ToolCallProgress) -> bool:
+    return update.status is None and update.title is None and update.content is not None

@@ -1,0 +1,277 @@
+"""The ``rhema-lsp`` command.
+
+``serve`` (the default with no subcommand, for editors) runs the language
+server on stdio, or on TCP for debugging; ``acp`` runs the Agent Client
+Protocol agent on stdio, for ACP editors (Zed, JetBrains, ...). ``ask``, ``sessions`` and
+``status`` are the headless client: they start the server as a child process
+and drive it as an editor would.
+
+Everything that can be checked before the server starts is checked here, so
+a turn that cannot run fails before a session exists: the flags (against the
+server's own settings model, :mod:`.flags`), the prompt and the files
+(:mod:`.inputs`), and the provider, chosen here with the flags' names in its
+messages and handed to the server pinned. Exit codes are
+:class:`~rhema_lsp.headless.errors.Exit`; errors are one or two plain
+sentences, ``--debug`` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+
+from rhema_lsp import __version__
+from rhema_lsp.cli.embedded import folder_context
+from rhema_lsp.cli.flags import ASK_MODE, CLI_NAMES, add_setting_flags, server_default
+from rhema_lsp.cli.flags import settings_from as _settings_from
+from rhema_lsp.cli.inputs import attached_files, read_prompt
+from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
+from rhema_lsp.providers import (
+    ProviderChoice,
+    ProviderConfigError,
+    ProviderSettings,
+    choose_provider,
+)
+
+__all__ = ["build_parser", "main"]
+
+EXIT_CODES = """exit codes: 0 answered, 1 provider or tool failure, 2 usage error,
+3 stopped before an answer (token or step limit), 130 cancelled (Ctrl-C)"""
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from rhema_lsp.server import create_server
+
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        if not port.isdigit():
+            raise UsageError(f"--tcp takes HOST:PORT, not {args.tcp!r}")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0
+
+
+def _acp(args: argparse.Namespace) -> int:
+    from rhema_lsp.acp import serve
+    from rhema_lsp.runs.settings import parse_settings
+
+    settings, problems = parse_settings(_settings_from(args))
+    for problem in problems:
+        sys.stderr.write(f"rhema-lsp acp: {problem}\n")
+    asyncio.run(serve(settings))
+    return 0
+
+
+def _folder(args: argparse.Namespace) -> Path:
+    folder = Path(args.folder).expanduser().resolve()
+    if not folder.is_dir():
+        raise UsageError(f"{folder} is not a folder: pass an existing folder with --folder")
+    return folder
+
+
+async def _choose(args: argparse.Namespace) -> ProviderChoice:
+    """The provider the flags and the environment name, as the server would
+    choose it, in the command line's words.
+
+    Raises
+    ------
+    UsageError
+        Unknown preset, refused URL, missing key, nothing found, ...
+    """
+    settings = ProviderSettings(
+        provider=args.provider, model=args.model, base_url=args.base_url, protocol=args.protocol
+    )
+    try:
+        return await choose_provider(settings, names=CLI_NAMES)
+    except ProviderConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _describe(choice: ProviderChoice) -> str:
+    where = choice.base_url or "in process"
+    return f"provider: {choice.name} · model {choice.model} · {where} — {choice.source}"
+
+
+def _ask(args: argparse.Namespace) -> int:
+    from rhema_lsp.headless.run import AskOptions, ask
+
+    if args.session and args.resume_last:
+        raise UsageError("--session and --continue exclude each other: pick one")
+    prompt = read_prompt(args.prompt, args.prompt_file, sys.stdin.buffer, sys.stdin.isatty())
+    settings = _settings_from(args)
+    folder = _folder(args)
+    files = attached_files(folder, args.file)
+
+    async def run() -> int:
+        choice = await _choose(args)
+        note = _describe(choice)
+        text, attached = prompt, files
+        continuing = args.session is not None or args.resume_last
+        if choice.protocol == "embedded" and args.mode != ASK_MODE:
+            raise UsageError(
+                f"--mode {args.mode} needs tools and the embedded model has none, so it "
+                "would never change a file: use --mode ask, or pick another --provider"
+            )
+        if choice.protocol == "embedded" and not files and not continuing:
+            context = folder_context(folder)
+            text = f"{prompt}\n\n{context.listing}" if context.listing else prompt
+            attached = context.files
+            names = ", ".join(str(path.relative_to(folder)) for path in attached) or "nothing"
+            note += f"; attached: {names} (name files with --file)"
+        options = AskOptions(
+            folder=folder,
+            settings={**settings, **choice.as_settings()},
+            provider_note=note,
+            debug=args.debug,
+            prompt=text,
+            files=attached,
+            session=args.session,
+            resume_last=args.resume_last,
+            json=args.json,
+            yes=args.yes,
+            show_thinking=not args.no_thinking,
+        )
+        return await ask(options)
+
+    return asyncio.run(run())
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    from rhema_lsp.headless.run import ClientOptions, sessions
+
+    options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
+    return asyncio.run(sessions(options, args.json))
+
+
+def _status(args: argparse.Namespace) -> int:
+    from rhema_lsp.headless.run import ClientOptions, status
+
+    settings = _settings_from(args)
+    folder = _folder(args)
+
+    async def run() -> int:
+        choice = await _choose(args)
+        options = ClientOptions(
+            folder, {**settings, **choice.as_settings()}, choice.source, debug=args.debug
+        )
+        mode = f"{ASK_MODE} for rhema-lsp ask (--mode); {server_default('mode')} in an editor"
+        return await status(options, args.json, mode)
+
+    return asyncio.run(run())
+
+
+def _add_client_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    parser.add_argument("--folder", default=".", help="the workspace folder (default: here)")
+    add_setting_flags(parser, command)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument(
+        "--debug", action="store_true", help="show tracebacks and the server's stderr"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command line, with its subcommands."""
+    parser = argparse.ArgumentParser(
+        prog="rhema-lsp",
+        description="An AI coding agent inside the editor, as a language server.",
+        epilog=EXIT_CODES,
+    )
+    parser.add_argument("--version", action="version", version=f"rhema-lsp {__version__}")
+    commands = parser.add_subparsers(dest="command")
+
+    serve = commands.add_parser("serve", help="run the language server (the default)")
+    serve.add_argument("--stdio", action="store_true", help="LSP on stdin/stdout (the default)")
+    serve.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead, for debugging")
+    serve.add_argument("--debug", action="store_true", help="show tracebacks")
+    serve.set_defaults(run=_serve)
+
+    acp = commands.add_parser(
+        "acp", help="run the Agent Client Protocol agent on stdio (Zed, JetBrains, ...)"
+    )
+    add_setting_flags(acp, "acp")
+    acp.add_argument("--debug", action="store_true", help="show tracebacks")
+    acp.set_defaults(run=_acp)
+
+    ask = commands.add_parser(
+        "ask",
+        help="ask the agent once, headless",
+        description="Run one turn: the answer to stdout, everything else to stderr.",
+        epilog=EXIT_CODES,
+    )
+    ask.add_argument(
+        "prompt",
+        nargs="?",
+        help="what to ask or do; `-` (or no argument with a pipe) reads stdin",
+    )
+    ask.add_argument("--prompt-file", metavar="PATH", help="read the prompt from a file")
+    _add_client_flags(ask, "ask")
+    ask.add_argument(
+        "--file",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="attach a file of the folder to the prompt (repeatable)",
+    )
+    ask.add_argument("--session", help="continue this session")
+    ask.add_argument(
+        "--continue",
+        dest="resume_last",
+        action="store_true",
+        help="continue the most recent session of the folder",
+    )
+    ask.add_argument("--yes", action="store_true", help="approve every confirmation")
+    ask.add_argument("--no-thinking", action="store_true", help="hide the model's reasoning")
+    ask.set_defaults(run=_ask)
+
+    listing = commands.add_parser("sessions", help="list the folder's sessions")
+    _add_client_flags(listing, "sessions")
+    listing.set_defaults(run=_sessions)
+
+    status = commands.add_parser("status", help="show the chosen provider and why")
+    _add_client_flags(status, "status")
+    status.set_defaults(run=_status)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code."""
+    parser = build_parser()
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if not arguments or (
+        arguments[0].startswith("--") and arguments[0] not in ("--help", "--version")
+    ):
+        arguments = ["serve", *arguments]
+    try:
+        args = parser.parse_args(arguments)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    try:
+        result: int = args.run(args)
+    except KeyboardInterrupt:
+        return Exit.CANCELLED
+    except Exception as exc:  # noqa: BLE001 -- the boundary: one plain sentence, traceback on --debug
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        return _report(exc)
+    return result
+
+
+def _report(exc: Exception) -> int:
+    from rhema_lsp.headless.jsonrpc import ServerGone
+
+    if isinstance(exc, HeadlessError):
+        sys.stderr.write(f"rhema-lsp: {exc}\n")
+        return exc.exit_code
+    if isinstance(exc, ServerGone):
+        sys.stderr.write(
+            f"rhema-lsp: {exc}; run `rhema-lsp serve` alone to see why, or add --debug\n"
+        )
+        return Exit.FAILED
+    sys.stderr.write(f"rhema-lsp: {type(exc).__name__}: {exc} (add --debug for details)\n")
+    return Exit.FAILED

@@ -1,0 +1,229 @@
+"""The command line's flag for each setting: one table, defaults derived from
+the server's :class:`~rhema_lsp.runs.settings.Settings`.
+
+Every setting of the contract is here, with its flag and the commands that
+take it, or no flag with the reason (editor-only, or set elsewhere). A flag left out sends
+nothing, so the server's default applies, and ``--help`` says which default
+that is. The values given are validated by the server's own settings model,
+and a value it refuses is a usage error that names the flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rhema_lsp.headless.errors import UsageError
+from rhema_lsp.providers import PRESETS, SettingNames
+from rhema_lsp.providers.presets import PROTOCOLS
+from rhema_lsp.runs.settings import Settings, parse_settings
+
+__all__ = [
+    "ASK_MODE",
+    "CLI_NAMES",
+    "SETTING_FLAGS",
+    "SettingFlag",
+    "add_setting_flags",
+    "server_default",
+    "settings_from",
+]
+
+ALL = ("ask", "sessions", "status", "acp")
+RUN = ("ask", "acp")
+"""The commands that run turns, so take the settings of a turn."""
+
+ASK_MODE = "ask"
+"""``rhema-lsp ask``'s mode: read-only, because it writes to disk with no editor
+to undo in (editors default to the server's ``edit``)."""
+
+CLI_NAMES = SettingNames(
+    provider="--provider",
+    model="--model",
+    base_url="--base-url",
+    protocol="--protocol",
+    set_key="export {var}=... in this shell, then run the command again",
+)
+"""How provider errors name things on the command line."""
+
+
+@dataclass(frozen=True, slots=True)
+class SettingFlag:
+    """One setting and its flag.
+
+    Parameters
+    ----------
+    setting
+        The setting's name in the contract (camelCase).
+    flag
+        Its flag, or ``None`` when it has none (``why`` says why).
+    help
+        What it does; the default is appended.
+    commands
+        The subcommands that take the flag.
+    options
+        The rest of ``argparse.add_argument``'s arguments.
+    why
+        Why the setting has no flag.
+    command_defaults
+        A command whose default differs from the server's, and that default.
+    """
+
+    setting: str
+    flag: str | None
+    help: str
+    commands: tuple[str, ...] = ALL
+    options: Mapping[str, Any] = field(default_factory=dict)
+    why: str = ""
+    command_defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def dest(self) -> str:
+        assert self.flag is not None
+        return self.flag.removeprefix("--").replace("-", "_")
+
+
+def server_default(setting: str) -> Any:
+    """The server's default for ``setting`` (camelCase)."""
+    for name, info in Settings.model_fields.items():
+        if setting in (name, info.alias):
+            return info.get_default(call_default_factory=True)
+    raise KeyError(setting)
+
+
+SETTING_FLAGS: tuple[SettingFlag, ...] = (
+    SettingFlag(
+        "provider",
+        "--provider",
+        f"a preset: {', '.join(PRESETS)}, or custom with --base-url and --protocol",
+    ),
+    SettingFlag("model", "--model", "the model id (default: the preset's, or the first listed)"),
+    SettingFlag("baseUrl", "--base-url", "the endpoint (default: the preset's); custom needs it"),
+    SettingFlag(
+        "protocol",
+        "--protocol",
+        "the wire of a custom endpoint (default: none; custom needs it)",
+        options={"choices": PROTOCOLS},
+    ),
+    SettingFlag(
+        "thinking",
+        "--thinking",
+        "reasoning effort",
+        RUN,
+        {"choices": ("default", "low", "medium", "high")},
+    ),
+    SettingFlag("maxTokens", "--max-tokens", "output tokens per model call", RUN, {"type": int}),
+    SettingFlag("maxSteps", "--max-steps", "steps per turn", RUN, {"type": int}),
+    SettingFlag(
+        "mode",
+        "--mode",
+        "ask: read only; edit: change files; agent: also run commands",
+        RUN,
+        {"choices": ("ask", "edit", "agent")},
+        command_defaults={"ask": ASK_MODE},
+    ),
+    SettingFlag(
+        "review",
+        None,
+        "",
+        why="it needs the editor's refactor preview; headless, try --mode ask first",
+    ),
+    SettingFlag(
+        "sessionStore",
+        "--session-store",
+        "where sessions are kept: workspace (<folder>/.rhema/) or user",
+        options={"choices": ("workspace", "user")},
+    ),
+    SettingFlag(
+        "commandAllowlist",
+        "--allow",
+        "a command run_command may run without asking (repeatable)",
+        RUN,
+        {"action": "append", "metavar": "COMMAND"},
+    ),
+    SettingFlag(
+        "logLevel",
+        "--log-level",
+        "the server's own log, to stderr",
+        options={"choices": ("error", "warning", "info", "debug")},
+    ),
+    SettingFlag(
+        "contextWindow",
+        "--context-window",
+        "the model's context window in tokens (default: what the provider reports)",
+        RUN,
+        {"type": int, "metavar": "TOKENS"},
+    ),
+    SettingFlag(
+        "compactThreshold",
+        "--compact-threshold",
+        "the share of the window past which older rounds are summarised first",
+        RUN,
+        {"type": float, "metavar": "SHARE"},
+    ),
+    SettingFlag(
+        "mcpServers",
+        None,
+        "",
+        why="MCP servers come from user settings or the user config file, which headless reads",
+    ),
+    SettingFlag(
+        "mcpModes",
+        None,
+        "",
+        why="it goes with mcpServers, in user settings or the user config file",
+    ),
+)
+"""Every setting of the contract, in the README's order."""
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "autodetect"
+    if isinstance(value, tuple):
+        return "none"
+    return str(value)
+
+
+def add_setting_flags(parser: argparse.ArgumentParser, command: str) -> None:
+    """Add the flags ``command`` takes, each help ending with its default."""
+    for item in SETTING_FLAGS:
+        if item.flag is None or command not in item.commands:
+            continue
+        options = dict(item.options)
+        if command in item.command_defaults:
+            options["default"] = item.command_defaults[command]
+        default = options.get("default", server_default(item.setting))
+        help_text = item.help
+        if "(default:" not in help_text:
+            help_text += f" (default: {_shown(default)})"
+        parser.add_argument(item.flag, help=help_text, **options)
+
+
+def settings_from(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings the flags given name (camelCase keys), validated.
+
+    Raises
+    ------
+    UsageError
+        A value the server's settings model refuses; the message names the flag.
+    """
+    settings: dict[str, Any] = {}
+    flags: dict[str, str] = {}
+    for item in SETTING_FLAGS:
+        if item.flag is None or not hasattr(args, item.dest):
+            continue
+        value = getattr(args, item.dest)
+        if value is not None:
+            settings[item.setting] = value
+            flags[item.setting] = item.flag
+    _, problems = parse_settings(settings)
+    if problems:
+        problem = problems[0]
+        flag = flags.get(problem.field, problem.field)
+        raise UsageError(
+            f"{flag} {settings.get(problem.field)!r}: {problem.message[:1].lower()}"
+            f"{problem.message[1:]}"
+        )
+    return settings

@@ -1,0 +1,29 @@
+"""The user's Model Context Protocol servers as agent tools, safely.
+
+A layer beside ``tools``: it may use the engine and the tools' ``Editor``
+seam, never the server, and it never imports pygls. The package root is
+light (pydantic only), because the settings import it at start-up; the SDK
+(``mcp`` on PyPI) is loaded only by :mod:`rhema_lsp.mcp.connection`, which
+:class:`~rhema_lsp.mcp.hub.McpHub` imports in a worker thread on the first
+run that needs MCP tools.
+
+- :mod:`~rhema_lsp.mcp.config`: an ``mcpServers`` entry, validated.
+- :mod:`~rhema_lsp.mcp.userfile`: the user config file and the workspace's
+  ``.mcp.json`` (used only once confirmed).
+- :mod:`~rhema_lsp.mcp.connection`: one server, supervised.
+- :mod:`~rhema_lsp.mcp.schemas`: wire-safe names and schemas.
+- :mod:`~rhema_lsp.mcp.resolver`: the run's resolver (approval, replay safety).
+- :mod:`~rhema_lsp.mcp.hub`: every server, and the resolver of each run.
+"""
+
+from rhema_lsp.mcp.config import McpServerConfig, parse_servers
+from rhema_lsp.mcp.errors import McpCallFailed, McpError, McpTimeout, McpUnavailable
+
+__all__ = [
+    "McpCallFailed",
+    "McpError",
+    "McpServerConfig",
+    "McpTimeout",
+    "McpUnavailable",
+    "parse_servers",
+]

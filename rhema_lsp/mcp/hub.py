@@ -1,0 +1,324 @@
+"""``McpHub``: every MCP server of this language server, and the per-run resolver.
+
+The hub is cheap to create and never starts anything on its own. A run whose
+mode is in ``mcpModes`` asks :meth:`McpHub.resolver` for its tools; only then
+are the SDK loaded (in a worker thread: it takes seconds) and the servers
+started, concurrently, each waited for at most :data:`START_WAIT_S`. The
+servers live on for later runs; one whose entry changed is stopped and
+started anew, one no longer configured is stopped.
+
+Where servers come from, in order (a name seen earlier wins):
+
+1. the ``mcpServers`` setting (the editor's **user** settings);
+2. ``mcpServers`` in the user config file (:mod:`rhema_lsp.mcp.userfile`);
+3. the session folder's ``.mcp.json``, only after the user confirmed that
+   exact file for that folder (asked once, the answer kept in the user config
+   file; "Not now" is kept until the server exits). Its servers run in the
+   folder, with nothing allow-listed or safe and no environment expansion.
+
+:meth:`McpHub.aclose` stops every server; nothing of the hub outlives it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, Protocol
+
+import anyio
+import anyio.to_thread
+
+from rhema_lsp.engine.request import ToolSpec
+from rhema_lsp.engine.tools import ToolResolver
+from rhema_lsp.mcp.config import McpServerConfig
+from rhema_lsp.mcp.resolver import McpTools, OfferedTool
+from rhema_lsp.mcp.schemas import exposed_name, sanitize_schema
+from rhema_lsp.mcp.userfile import (
+    WORKSPACE_FILE,
+    UserConfig,
+    read_user_config,
+    read_workspace_file,
+    remember_workspace_answer,
+)
+from rhema_lsp.tools.editor import Editor
+
+if TYPE_CHECKING:
+    from rhema_lsp.mcp.connection import McpConnection
+
+__all__ = ["START_WAIT_S", "McpHub", "McpOptions", "ServerReport"]
+
+logger = logging.getLogger(__name__)
+
+START_WAIT_S = 30.0
+USE, NOT_NOW, NEVER = "Use them", "Not now", "Never"
+Source = Literal["settings", "user config", "workspace"]
+
+
+class McpOptions(Protocol):
+    """The settings the hub reads (``Settings`` has them)."""
+
+    @property
+    def mcp_servers(self) -> Mapping[str, McpServerConfig]: ...
+
+    @property
+    def mcp_modes(self) -> Sequence[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ServerReport:
+    """One server as ``rhema.status`` shows it."""
+
+    name: str
+    source: Source
+    transport: Literal["stdio", "http"]
+    state: str
+    tools: int
+    restarts: int
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    name: str
+    source: Source
+    config: McpServerConfig
+    folder: Path | None = None
+
+    @property
+    def key(self) -> str:
+        return self.name if self.folder is None else f"{self.folder}#{self.name}"
+
+
+class McpHub:
+    """The servers and the resolver of each run (see the module docstring).
+
+    Parameters
+    ----------
+    environ
+        Where ``${NAME}`` references are read from (default: this process's).
+    config_path
+        The user config file (default: :func:`~rhema_lsp.mcp.userfile.user_config_path`).
+    start_wait_s
+        How long a run waits for its servers to start.
+    """
+
+    def __init__(
+        self,
+        environ: Mapping[str, str] | None = None,
+        *,
+        config_path: Path | None = None,
+        start_wait_s: float = START_WAIT_S,
+    ) -> None:
+        self.environ = os.environ if environ is None else environ
+        self.config_path = config_path
+        self.start_wait_s = start_wait_s
+        self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
+        self._answered: dict[tuple[str, str], bool] = {}
+        self._asking = anyio.Lock()
+        self._reconciling = anyio.Lock()
+        self._module: object | None = None
+
+    # -- the run's resolver ----------------------------------------------------
+
+    async def resolver(
+        self,
+        inner: ToolResolver,
+        mode: str,
+        folder: Path,
+        editor: Editor,
+        wire: str,
+        options: McpOptions,
+    ) -> ToolResolver:
+        """``inner`` plus the MCP tools of the servers that are ready, or
+        ``inner`` itself when ``mode`` is not in ``mcpModes`` or no server is
+        configured. Starts the servers it needs."""
+        if mode not in options.mcp_modes:
+            return inner
+        user = await self._user_config()
+        wanted = self._configured(options, user)
+        wanted += await self._workspace(folder, editor, user, {w.name for w in wanted})
+        wanted = [w for w in wanted if not w.config.disabled]
+        async with self._reconciling:
+            await self._stop_stale(wanted)
+            if not wanted:
+                return inner
+            connections = await self._connect(wanted)
+        async with anyio.create_task_group() as group:
+            for connection in connections:
+                group.start_soon(connection.ensure_started, self.start_wait_s)
+        return McpTools(inner, self._offer(inner, wanted, connections, wire), editor)
+
+    def _configured(self, options: McpOptions, user: UserConfig) -> list[_Wanted]:
+        wanted = [_Wanted(n, "settings", c) for n, c in options.mcp_servers.items()]
+        seen = set(options.mcp_servers)
+        wanted += [_Wanted(n, "user config", c) for n, c in user.servers.items() if n not in seen]
+        return wanted
+
+    async def _user_config(self) -> UserConfig:
+        user = await anyio.to_thread.run_sync(read_user_config, self.config_path)
+        for problem in user.problems:
+            logger.warning("%s", problem)
+        return user
+
+    async def _workspace(
+        self, folder: Path, editor: Editor, user: UserConfig, taken: set[str]
+    ) -> list[_Wanted]:
+        found = await anyio.to_thread.run_sync(read_workspace_file, folder)
+        if found is None:
+            return []
+        for problem in found.problems:
+            logger.warning("%s", problem)
+        if not found.servers:
+            return []
+        if not await self._workspace_allowed(folder, found.sha256, found.servers, editor, user):
+            return []
+        wanted = []
+        for name, config in found.servers.items():
+            if name in taken:
+                logger.warning(
+                    "%s: server %s is also in your own configuration, which wins",
+                    folder / WORKSPACE_FILE,
+                    name,
+                )
+                continue
+            wanted.append(_Wanted(name, "workspace", config, folder))
+        return wanted
+
+    async def _workspace_allowed(
+        self,
+        folder: Path,
+        sha256: str,
+        servers: Mapping[str, McpServerConfig],
+        editor: Editor,
+        user: UserConfig,
+    ) -> bool:
+        recorded = user.answers.get(str(folder))
+        if recorded is not None and recorded[0] == sha256:
+            return recorded[1]
+        async with self._asking:
+            key = (str(folder), sha256)
+            if key in self._answered:
+                return self._answered[key]
+            listing = "; ".join(f"{name}: {config.describe()}" for name, config in servers.items())
+            answer = await editor.confirm(
+                f"{folder / WORKSPACE_FILE} offers MCP servers that would run on your machine "
+                f"({listing}). Use them in this folder? Your answer is remembered until the "
+                "file changes.",
+                [USE, NOT_NOW, NEVER],
+            )
+            use = answer == USE
+            self._answered[key] = use
+            if answer in (USE, NEVER):
+                try:
+                    await anyio.to_thread.run_sync(
+                        remember_workspace_answer, folder, sha256, use, self.config_path
+                    )
+                except (OSError, ValueError) as exc:
+                    logger.error("could not remember the answer about %s: %s", folder, exc)
+            return use
+
+    async def _stop_stale(self, wanted: list[_Wanted]) -> None:
+        """Stop the servers no longer configured, or configured otherwise."""
+        entries = {w.key: w.config for w in wanted}
+        stale = [
+            key
+            for key, (was, _) in self._connections.items()
+            if (key not in entries and was.folder is None)
+            or (key in entries and entries[key] != was.config)
+        ]
+        for key in stale:
+            _, connection = self._connections.pop(key)
+            logger.info("MCP server %s is no longer configured so; stopping it", connection.name)
+            await connection.aclose()
+
+    async def _connect(self, wanted: list[_Wanted]) -> list[McpConnection]:
+        if self._module is None:
+            # the SDK takes seconds to import: never on the event loop
+            self._module = await anyio.to_thread.run_sync(
+                importlib.import_module, "rhema_lsp.mcp.connection"
+            )
+        from rhema_lsp.mcp.connection import McpConnection
+
+        connections = []
+        for want in wanted:
+            if want.key not in self._connections:
+                connection = McpConnection(
+                    want.name,
+                    want.config,
+                    environ=self.environ,
+                    cwd=want.folder,
+                    expand=want.source != "workspace",
+                )
+                self._connections[want.key] = (want, connection)
+            connections.append(self._connections[want.key][1])
+        return connections
+
+    def _offer(
+        self,
+        inner: ToolResolver,
+        wanted: list[_Wanted],
+        connections: list[McpConnection],
+        wire: str,
+    ) -> list[OfferedTool]:
+        taken = {spec.name for spec in inner.specs()}
+        offered = []
+        for want, connection in zip(wanted, connections, strict=True):
+            for tool in connection.tools:
+                name = exposed_name(want.name, tool.name)
+                if name in taken:
+                    logger.warning(
+                        "MCP tool %s of %s is offered under a name already taken (%s); skipped",
+                        tool.name,
+                        want.name,
+                        name,
+                    )
+                    continue
+                taken.add(name)
+                description = f"[MCP server {want.name}] {tool.description}".strip()
+                spec = ToolSpec(
+                    name=name,
+                    description=description[:2000],
+                    parameters=sanitize_schema(tool.input_schema, wire),
+                )
+                offered.append(OfferedTool(spec, want.name, tool.name, connection))
+        return offered
+
+    # -- status and shutdown ---------------------------------------------------
+
+    async def status(self, options: McpOptions) -> list[ServerReport]:
+        """Every configured server and every workspace server started, with
+        its state; starts nothing."""
+        user = await self._user_config()
+        reports = []
+        for want in self._configured(options, user) + [
+            w for w, _ in self._connections.values() if w.folder is not None
+        ]:
+            current = self._connections.get(want.key)
+            connection = current[1] if current and current[0].config == want.config else None
+            state = "idle"
+            if want.config.disabled:
+                connection, state = None, "disabled"
+            reports.append(
+                ServerReport(
+                    name=want.name,
+                    source=want.source,
+                    transport=want.config.transport,
+                    state=connection.state.value if connection else state,
+                    tools=len(connection.tools) if connection else 0,
+                    restarts=connection.restarts if connection else 0,
+                    error=connection.error if connection else None,
+                )
+            )
+        return reports
+
+    async def aclose(self) -> None:
+        """Stop every server."""
+        connections = [connection for _, connection in self._connections.values()]
+        self._connections.clear()
+        async with anyio.create_task_group() as group:
+            for connection in connections:
+                group.start_soon(connection.aclose)

@@ -1,0 +1,167 @@
+"""The user's own MCP configuration file, and the workspace's ``.mcp.json``.
+
+``<user config dir>/rhema-lsp/config.json`` (platformdirs; ``$XDG_CONFIG_HOME``
+on Linux) holds ``mcpServers`` for every client that has no settings UI of
+its own (the headless ``rhema-lsp``), and the user's answers about
+workspace files::
+
+    {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}},
+     "workspaceMcp": {"/abs/folder": {"sha256": "...", "use": true}}}
+
+A workspace's ``.mcp.json`` is only ever *offered*: it is used once the user
+said yes for that folder **and that exact content** (its SHA-256), so a
+later commit that changes the file asks again. Its entries lose ``allow`` and
+``safe``. Reads and writes here are blocking: call them in a worker thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from platformdirs import user_config_dir
+
+from rhema_lsp.mcp.config import McpServerConfig, parse_servers
+
+__all__ = [
+    "WORKSPACE_FILE",
+    "UserConfig",
+    "WorkspaceFile",
+    "read_user_config",
+    "read_workspace_file",
+    "remember_workspace_answer",
+    "user_config_path",
+]
+
+logger = logging.getLogger(__name__)
+
+WORKSPACE_FILE = ".mcp.json"
+_MAX_BYTES = 1 << 20
+
+
+def user_config_path() -> Path:
+    """Where the user config file lives."""
+    return Path(user_config_dir("rhema-lsp", appauthor=False)) / "config.json"
+
+
+@dataclass(frozen=True, slots=True)
+class UserConfig:
+    """What the user config file says (empty when there is none)."""
+
+    servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    answers: dict[str, tuple[str, bool]] = field(default_factory=dict)
+    """Per folder: the SHA-256 of the ``.mcp.json`` answered, and whether to use it."""
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceFile:
+    """A folder's ``.mcp.json``: its hash and its servers (made untrusted)."""
+
+    folder: Path
+    sha256: str
+    servers: dict[str, McpServerConfig]
+    problems: list[str]
+
+
+def _load_json(path: Path) -> Any:
+    with path.open("rb") as handle:
+        data = handle.read(_MAX_BYTES + 1)
+    if len(data) > _MAX_BYTES:
+        raise ValueError("larger than 1 MiB")
+    return json.loads(data)
+
+
+def read_user_config(path: Path | None = None) -> UserConfig:
+    """Read the user config file; a missing file is an empty config, a broken
+    one is reported in ``problems`` and ignored."""
+    target = path or user_config_path()
+    try:
+        raw = _load_json(target)
+    except FileNotFoundError:
+        return UserConfig()
+    except (OSError, ValueError) as exc:
+        return UserConfig(problems=[f"{target}: {exc}; ignored"])
+    if not isinstance(raw, dict):
+        return UserConfig(problems=[f"{target}: expected a JSON object; ignored"])
+    servers, problems = parse_servers(raw.get("mcpServers", {}))
+    answers: dict[str, tuple[str, bool]] = {}
+    recorded = raw.get("workspaceMcp", {})
+    if isinstance(recorded, dict):
+        for folder, answer in recorded.items():
+            if isinstance(answer, dict) and isinstance(answer.get("sha256"), str):
+                answers[str(folder)] = (answer["sha256"], answer.get("use") is True)
+    return UserConfig(
+        servers=servers,
+        answers=answers,
+        problems=[f"{target}: {where}: {message}" for where, message in problems],
+    )
+
+
+def read_workspace_file(folder: Path) -> WorkspaceFile | None:
+    """The folder's ``.mcp.json``, or ``None`` when it has none."""
+    target = folder / WORKSPACE_FILE
+    try:
+        with target.open("rb") as handle:
+            data = handle.read(_MAX_BYTES + 1)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        return WorkspaceFile(folder, "", {}, [f"{target}: {exc}"])
+    digest = hashlib.sha256(data).hexdigest()
+    try:
+        raw = json.loads(data) if len(data) <= _MAX_BYTES else None
+    except ValueError as exc:
+        return WorkspaceFile(folder, digest, {}, [f"{target}: {exc}"])
+    if not isinstance(raw, dict):
+        return WorkspaceFile(folder, digest, {}, [f"{target}: expected a JSON object"])
+    servers, problems = parse_servers(raw.get("mcpServers", {}))
+    return WorkspaceFile(
+        folder,
+        digest,
+        {name: config.untrusted() for name, config in servers.items()},
+        [f"{target}: {where}: {message}" for where, message in problems],
+    )
+
+
+def remember_workspace_answer(
+    folder: Path, sha256: str, use: bool, path: Path | None = None
+) -> None:
+    """Record the user's answer about ``folder``'s ``.mcp.json`` in the user
+    config file, keeping everything else in it (written atomically).
+
+    Raises
+    ------
+    OSError
+        The file cannot be written; ``ValueError`` when it is not JSON (it is
+        never overwritten then).
+    """
+    target = path or user_config_path()
+    try:
+        raw = _load_json(target)
+    except FileNotFoundError:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ValueError(f"{target} is not a JSON object; not overwriting it")
+    recorded = raw.get("workspaceMcp")
+    if not isinstance(recorded, dict):
+        recorded = {}
+    recorded[str(folder)] = {"sha256": sha256, "use": use}
+    raw["workspaceMcp"] = recorded
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=".config-", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(raw, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    logger.info("remembered %s for %s", "use" if use else "ignore", folder / WORKSPACE_FILE)

@@ -1,0 +1,111 @@
+"""MCP tools through the real server process: in agent mode the model sees
+``<server>__<tool>``, the call asks the editor first, the result comes back
+in-band and the events show it like a built-in tool; ``rhema.status`` lists
+the servers; in edit mode no server starts."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import settings_for
+from tests.e2e.editor_client import EditorClient, start_editor
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def servers(marks: Path) -> dict[str, Any]:
+    return {
+        "fake": {
+            "command": sys.executable,
+            "args": ["-m", "tests.fakes.mcp_server", "stdio"],
+            "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT)},
+            "allow": ["whoami"],
+        }
+    }
+
+
+@pytest.fixture
+def marks(tmp_path: Path) -> Path:
+    folder = tmp_path / "marks"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+async def agent(
+    editor: str, workspace: Path, fake: FakeModelServer, tmp_path: Path, marks: Path
+) -> AsyncIterator[EditorClient]:
+    started = await start_editor(
+        editor,
+        [workspace],
+        settings_for(fake, mode="agent", mcpServers=servers(marks)),
+        env={
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "OPENAI_API_KEY": "",
+        },
+    )
+    yield started
+    await started.shutdown_session()
+
+
+async def test_the_model_calls_an_mcp_tool_after_the_user_approves(
+    agent: EditorClient, fake: FakeModelServer
+) -> None:
+    agent.state.answer = "Allow"
+    fake.script(
+        tool_reply(("fake__echo", {"text": "bonjour"})),
+        tool_reply(("fake__boom", {})),
+        text_reply("Done."),
+    )
+
+    result = await agent.command("rhema.turn", {"prompt": "echo bonjour"})
+
+    assert result["stopReason"] == "end_turn"
+    offered = [tool["function"]["name"] for tool in fake.requests[0]["tools"]]
+    assert "fake__echo" in offered and "run_command" in offered
+    echoed = fake.requests[1]["messages"][-1]["content"]
+    assert echoed == "echo: bonjour"
+    results = agent.events_of("tool_result")
+    assert [(r["name"], r["isError"]) for r in results] == [
+        ("fake__echo", False),
+        ("fake__boom", True),
+    ]
+    assert [q.message for q in agent.state.questions if "MCP tool echo" in q.message]
+    status = await agent.command("rhema.status")
+    assert [(s["name"], s["state"], s["tools"]) for s in status["mcpServers"]] == [
+        ("fake", "ready", 7)
+    ]
+
+
+async def test_a_denied_call_is_an_in_band_error(
+    agent: EditorClient, fake: FakeModelServer
+) -> None:
+    agent.state.answer = "Deny"
+    fake.script(tool_reply(("fake__echo", {"text": "x"})), text_reply("Understood."))
+
+    result = await agent.command("rhema.turn", {"prompt": "echo x"})
+
+    assert result["stopReason"] == "end_turn"
+    refused = fake.requests[1]["messages"][-1]["content"]
+    assert "did not approve" in refused
+
+
+async def test_edit_mode_starts_no_server(
+    agent: EditorClient, fake: FakeModelServer, marks: Path
+) -> None:
+    fake.script(text_reply("Nothing to do."))
+
+    await agent.command("rhema.turn", {"prompt": "hi", "mode": "edit"})
+
+    offered = [tool["function"]["name"] for tool in fake.requests[0]["tools"]]
+    assert not [name for name in offered if name.startswith("fake__")]
+    assert not (marks / "starts").exists()
+    status = await agent.command("rhema.status")
+    assert [(s["name"], s["state"]) for s in status["mcpServers"]] == [("fake", "idle")]

@@ -1,0 +1,80 @@
+"""The ACP agent's pure pieces: prompt blocks to a user message, event
+coalescing in the update queue, and the first changed line of a diff."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+from acp.schema import (
+    AgentMessageChunk,
+    EmbeddedResourceContentBlock,
+    ImageContentBlock,
+    ResourceContentBlock,
+    TextContentBlock,
+    TextResourceContents,
+)
+
+from rhema_lsp.acp.editor import first_changed_line
+from rhema_lsp.acp.prompt import user_text
+from rhema_lsp.acp.updates import UpdateStream
+from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart
+
+
+def test_a_prompt_keeps_links_in_place_and_attaches_embedded_text() -> None:
+    text = user_text(
+        [
+            TextContentBlock(type="text", text="explain "),
+            ResourceContentBlock(type="resource_link", name="a.py", uri="file:///w/a.py"),
+            EmbeddedResourceContentBlock(
+                type="resource",
+                resource=TextResourceContents(uri="file:///w/b.py", text="x = 1\n"),
+            ),
+            ImageContentBlock(type="image", data="", mime_type="image/png"),
+        ],
+        Path("/w"),
+    )
+    assert text.startswith("explain `a.py`\n\nFiles the user pointed to")
+    assert "- a.py" in text
+    assert "b.py (the editor's current text" in text and "x = 1" in text
+    assert "an image was attached" in text
+
+
+class _Slow:
+    def __init__(self) -> None:
+        self.sent: list[Any] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        await anyio.sleep(0.01)
+        self.sent.append(update)
+
+
+async def test_chunks_queued_behind_a_slow_client_merge_in_order() -> None:
+    client = _Slow()
+    stream = UpdateStream(client, "s")
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(stream.pump)
+        for piece in ("Hel", "lo", " there"):
+            stream.emit(TextDelta(text=piece))
+        stream.emit(ThinkingDelta(text="hm"))
+        stream.emit(TextDelta(text="!"))
+        stream.emit(ToolCallStart(id="c1", name="read_file"))
+        stream.close()
+    kinds = [update.session_update for update in client.sent]
+    assert kinds == [
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "agent_message_chunk",
+        "tool_call",
+    ]
+    first = client.sent[0]
+    assert isinstance(first, AgentMessageChunk)
+    assert isinstance(first.content, TextContentBlock) and first.content.text == "Hello there"
+    assert client.sent[3].kind == "read"
+
+
+def test_the_first_changed_line_is_zero_based() -> None:
+    assert first_changed_line("a\nb\nc\n", "a\nB\nc\n") == 1
+    assert first_changed_line(None, "new\n") == 0
+    assert first_changed_line("a\n", "a\nb\n") == 1

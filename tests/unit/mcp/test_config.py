@@ -1,0 +1,58 @@
+"""``mcpServers`` entries: the common shape, secrets only from the
+environment, and a bad entry named without losing the good ones."""
+
+from __future__ import annotations
+
+import pytest
+
+from rhema_lsp.mcp import McpServerConfig, McpUnavailable, parse_servers
+from rhema_lsp.mcp.config import expand_env
+from rhema_lsp.runs.settings import parse_settings
+
+
+def test_the_common_shapes_parse() -> None:
+    servers, problems = parse_servers(
+        {
+            "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC"}},
+            "remote": {"type": "http", "url": "https://mcp.example.com/mcp"},
+            "cline": {"command": "x", "autoApprove": ["read"], "safe": ["read"]},
+        }
+    )
+    assert problems == []
+    assert servers["time"].transport == "stdio"
+    assert servers["remote"].transport == "http"
+    assert servers["cline"].allows("read") and not servers["cline"].allows("write")
+    assert servers["cline"].is_safe("read")
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"url": "http://h/mcp", "headers": {"Authorization": "Bearer ghp_x"}}, "environment"),
+        ({"type": "sse", "url": "http://h/sse"}, "SSE"),
+        ({"command": "x", "url": "http://h"}, "not both"),
+        ({}, "command"),
+        ({"url": "file:///x"}, "http://"),
+    ],
+)
+def test_a_bad_entry_is_named_and_the_others_kept(entry: dict[str, object], message: str) -> None:
+    settings, problems = parse_settings({"mcpServers": {"good": {"command": "x"}, "bad": entry}})
+    assert list(settings.mcp_servers) == ["good"]
+    assert [p.field for p in problems] == ["mcpServers.bad"]
+    assert message in str(problems[0])
+    assert "not used" in str(problems[0])
+
+
+def test_headers_and_env_expand_from_the_environment_only() -> None:
+    config = McpServerConfig(url="http://h", headers={"Authorization": "Bearer ${env:TOKEN}"})
+    value = config.headers["Authorization"]
+    assert expand_env(value, {"TOKEN": "t0k"}, what="header") == "Bearer t0k"
+    with pytest.raises(McpUnavailable, match=r"\$\{TOKEN\}") as caught:
+        expand_env(value, {}, what="header")
+    assert "t0k" not in str(caught.value)
+
+
+def test_modes_default_to_agent() -> None:
+    settings, _ = parse_settings({})
+    assert settings.mcp_modes == ("agent",)
+    assert settings.mcp_servers == {}

@@ -149,6 +149,20 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         options={"choices": ("error", "warning", "info", "debug")},
     ),
     SettingFlag(
+        "contextWindow",
+        "--context-window",
+        "the model's context window in tokens (default: what the provider reports)",
+        RUN,
+        {"type": int, "metavar": "TOKENS"},
+    ),
+    SettingFlag(
+        "compactThreshold",
+        "--compact-threshold",
+        "the share of the window past which older rounds are summarised first",
+        RUN,
+        {"type": float, "metavar": "SHARE"},
+    ),
+    SettingFlag(
         "mcpServers",
         None,
         "",

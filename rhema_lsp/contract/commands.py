@@ -22,6 +22,7 @@ from rhema_lsp.engine.messages import Message
 __all__ = [
     "CANCEL",
     "COMMANDS",
+    "COMPACT",
     "DELETE_SESSION",
     "EDIT",
     "OPEN_SESSION",
@@ -34,12 +35,15 @@ __all__ = [
     "CancelArgs",
     "CancelResult",
     "CommandSpec",
+    "CompactResult",
+    "CompactionInfo",
     "ContextRef",
     "DeleteResult",
     "EditArgs",
     "EditResult",
     "McpServerStatus",
     "Mode",
+    "OpenSessionArgs",
     "OpenSessionResult",
     "Position",
     "ProviderStatus",
@@ -129,6 +133,14 @@ class SessionArgs(Args):
     session: str = Field(min_length=1)
 
 
+class OpenSessionArgs(Args):
+    """One session; ``full``: every stored message rather than the compacted
+    view the model is sent."""
+
+    session: str = Field(min_length=1)
+    full: bool = False
+
+
 class EditArgs(Args):
     """Rewrite the selection in place."""
 
@@ -208,14 +220,40 @@ class ResumedCalls(Wire):
     interrupted: list[str]
 
 
+class CompactionInfo(Wire):
+    """The session's latest compaction: the first ``upto`` stored messages
+    are summarised (or were dropped) in its summary message."""
+
+    upto: int
+    summary_tokens: int
+    before: int
+    after: int
+    dropped: bool
+
+
 class OpenSessionResult(Wire):
-    """A session's history, completed if a crash left it mid-round."""
+    """A session's history, completed if a crash left it mid-round: the
+    compacted view the model is sent (a summary message, then the latest
+    messages), or with ``full`` every stored message."""
 
     session: str
     folder: str
     title: str
     messages: list[Message]
     resumed: ResumedCalls
+    compaction: CompactionInfo | None = None
+
+
+class CompactResult(Wire):
+    """Whether the session was compacted (``false``: nothing older than the
+    latest round), and the estimated tokens of its next request before and
+    after."""
+
+    session: str
+    compacted: bool
+    before: int
+    after: int
+    summary_tokens: int
 
 
 class DeleteResult(Wire):
@@ -249,6 +287,7 @@ class ProviderStatus(Wire):
     base_url: str | None
     source: str | None
     error: str | None = None
+    context_window: int | None = None
 
 
 class McpServerStatus(Wire):
@@ -328,7 +367,16 @@ SESSIONS = CommandSpec(
     "rhema.sessions", SessionsArgs, list[SessionSummary], "list stored sessions, newest first"
 )
 OPEN_SESSION = CommandSpec(
-    "rhema.openSession", SessionArgs, OpenSessionResult, "load a session's history"
+    "rhema.openSession",
+    OpenSessionArgs,
+    OpenSessionResult,
+    "load a session's history (the compacted view; `full`: every message)",
+)
+COMPACT = CommandSpec(
+    "rhema.compact",
+    SessionArgs,
+    CompactResult,
+    "summarise a session's older rounds now",
 )
 DELETE_SESSION = CommandSpec("rhema.deleteSession", SessionArgs, DeleteResult, "delete a session")
 EDIT = CommandSpec("rhema.edit", EditArgs, EditResult, "rewrite the selection in place", runs=True)
@@ -346,6 +394,7 @@ COMMANDS: tuple[CommandSpec[Any], ...] = (
     DELETE_SESSION,
     EDIT,
     UNDO_TURN,
+    COMPACT,
     STATUS,
 )
 """Every command of the contract, in the order the docs list them."""

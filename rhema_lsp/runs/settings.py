@@ -46,6 +46,8 @@ class Settings(BaseModel):
     log_level: Literal["error", "warning", "info", "debug"] = Field(
         default="warning", alias="logLevel"
     )
+    context_window: int | None = Field(default=None, alias="contextWindow", ge=512, le=100_000_000)
+    compact_threshold: float = Field(default=0.8, alias="compactThreshold", ge=0.2, le=0.95)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     mcp_modes: tuple[Mode, ...] = Field(default=("agent",), alias="mcpModes")
 

@@ -10,6 +10,11 @@ events, complete a round a crash left open (the store's one resume entry
 point), commit the input, drive the engine's turn loop, and, whatever
 happened, end with an ``error`` event when it failed, ``turn_end``, and the
 progress end.
+
+Each session keeps one :class:`~rhema_lsp.engine.ContextBudget` for the life
+of the server (the window, and the token estimate calibrated by every call),
+so its requests are compacted before they would cross the threshold;
+:meth:`RunLifecycle.compact` compacts one on demand, as a run of its own.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from rhema_lsp.contract import EVENT_METHOD
 from rhema_lsp.engine import (
     Agent,
     ChatParams,
+    CommitHook,
+    Compaction,
+    ContextBudget,
     ErrorEvent,
     Message,
     ProviderError,
@@ -54,7 +62,7 @@ from rhema_lsp.tools import WorkspaceTools
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-__all__ = ["Finish", "Plan", "RunLifecycle", "RunReport", "SessionOpened"]
+__all__ = ["Compacted", "Finish", "Plan", "RunLifecycle", "RunReport", "SessionOpened"]
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +117,17 @@ class SessionOpened:
     resumed: ResumeReport = field(default_factory=ResumeReport)
 
 
+@dataclass
+class Compacted:
+    """What :meth:`RunLifecycle.compact` did: the record it appended (``None``:
+    nothing older than the latest round) and the estimated tokens of the
+    session's next request before."""
+
+    session: str
+    record: Compaction | None
+    before: int
+
+
 class RunLifecycle:
     """Owns the sessions and the runs of this server (see the module docstring)."""
 
@@ -121,6 +140,7 @@ class RunLifecycle:
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
         self._seq: dict[str, int] = {}
+        self._budgets: dict[str, tuple[int | None, ContextBudget]] = {}
         self.mcp = McpHub()
 
     # -- what runs share -----------------------------------------------------
@@ -139,6 +159,42 @@ class RunLifecycle:
             self._provider = await resolve_provider(wanted)
             self._provider_key = wanted
         return self._provider
+
+    def budget(self, session: str, resolved: ResolvedProvider) -> ContextBudget:
+        """The session's context budget: the ``contextWindow`` setting, else
+        the provider's window; kept (with its calibration and any window a
+        "too long" error revealed) while that configured window stays."""
+        s = self.settings
+        configured = s.context_window or resolved.context_window
+        kept = self._budgets.get(session)
+        if kept is None or kept[0] != configured:
+            kept = (configured, ContextBudget(window=configured))
+            self._budgets[session] = kept
+        kept[1].threshold = s.compact_threshold
+        return kept[1]
+
+    def agent(
+        self,
+        resolved: ResolvedProvider,
+        session: str,
+        resolver: ToolResolver | None,
+        system: str,
+        commit_hook: CommitHook | None = None,
+    ) -> Agent:
+        """The agent of a run on ``session``."""
+        s = self.settings
+        return Agent(
+            resolved.provider,
+            resolver=resolver,
+            system=system,
+            params=ChatParams(
+                model=resolved.model,
+                max_tokens=s.max_tokens,
+                thinking=ThinkingEffort(s.thinking),
+            ),
+            commit_hook=commit_hook,
+            context=self.budget(session, resolved),
+        )
 
     def tools(self, state: FolderState, mode: Mode) -> WorkspaceTools:
         """The confined tools of a run in ``state``'s folder."""
@@ -188,6 +244,56 @@ class RunLifecycle:
             stream.close()
         return SessionOpened(info, session, report)
 
+    async def compact(self, session_id: str) -> Compacted:
+        """Compact ``session_id`` now, as a run of its own (cancellable with
+        ``rhema.cancel``; its ``compaction`` and ``context`` events go out as
+        ``rhema/event``), and commit the record.
+
+        Raises
+        ------
+        SessionRunningError
+            The session runs a turn in this server.
+        SessionStoreError
+            The session is unknown or busy in another window.
+        ProviderError
+            No provider can be resolved.
+        """
+        state = await self.state_of(session_id)
+        info = await state.store.info(session_id)
+        resolved = await self.provider()
+        run = Run(session=info.id, turn=info.turns)
+        self.runs.add(run)
+        done = Compacted(info.id, None, 0)
+        try:
+            async with state.store.lease(info.id):
+                stream = self._stream(info.id, info.turns, None)
+                try:
+                    with run.scope:
+                        await self._compact(state, run, stream, resolved, done)
+                finally:
+                    stream.close()
+        finally:
+            self.runs.remove(run)
+        return done
+
+    async def _compact(
+        self,
+        state: FolderState,
+        run: Run,
+        stream: RunStream,
+        resolved: ResolvedProvider,
+        done: Compacted,
+    ) -> None:
+        mode = self.settings.mode
+        tools = self.tools(state, mode)
+        ctx = ToolContext(cwd=state.path, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
+        session, _ = await state.store.open_and_resume(run.session, tools, stream, ctx)
+        agent = self.agent(resolved, run.session, tools, system_prompt(mode, state.path))
+        done.before = agent.compactor().estimate(session)
+        done.record = await agent.compact(session, stream)
+        if done.record is not None:
+            await state.store.commit(run.session, session)
+
     async def delete_session(self, session_id: str) -> bool:
         """Stop the session's run here, wait until it has let go, delete it."""
         state = await self.state_of(session_id)
@@ -195,6 +301,7 @@ class RunLifecycle:
         await self.runs.wait_finished(session_id)
         deleted = await state.store.delete(session_id)
         self._seq.pop(session_id, None)
+        self._budgets.pop(session_id, None)
         return deleted
 
     async def _session_for(self, state: FolderState, plan: Plan, model: str) -> SessionInfo:
@@ -298,17 +405,12 @@ class RunLifecycle:
             await store.commit(run.session, session)
         elif not session.history:
             return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
-        s = self.settings
-        agent = Agent(
-            resolved.provider,
-            resolver=resolver,
-            system=plan.system or system_prompt(plan.mode, state.path),
-            params=ChatParams(
-                model=resolved.model,
-                max_tokens=s.max_tokens,
-                thinking=ThinkingEffort(s.thinking),
-            ),
-            commit_hook=store.commit_hook(run.session),
+        agent = self.agent(
+            resolved,
+            run.session,
+            resolver,
+            plan.system or system_prompt(plan.mode, state.path),
+            store.commit_hook(run.session),
         )
         outcome = await drive(
             agent,

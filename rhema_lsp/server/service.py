@@ -24,6 +24,7 @@ from rhema_lsp import __version__
 from rhema_lsp.contract import (
     CANCEL,
     COMMANDS,
+    COMPACT,
     DELETE_SESSION,
     EDIT,
     OPEN_SESSION,
@@ -36,11 +37,14 @@ from rhema_lsp.contract import (
     CancelArgs,
     CancelResult,
     CommandSpec,
+    CompactionInfo,
+    CompactResult,
     ContextRef,
     DeleteResult,
     EditArgs,
     EditResult,
     McpServerStatus,
+    OpenSessionArgs,
     OpenSessionResult,
     ProviderStatus,
     ResumedCalls,
@@ -310,16 +314,42 @@ class AgentService:
         ]
 
     @serves(OPEN_SESSION)
-    async def open_session(self, args: SessionArgs, request: Request) -> OpenSessionResult:
+    async def open_session(self, args: OpenSessionArgs, request: Request) -> OpenSessionResult:
         opened = await self.lifecycle.open_session(args.session)
+        session = opened.session
+        latest = session.compaction
         return OpenSessionResult(
             session=opened.info.id,
             folder=opened.info.folder,
             title=opened.info.title,
-            messages=opened.session.history,
+            messages=session.history if args.full else session.view(),
             resumed=ResumedCalls(
                 rerun=opened.resumed.rerun, interrupted=opened.resumed.interrupted
             ),
+            compaction=None
+            if latest is None
+            else CompactionInfo(
+                upto=latest.upto,
+                summary_tokens=latest.summary_tokens,
+                before=latest.before,
+                after=latest.after,
+                dropped=latest.dropped,
+            ),
+        )
+
+    @serves(COMPACT)
+    async def compact(self, args: SessionArgs, request: Request) -> CompactResult:
+        try:
+            done = await self.lifecycle.compact(args.session)
+        except ProviderError as exc:
+            raise CommandFailed(str(exc)) from exc
+        record = done.record
+        return CompactResult(
+            session=done.session,
+            compacted=record is not None,
+            before=done.before,
+            after=record.after if record is not None else done.before,
+            summary_tokens=record.summary_tokens if record is not None else 0,
         )
 
     @serves(DELETE_SESSION)
@@ -404,6 +434,7 @@ class AgentService:
                 model=resolved.model,
                 base_url=resolved.base_url,
                 source=resolved.source,
+                context_window=self.settings.context_window or resolved.context_window,
             )
         except ProviderError as exc:
             provider = ProviderStatus(

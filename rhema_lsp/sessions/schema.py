@@ -7,7 +7,9 @@ at once migrate it exactly once, and a crash mid-migration leaves the old
 version intact. A store newer than this code is refused, never downgraded.
 
 Version 1 holds sessions and their messages (append-only, one JSON row per
-message, numbered from 0); version 2 adds the run leases.
+message, numbered from 0); version 2 adds the run leases; version 3 the
+compactions (append-only too: one JSON row per compaction record, numbered
+from 0; the latest decides what the model is sent).
 """
 
 from __future__ import annotations
@@ -49,6 +51,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             pid INTEGER NOT NULL,
             host TEXT NOT NULL,
             heartbeat_at REAL NOT NULL
+        )
+        """,
+    ),
+    (
+        """
+        CREATE TABLE compactions (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
         )
         """,
     ),

@@ -13,6 +13,11 @@ each round. :meth:`SessionStore.open_and_resume` completes a history a
 crash left mid-round (safe calls re-run, unsafe ones reported interrupted)
 and commits it before the session is used.
 
+Compactions are appended the same way (their own rows, numbered from 0,
+committed with the messages): a compaction never rewrites a message, so the
+whole history stays readable, while a loaded :class:`~rhema_lsp.engine.Session`
+carries its compactions and so sends the model the compacted view.
+
 Test instrumentation: ``on_event`` (see :meth:`SessionStore.open`) is
 called with ``"commit.begin"``, ``"commit.written"`` (rows inserted, not yet
 committed) and ``"commit.done"``; crash tests kill the process there. It is
@@ -33,6 +38,7 @@ from pydantic import ValidationError
 
 from rhema_lsp.engine import (
     CommitHook,
+    Compaction,
     EventSink,
     Message,
     ResumeReport,
@@ -101,6 +107,7 @@ class SessionStore:
         self._on_event = on_event
         self._real_folder = os.path.realpath(folder)
         self._committed: dict[str, int] = {}
+        self._compacted: dict[str, int] = {}
         self._held: dict[str, Lease] = {}
 
     @classmethod
@@ -254,6 +261,10 @@ class SessionStore:
                     "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq",
                     (session_id,),
                 ).fetchall()
+                compaction_rows = conn.execute(
+                    "SELECT body FROM compactions WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
             finally:
                 conn.execute("COMMIT")
             history = []
@@ -270,8 +281,20 @@ class SessionStore:
                         f"message {seq} of session {session_id} cannot be read "
                         f"({exc.error_count()} problems); delete the session to go on"
                     ) from exc
+            compactions = []
+            for number, (body,) in enumerate(compaction_rows):
+                try:
+                    record = Compaction.model_validate_json(body)
+                except ValidationError as exc:
+                    raise SessionStoreError(
+                        f"compaction {number} of session {session_id} cannot be read "
+                        f"({exc.error_count()} problems); delete the session to go on"
+                    ) from exc
+                if record.upto <= len(history):  # else a copy ahead of its messages
+                    compactions.append(record)
             self._committed[session_id] = len(history)
-            return Session(history=history)
+            self._compacted[session_id] = len(compaction_rows)
+            return Session(history=history, compactions=compactions)
 
         return await self._db.read(f"load session {session_id}", select)
 
@@ -303,7 +326,10 @@ class SessionStore:
         """
         history = session.history
         count = len(history)
-        if self._committed.get(session_id) == count:
+        compactions = session.compactions
+        if self._committed.get(session_id) == count and self._compacted.get(session_id) == len(
+            compactions
+        ):
             return
         self._event("commit.begin")
 
@@ -326,12 +352,27 @@ class SessionStore:
                 "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)",
                 [(session_id, seq, history[seq].model_dump_json()) for seq in range(stored, count)],
             )
+            (have,) = conn.execute(
+                "SELECT count(*) FROM compactions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            if int(have) > len(compactions):
+                raise SessionConflictError(
+                    session_id, f"{have} compactions stored, this copy has {len(compactions)}"
+                )
+            conn.executemany(
+                "INSERT INTO compactions (session_id, seq, body) VALUES (?, ?, ?)",
+                [
+                    (session_id, seq, compactions[seq].model_dump_json())
+                    for seq in range(int(have), len(compactions))
+                ],
+            )
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))
             self._event("commit.written")
             return count
 
         committed = await self._db.write(f"commit session {session_id}", append, durable=durable)
         self._committed[session_id] = committed
+        self._compacted[session_id] = len(compactions)
         self._event("commit.done")
 
     async def record_turn(self, session_id: str, *, model: str | None = None) -> None:
@@ -371,6 +412,7 @@ class SessionStore:
 
         deleted = await self._db.write(f"delete session {session_id}", remove)
         self._committed.pop(session_id, None)
+        self._compacted.pop(session_id, None)
         return deleted
 
     def lease(self, session_id: str) -> Lease:

@@ -14,6 +14,7 @@ export const ServerCommand = {
   deleteSession: 'rhema.deleteSession',
   edit: 'rhema.edit',
   undoTurn: 'rhema.undoTurn',
+  compact: 'rhema.compact',
   status: 'rhema.status',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -24,10 +25,11 @@ export interface CommandTypes {
   'rhema.step': { args: StepArgs; result: StepResult };
   'rhema.cancel': { args: CancelArgs; result: CancelResult };
   'rhema.sessions': { args: SessionsArgs; result: SessionSummary[] };
-  'rhema.openSession': { args: SessionArgs; result: OpenSessionResult };
+  'rhema.openSession': { args: OpenSessionArgs; result: OpenSessionResult };
   'rhema.deleteSession': { args: SessionArgs; result: DeleteResult };
   'rhema.edit': { args: EditArgs; result: EditResult };
   'rhema.undoTurn': { args: UndoTurnArgs; result: UndoTurnResult };
+  'rhema.compact': { args: SessionArgs; result: CompactResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
 }
 
@@ -45,6 +47,8 @@ export type RhemaEvent =
   | UsagePayload
   | RetryWaitPayload
   | StepEndPayload
+  | CompactionPayload
+  | ContextPayload
   | TurnEndPayload
   | ErrorPayload;
 
@@ -63,6 +67,39 @@ export interface CancelArgs {
 /** The sessions whose runs were asked to stop. */
 export interface CancelResult {
   cancelled: string[];
+}
+
+/** Whether the session was compacted (`false`: nothing older than the latest round), and the estimated tokens of its next request before and after. */
+export interface CompactResult {
+  session: string;
+  compacted: boolean;
+  before: number;
+  after: number;
+  summaryTokens: number;
+}
+
+/** The session's latest compaction: the first `upto` stored messages are summarised (or were dropped) in its summary message. */
+export interface CompactionInfo {
+  upto: number;
+  summaryTokens: number;
+  before: number;
+  after: number;
+  dropped: boolean;
+}
+
+/** The older part of the session was summarised (or, when no summary could be written, dropped with a note) so requests fit the model's window: estimated input tokens of a request `before` and `after`, and the summary's own tokens (0 when dropped). */
+export interface CompactionPayload {
+  type: 'compaction';
+  before: number;
+  after: number;
+  summaryTokens: number;
+}
+
+/** How full the model's window is: the estimated tokens of the session's next request, and the window (`null` while unknown). */
+export interface ContextPayload {
+  type: 'context';
+  tokens: number;
+  window: number | null;
 }
 
 /** A document (or a range of it) the prompt is about. */
@@ -116,13 +153,20 @@ export interface Message {
   content: (TextPart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
 }
 
-/** A session's history, completed if a crash left it mid-round. */
+/** One session; `full`: every stored message rather than the compacted view the model is sent. */
+export interface OpenSessionArgs {
+  session: string;
+  full?: boolean;
+}
+
+/** A session's history, completed if a crash left it mid-round: the compacted view the model is sent (a summary message, then the latest messages), or with `full` every stored message. */
 export interface OpenSessionResult {
   session: string;
   folder: string;
   title: string;
   messages: Message[];
   resumed: ResumedCalls;
+  compaction: CompactionInfo | null;
 }
 
 /** A position in a document, in the negotiated position encoding. */
@@ -146,6 +190,7 @@ export interface ProviderStatus {
   baseUrl: string | null;
   source: string | null;
   error: string | null;
+  contextWindow: number | null;
 }
 
 /** The provider ran one of its own tools inside the model call (web search, code execution, ...): not one of the agent's calls, no result follows. `detail` is its main input in one short line, or empty. */
@@ -182,7 +227,7 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** Who authored a message. */

@@ -16,6 +16,7 @@ import { createClient, execute, notifySettingsChanged } from './client';
 import {
   asEditTarget,
   asTurnArgs,
+  type CompactResult,
   EVENT_METHOD,
   ServerCommand,
   statusSummary,
@@ -81,6 +82,7 @@ class Rhema implements vscode.Disposable {
       ['rhema.openSession', () => this.openSession()],
       ['rhema.newSession', () => this.newSession()],
       ['rhema.undoLastTurn', () => this.undoLastTurn()],
+      ['rhema.compactSession', () => this.compactSession()],
       ['rhema.showStatus', () => this.showStatus()],
       ['rhema.restartServer', () => this.restart()],
     ];
@@ -272,6 +274,7 @@ class Rhema implements vscode.Disposable {
     if (picked === undefined) return;
     const opened = await execute<OpenSessionResult>(client, ServerCommand.openSession, { session: picked.session.session });
     this.state.session = opened.session;
+    this.state.context = undefined;
     this.sessionUsage = { input: 0, output: 0 };
     this.state.usage = this.sessionUsage;
     this.output.appendLine(`▶ Session: ${opened.title || opened.session}`);
@@ -287,6 +290,7 @@ class Rhema implements vscode.Disposable {
 
   private newSession(): Promise<void> {
     this.state.session = undefined;
+    this.state.context = undefined;
     this.sessionUsage = { input: 0, output: 0 };
     this.state.usage = this.sessionUsage;
     this.output.appendLine('▶ New session');
@@ -311,6 +315,18 @@ class Rhema implements vscode.Disposable {
       );
     } else {
       void vscode.window.showInformationMessage(`Rhema: reverted ${result.reverted.length} file(s).`);
+    }
+  }
+
+  private async compactSession(): Promise<void> {
+    if (this.state.session === undefined) {
+      void vscode.window.showInformationMessage('Rhema: no session to compact. Open one first.');
+      return;
+    }
+    const client = await this.start();
+    const result = await execute<CompactResult>(client, ServerCommand.compact, { session: this.state.session });
+    if (!result.compacted) {
+      void vscode.window.showInformationMessage('Rhema: nothing to compact yet: only the latest round is there.');
     }
   }
 
@@ -415,6 +431,10 @@ class Rhema implements vscode.Disposable {
       }
     }
     renderer.event(params.event);
+    if (params.event.type === 'context' && (params.session === this.state.session || this.state.session === undefined)) {
+      this.state.context = renderer.contextFill;
+      this.refreshStatus();
+    }
     if (params.session === this.state.session || this.runs.size > 0) {
       const running = [...this.runs].reduce<Usage>((sum, run) => addUsage(sum, run.renderer.usage), {
         input: 0,

@@ -45,6 +45,9 @@ SAMPLES: list[Any] = [
     engine.UsageUpdate(usage=Usage(input=5, output=6, cache_read=4)),
     engine.RetryWait(error="overloaded", delay_seconds=1.5, attempt=1, total=3),
     engine.StepEnd(usage=Usage(input=1, output=1), stop_reason=engine.StopReason.TOOL_USE),
+    engine.CompactionEvent(before=9000, after=3000, summary_tokens=400),
+    engine.ContextFill(tokens=3000, window=8192),
+    engine.ContextFill(tokens=3000, window=None),
     engine.TurnEnd(stop_reason="cancelled", text="", steps=1, usage=Usage()),
     engine.ErrorEvent(message="boom"),
 ]

@@ -1,13 +1,15 @@
 """One ACP session's ``session/update`` stream: engine events in, ACP updates out.
 
 :class:`UpdateStream` is the engine's :class:`~rhema_lsp.engine.EventSink`
-for a prompt. ``emit`` never blocks: it translates the event and queues the
-update; :meth:`UpdateStream.pump`, a task the prompt owns, sends them in
-order. While the client reads slower than the model writes, adjacent chunks
-of the same kind merge in the queue (and a running command's output update
-replaces the one before it), so nothing is dropped or reordered and the
-backlog stays one update per kind. The prompt answers only after
-:meth:`UpdateStream.close` and the pump has sent everything.
+for a prompt. ``emit`` never blocks: deltas go to the run's
+:class:`~rhema_lsp.runs.merge.DeltaMerger`, any other event is translated
+and queued; :meth:`UpdateStream.pump`, a task the prompt owns, sends the
+queue in order and, whenever it is empty, takes what the merger holds. So
+while the client reads slower than the model writes, the deltas keep merging
+(a running command's output update carries all the output so far), nothing
+is dropped or reordered, and the backlog stays one update per kind. The
+prompt answers only after :meth:`UpdateStream.close` and the pump has sent
+everything.
 
 The mapping: ``thinking_delta`` -> ``agent_thought_chunk``, ``text_delta`` ->
 ``agent_message_chunk``, ``tool_call_start`` -> ``tool_call`` (pending), the
@@ -51,6 +53,7 @@ from rhema_lsp.engine import (
     ToolResultEvent,
 )
 from rhema_lsp.engine import ToolCallStart as CallStarted
+from rhema_lsp.runs.merge import DeltaMerger
 
 __all__ = ["FileDiff", "SessionUpdate", "UpdateSender", "UpdateStream", "text_content"]
 
@@ -116,6 +119,7 @@ class UpdateStream:
         self.client = client
         self.session_id = session_id
         self._queue: deque[SessionUpdate] = deque()
+        self._merger = DeltaMerger(self._translate)
         self._calls: dict[str, _Call] = {}
         self._wake = anyio.Event()
         self._closed = False
@@ -123,16 +127,20 @@ class UpdateStream:
     # -- the engine's side ---------------------------------------------------
 
     def emit(self, event: Event) -> None:
-        """Translate one engine event and queue what the client should see."""
+        """Hold a delta, or translate and queue what the client should see."""
+        if self._merger.emit(event):
+            self._wake.set()
+
+    def _translate(self, event: Event) -> None:
         if isinstance(event, ThinkingDelta):
-            self.send(
+            self._enqueue(
                 AgentThoughtChunk(
                     session_update="agent_thought_chunk",
                     content=TextContentBlock(type="text", text=event.text),
                 )
             )
         elif isinstance(event, TextDelta):
-            self.send(
+            self._enqueue(
                 AgentMessageChunk(
                     session_update="agent_message_chunk",
                     content=TextContentBlock(type="text", text=event.text),
@@ -140,7 +148,7 @@ class UpdateStream:
             )
         elif isinstance(event, CallStarted):
             self._calls[event.id] = _Call(event.name)
-            self.send(
+            self._enqueue(
                 ToolCallStart(
                     session_update="tool_call",
                     tool_call_id=event.id,
@@ -162,7 +170,7 @@ class UpdateStream:
         call = self._calls.setdefault(call_id, _Call("run_command"))
         call.output.append(chunk)
         shown = "".join(call.output)[-OUTPUT_SHOWN:]
-        self.send(
+        self._enqueue(
             ToolCallProgress(
                 session_update="tool_call_update",
                 tool_call_id=call_id,
@@ -185,7 +193,7 @@ class UpdateStream:
             content.append(text_content(event.content))
         status: ToolCallStatus = "failed" if event.is_error else "completed"
         if call is None:  # a call the client never saw start (cancelled before it ran)
-            self.send(
+            self._enqueue(
                 ToolCallStart(
                     session_update="tool_call",
                     tool_call_id=event.id,
@@ -196,7 +204,7 @@ class UpdateStream:
                 )
             )
             return
-        self.send(
+        self._enqueue(
             ToolCallProgress(
                 session_update="tool_call_update",
                 tool_call_id=event.id,
@@ -235,22 +243,23 @@ class UpdateStream:
     # -- sending ---------------------------------------------------------------
 
     def send(self, update: SessionUpdate) -> None:
-        """Queue ``update``, merging it into the queued one it continues."""
+        """Queue ``update`` after every event emitted before it."""
+        self._merger.flush()
+        self._enqueue(update)
+
+    def _enqueue(self, update: SessionUpdate) -> None:
         if self._closed:
             logger.debug("update after close dropped: %s", type(update).__name__)
             return
-        last = self._queue[-1] if self._queue else None
-        merged = _merge(last, update)
-        if merged is not None:
-            self._queue[-1] = merged
-        else:
-            self._queue.append(update)
+        self._queue.append(update)
         self._wake.set()
 
     async def pump(self) -> None:
         """Send queued updates in order until closed and drained."""
         while True:
-            while self._queue:
+            if not self._queue:
+                self._merger.flush()
+            if self._queue:
                 update = self._queue.popleft()
                 try:
                     await self.client.session_update(self.session_id, update)
@@ -260,43 +269,14 @@ class UpdateStream:
                     self._queue.clear()
                     self._closed = True
                     return
+                continue
             if self._closed:
                 return
             self._wake = anyio.Event()
-            if not self._queue and not self._closed:
-                await self._wake.wait()
+            await self._wake.wait()
 
     def close(self) -> None:
         """No more updates; :meth:`pump` returns once the queue is sent."""
+        self._merger.flush()
         self._closed = True
         self._wake.set()
-
-
-def _merge(last: SessionUpdate | None, update: SessionUpdate) -> SessionUpdate | None:
-    """``last`` and ``update`` as one update, when ``update`` continues it."""
-    if isinstance(last, AgentMessageChunk) and isinstance(update, AgentMessageChunk):
-        return _joined(last, update)
-    if isinstance(last, AgentThoughtChunk) and isinstance(update, AgentThoughtChunk):
-        return _joined(last, update)
-    if (
-        isinstance(last, ToolCallProgress)
-        and isinstance(update, ToolCallProgress)
-        and last.tool_call_id == update.tool_call_id
-        and _is_output(last)
-        and _is_output(update)
-    ):
-        return update  # output updates carry the whole output so far
-    return None
-
-
-def _joined(
-    last: AgentMessageChunk | AgentThoughtChunk, update: AgentMessageChunk | AgentThoughtChunk
-) -> SessionUpdate | None:
-    if isinstance(last.content, TextContentBlock) and isinstance(update.content, TextContentBlock):
-        text = last.content.text + update.content.text
-        return last.model_copy(update={"content": TextContentBlock(type="text", text=text)})
-    return None
-
-
-def _is_output(update: ToolCallProgress) -> bool:
-    return update.status is None and update.title is None and update.content is not None

@@ -5,12 +5,13 @@ run. It turns events into ``rhema/event`` notifications (``seq`` rising by
 one per notification within a session) and keeps the run's work-done
 progress message current.
 
-Deltas are coalesced: adjacent deltas of the same type and id merge into one
-notification, flushed at the latest one window (16 ms) after the first of
-them arrived, and at once before any other event. A model streaming
-thousands of tokens a second so costs the editor about 60 notifications a
-second, while nothing is dropped, reordered, or held back longer than one
-window.
+Deltas are merged by the run's :class:`~rhema_lsp.runs.merge.DeltaMerger`
+(adjacent deltas of the same type and id become one notification, the usage
+tally keeps its latest value); what it holds is flushed at the latest one
+window (16 ms) after the first of it arrived, and at once before any other
+event. A model streaming thousands of tokens a second so costs the editor
+about 60 notifications a second, while nothing is dropped, reordered, or
+held back longer than one window. The activity is tracked on what is sent.
 """
 
 from __future__ import annotations
@@ -31,17 +32,12 @@ from rhema_lsp.engine import (
     ToolOutputDelta,
     ToolResultEvent,
 )
+from rhema_lsp.runs.merge import DeltaMerger
 
 __all__ = ["FLUSH_WINDOW", "RunStream", "describe_call"]
 
 FLUSH_WINDOW = 0.016
 
-_DELTA_FIELD = {
-    ThinkingDelta.type: "text",
-    TextDelta.type: "text",
-    ToolCallArgsDelta.type: "delta",
-    ToolOutputDelta.type: "chunk",
-}
 _ARG_HINTS = ("path", "pattern", "command", "from")
 
 
@@ -60,7 +56,7 @@ def describe_call(name: str, args_text: str) -> str:
 
 
 class RunStream:
-    """Sends one run's events to the editor, coalescing deltas.
+    """Sends one run's events to the editor, deltas merged.
 
     Parameters
     ----------
@@ -91,9 +87,7 @@ class RunStream:
         self.turn = turn
         self._next_seq = next_seq
         self._report = report
-        self._pending: dict[str, Any] | None = None
-        self._pending_key: tuple[str, str | None] = ("", None)
-        self._pending_parts: list[str] = []
+        self._merger = DeltaMerger(self._deliver)
         self._timer: asyncio.TimerHandle | None = None
         self._activity = ""
         self._call_names: dict[str, str] = {}
@@ -101,56 +95,35 @@ class RunStream:
         self.sent = 0
 
     def emit(self, event: Event) -> None:
-        """Queue or send one event."""
-        self._track(event)
-        field = _DELTA_FIELD.get(event.type)
-        if field is None:
-            self.flush()
-            self._deliver(event.payload())
-            return
-        # The hot path: a delta that continues the pending one costs one
-        # append; its payload is built only when it starts a new notification.
-        key = (event.type, getattr(event, "id", None))
-        piece: str = getattr(event, field)
-        if self._pending is not None and self._pending_key == key:
-            self._pending_parts.append(piece)
-            return
-        self.flush()
-        self._pending = event.payload()
-        self._pending_key = key
-        self._pending_parts = [piece]
-        self._schedule()
+        """Hold or send one event."""
+        if self._merger.emit(event):
+            if self._timer is None:
+                self._timer = asyncio.get_running_loop().call_later(FLUSH_WINDOW, self.flush)
+        elif self._timer is not None:  # what was held went out before the event
+            self._timer.cancel()
+            self._timer = None
 
     def flush(self) -> None:
-        """Send the merged pending delta, if any."""
+        """Send what the merger holds, if anything."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        pending = self._pending
-        if pending is None:
-            return
-        field = _DELTA_FIELD[pending["type"]]
-        pending[field] = "".join(self._pending_parts)
-        self._pending = None
-        self._pending_parts = []
-        self._deliver(pending)
+        self._merger.flush()
 
     def close(self) -> None:
         """Flush and stop the timer; call once the run is over."""
         self.flush()
 
-    def _schedule(self) -> None:
-        if self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(FLUSH_WINDOW, self._on_timer)
-
-    def _on_timer(self) -> None:
-        self._timer = None
-        self.flush()
-
-    def _deliver(self, payload: dict[str, Any]) -> None:
+    def _deliver(self, event: Event) -> None:
+        self._track(event)
         self.sent += 1
         self._send(
-            {"session": self.session, "turn": self.turn, "seq": self._next_seq(), "event": payload}
+            {
+                "session": self.session,
+                "turn": self.turn,
+                "seq": self._next_seq(),
+                "event": event.payload(),
+            }
         )
 
     def _track(self, event: Event) -> None:

@@ -1,4 +1,4 @@
-"""RunStream: deltas coalesce per (type, id) within one window, nothing is
+"""RunStream: deltas merge per (type, id) within one window, nothing is
 dropped or reordered, and any other event flushes first."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from rhema_lsp.engine import (
     ToolCallStart,
     ToolOutputDelta,
     Usage,
+    UsageUpdate,
 )
 from rhema_lsp.server.stream import FLUSH_WINDOW, RunStream
 
@@ -84,3 +85,18 @@ async def test_the_activity_follows_the_run() -> None:
     stream.emit(ToolCallStart(id="c1", name="grep"))
     stream.close()
     assert activities == ["waiting for the model", "thinking", "writing", "grep"]
+
+
+async def test_the_usage_tally_rides_with_the_deltas_and_keeps_its_latest_value() -> None:
+    stream, sent, _ = make_stream()
+    stream.emit(TextDelta(text="a"))
+    stream.emit(UsageUpdate(Usage(input=3, output=1)))
+    stream.emit(TextDelta(text="b"))
+    stream.emit(UsageUpdate(Usage(input=3, output=2)))
+    assert sent == []
+    await anyio.sleep(FLUSH_WINDOW * 4)
+    assert [item["event"] for item in sent] == [
+        {"type": "text_delta", "text": "ab"},
+        {"type": "usage", "input": 3, "output": 2, "cacheRead": 0, "cacheWrite": 0},
+    ]
+    assert [item["seq"] for item in sent] == [1, 2]

@@ -14,7 +14,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TextIO
+
+from rhema_lsp.contract import (
+    CompactionPayload,
+    ContextPayload,
+    ErrorPayload,
+    EventPayload,
+    ProviderToolPayload,
+    RetryWaitPayload,
+    RhemaEventParams,
+    TextDeltaPayload,
+    ThinkingDeltaPayload,
+    ToolCallArgsDeltaPayload,
+    ToolCallStartPayload,
+    ToolOutputDeltaPayload,
+    ToolResultPayload,
+    TurnEndPayload,
+)
 
 __all__ = ["JsonRenderer", "TerminalRenderer"]
 
@@ -85,78 +102,74 @@ class TerminalRenderer:
         self.err.write(line + "\n")
         self.err.flush()
 
-    def notification(self, params: dict[str, Any]) -> None:
+    def notification(self, params: RhemaEventParams) -> None:
         """Render one ``rhema/event`` notification."""
-        self.event(params.get("event", {}))
+        self.event(params.event)
 
-    def event(self, event: dict[str, Any]) -> None:
-        kind = event.get("type")
-        if kind in ("thinking_delta", "text_delta", "tool_call_start"):
+    def event(self, event: EventPayload) -> None:
+        """Render one event."""
+        if isinstance(event, ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload):
             self.first_output = True
-        if kind == "thinking_delta":
+        if isinstance(event, ThinkingDeltaPayload):
             if not self.show_thinking:
                 return
             self._end_text()
             if not self._in_thinking:
                 self.err.write(self._c(DIM, "thinking: "))
                 self._in_thinking = True
-            self.err.write(self._c(DIM, event["text"]))
+            self.err.write(self._c(DIM, event.text))
             self.err.flush()
-        elif kind == "text_delta":
+        elif isinstance(event, TextDeltaPayload):
             self._end_thinking()
-            self.out.write(event["text"])
+            self.out.write(event.text)
             self.out.flush()
-            self._text_open = not event["text"].endswith("\n")
-        elif kind == "tool_call_start":
-            self._calls[event["id"]] = event["name"]
-            self._args[event["id"]] = []
-        elif kind == "tool_call_args_delta":
-            self._args.setdefault(event["id"], []).append(event["delta"])
-        elif kind == "tool_output_delta":
+            self._text_open = not event.text.endswith("\n")
+        elif isinstance(event, ToolCallStartPayload):
+            self._calls[event.id] = event.name
+            self._args[event.id] = []
+        elif isinstance(event, ToolCallArgsDeltaPayload):
+            self._args.setdefault(event.id, []).append(event.delta)
+        elif isinstance(event, ToolOutputDeltaPayload):
             self._end_thinking()
             self._end_text()
-            self.err.write(self._c(DIM, event["chunk"]))
+            self.err.write(self._c(DIM, event.chunk))
             self.err.flush()
-        elif kind == "tool_result":
-            name = event.get("name") or self._calls.get(event["id"], "tool")
-            hint = _args_hint(name, "".join(self._args.pop(event["id"], [])))
-            mark = self._c(RED, "✗") if event.get("isError") else self._c(GREEN, "✓")
-            code = f" exit {event['code']}" if event.get("code") is not None else ""
+        elif isinstance(event, ToolResultPayload):
+            name = event.name or self._calls.get(event.id, "tool")
+            hint = _args_hint(name, "".join(self._args.pop(event.id, [])))
+            mark = self._c(RED, "✗") if event.is_error else self._c(GREEN, "✓")
+            code = f" exit {event.code}" if event.code is not None else ""
+            self.note(f"{mark} {self._c(CYAN, name)} {hint}{code} — {_summary(event.content)}")
+        elif isinstance(event, ProviderToolPayload):
+            self.note(f"· {self._c(CYAN, event.name)} {event.detail}".rstrip())
+        elif isinstance(event, RetryWaitPayload):
             self.note(
-                f"{mark} {self._c(CYAN, name)} {hint}{code} — {_summary(event.get('content', ''))}"
+                f"… {event.error}; retrying in {event.delay_seconds:.1f}s "
+                f"(attempt {event.attempt}/{event.total})"
             )
-        elif kind == "provider_tool":
-            self.note(f"· {self._c(CYAN, event['name'])} {event.get('detail', '')}".rstrip())
-        elif kind == "retry_wait":
-            self.note(
-                f"… {event['error']}; retrying in {event['delaySeconds']:.1f}s "
-                f"(attempt {event['attempt']}/{event['total']})"
-            )
-        elif kind == "compaction":
+        elif isinstance(event, CompactionPayload):
             self.note(
                 self._c(
                     DIM,
-                    f"⇣ compacted the conversation: {event['before']} → {event['after']} tokens"
-                    f" (summary {event['summaryTokens']})",
+                    f"⇣ compacted the conversation: {event.before} → {event.after} tokens"
+                    f" (summary {event.summary_tokens})",
                 )
             )
-        elif kind == "context":
-            window = event.get("window")
+        elif isinstance(event, ContextPayload):
+            window = event.window
             self._fill = (
-                f" · context {event['tokens']}/{window} ({100 * event['tokens'] // window}%)"
+                f" · context {event.tokens}/{window} ({100 * event.tokens // window}%)"
                 if window
-                else f" · context {event['tokens']}"
+                else f" · context {event.tokens}"
             )
-        elif kind == "error":
-            self.note(self._c(RED, f"error: {event['message']}"))
-        elif kind == "turn_end":
-            usage = event.get("usage", {})
+        elif isinstance(event, ErrorPayload):
+            self.note(self._c(RED, f"error: {event.message}"))
+        elif isinstance(event, TurnEndPayload):
             self.note(
                 self._c(
                     DIM,
-                    f"— {event['stopReason'].replace('_', ' ')} · {event['steps']} step(s) · "
-                    f"{usage.get('input', 0)} in / {usage.get('output', 0)} out tokens"
-                    f"{self._fill}",
+                    f"— {event.stop_reason.replace('_', ' ')} · {event.steps} step(s) · "
+                    f"{event.usage.input} in / {event.usage.output} out tokens{self._fill}",
                 )
             )
 
@@ -174,6 +187,8 @@ class JsonRenderer:
         self.err.write(line + "\n")
         self.err.flush()
 
-    def notification(self, params: dict[str, Any]) -> None:
-        self.out.write(json.dumps(params, ensure_ascii=False) + "\n")
+    def notification(self, params: RhemaEventParams) -> None:
+        """The notification's params, as the server sent them."""
+        wire = params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        self.out.write(json.dumps(wire, ensure_ascii=False) + "\n")
         self.out.flush()

@@ -23,10 +23,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from rhema_lsp.contract import (
+    EVENT_METHOD,
+    SESSIONS,
+    STATUS,
+    TURN,
+    Args,
+    CommandSpec,
+    ContextRef,
+    RhemaEventParams,
+    RunStopReason,
+    SessionsArgs,
+    SessionSummary,
+    StatusArgs,
+    StatusResult,
+    TurnArgs,
+    TurnResult,
+)
 from rhema_lsp.headless.editor import CLIENT_CAPABILITIES, HeadlessEditor
 from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
 from rhema_lsp.headless.jsonrpc import RpcError, StdioEndpoint
 from rhema_lsp.headless.render import JsonRenderer, TerminalRenderer
+from rhema_lsp.headless.wire import ContractDrift, read_event, read_result, write_args
 
 __all__ = [
     "AskOptions",
@@ -113,7 +131,7 @@ class _Connection:
         endpoint.on("window/showMessage", editor.show_message)
         endpoint.on("window/logMessage", editor.show_message)
         endpoint.on("workspace/configuration", editor.configuration)
-        endpoint.on("rhema/event", on_event)
+        endpoint.on(EVENT_METHOD, on_event)
         try:
             await endpoint.request(
                 "initialize",
@@ -132,15 +150,28 @@ class _Connection:
             raise
         return cls(endpoint, editor)
 
-    async def command(self, name: str, args: dict[str, Any], *, msg_id: int | None = None) -> Any:
-        """Run a contract command; a refusal becomes a :class:`HeadlessError`."""
+    async def command(
+        self, spec: CommandSpec[Any], args: Args, *, msg_id: int | None = None
+    ) -> Any:
+        """Run a contract command; its result is read as ``spec.result``.
+
+        Raises
+        ------
+        HeadlessError
+            The server refused the command (:class:`UsageError` for bad arguments).
+        ContractDrift
+            The result is not what the contract says.
+        """
         try:
-            return await self.endpoint.request(
-                "workspace/executeCommand", {"command": name, "arguments": [args]}, msg_id=msg_id
+            raw = await self.endpoint.request(
+                "workspace/executeCommand",
+                {"command": spec.name, "arguments": [write_args(args)]},
+                msg_id=msg_id,
             )
         except RpcError as exc:
             error = UsageError if exc.code == INVALID_PARAMS else HeadlessError
-            raise error(f"the server refused {name}: {exc.message}") from exc
+            raise error(f"the server refused {spec.name}: {exc.message}") from exc
+        return read_result(spec.result, raw, spec.name)
 
     async def close(self) -> None:
         await self.endpoint.close()
@@ -217,7 +248,30 @@ _STOPPED = {
 """Why a turn ended without an answer (exit 3), and what to do."""
 
 
-def _exit_code(stop_reason: str) -> Exit:
+class _Events:
+    """The run's ``rhema/event`` notifications, read by the contract and
+    rendered; the first that does not read is noted at once and kept, so the
+    run fails with it."""
+
+    def __init__(
+        self, render: Callable[[RhemaEventParams], None], note: Callable[[str], None]
+    ) -> None:
+        self.render = render
+        self.note = note
+        self.drift: ContractDrift | None = None
+
+    def __call__(self, raw: Any) -> None:
+        try:
+            params = read_event(raw)
+        except ContractDrift as exc:
+            if self.drift is None:
+                self.drift = exc
+                self.note(f"rhema-lsp: {exc}")
+            return
+        self.render(params)
+
+
+def _exit_code(stop_reason: RunStopReason) -> Exit:
     if stop_reason in ("end_turn", "pause_turn"):
         return Exit.OK
     if stop_reason in _STOPPED:
@@ -285,16 +339,18 @@ async def _ask(
     def started(endpoint: StdioEndpoint) -> None:
         interrupts.endpoint = endpoint
 
-    connection = await _Connection.open(options, editor, renderer.notification, started)
+    events = _Events(renderer.notification, renderer.note)
+    connection = await _Connection.open(options, editor, events, started)
     spinner: asyncio.Task[None] | None = None
     background: set[asyncio.Task[None]] = set()
     try:
         session = await _session_to_continue(connection, options)
-        args: dict[str, Any] = {"prompt": options.prompt, "folder": str(options.folder)}
-        if options.files:
-            args["context"] = [{"uri": path.as_uri()} for path in options.files]
-        if session is not None:
-            args["session"] = session
+        args = TurnArgs(
+            prompt=options.prompt,
+            folder=str(options.folder),
+            session=session,
+            context=[ContextRef(uri=path.as_uri()) for path in options.files],
+        )
         turn_id = connection.endpoint.next_id()
 
         def cancel_turn() -> None:
@@ -307,8 +363,10 @@ async def _ask(
         if isinstance(renderer, TerminalRenderer) and tty:
             spinner = asyncio.create_task(_spin(renderer))
         interrupts.cancel_turn = cancel_turn
-        result = await connection.command("rhema.turn", args, msg_id=turn_id)
-        stop_reason = str(result["stopReason"])
+        result: TurnResult = await connection.command(TURN, args, msg_id=turn_id)
+        if events.drift is not None:
+            raise events.drift
+        stop_reason = result.stop_reason
         if stop_reason in _STOPPED:
             _stderr_note(f"rhema-lsp: {_STOPPED[stop_reason]}")
         return _exit_code(stop_reason)
@@ -325,12 +383,14 @@ async def _session_to_continue(connection: _Connection, options: AskOptions) -> 
     """The session ``--session`` or ``--continue`` names, checked to exist."""
     if options.session is None and not options.resume_last:
         return None
-    listed = await connection.command("rhema.sessions", {"folder": str(options.folder)})
+    listed: list[SessionSummary] = await connection.command(
+        SESSIONS, SessionsArgs(folder=str(options.folder))
+    )
     if options.resume_last:
         if not listed:
             raise UsageError(f"no session to continue in {options.folder}: drop --continue")
-        return str(listed[0]["session"])
-    if not any(item["session"] == options.session for item in listed):
+        return listed[0].session
+    if not any(item.session == options.session for item in listed):
         raise UsageError(
             f"--session {options.session}: no such session in {options.folder}; "
             f"`rhema-lsp sessions --folder {options.folder}` lists them"
@@ -338,7 +398,7 @@ async def _session_to_continue(connection: _Connection, options: AskOptions) -> 
     return options.session
 
 
-async def _one_command(options: ClientOptions, name: str, args: dict[str, Any]) -> Any:
+async def _one_command(options: ClientOptions, spec: CommandSpec[Any], args: Args) -> Any:
     """Start the server, run one command that needs no editor, stop it."""
     editor = HeadlessEditor(
         options.folder,
@@ -350,23 +410,25 @@ async def _one_command(options: ClientOptions, name: str, args: dict[str, Any]) 
     )
     connection = await _Connection.open(options, editor, lambda params: None)
     try:
-        return await connection.command(name, args)
+        return await connection.command(spec, args)
     finally:
         await connection.close()
 
 
 async def sessions(options: ClientOptions, as_json: bool) -> int:
     """List the folder's sessions, most recent first."""
-    listed = await _one_command(options, "rhema.sessions", {"folder": str(options.folder)})
+    listed: list[SessionSummary] = await _one_command(
+        options, SESSIONS, SessionsArgs(folder=str(options.folder))
+    )
     if as_json:
-        print(json.dumps(listed, ensure_ascii=False, indent=2))
+        print(json.dumps([item.wire() for item in listed], ensure_ascii=False, indent=2))
     elif not listed:
         print(f"no sessions in {options.folder}")
     for item in [] if as_json else listed:
-        running = " (running)" if item["running"] else ""
+        running = " (running)" if item.running else ""
         print(
-            f"{item['session']}  {item['updatedAt'][:19]}  {item['turns']:>3} turn(s)  "
-            f"{item['title']}{running}"
+            f"{item.session}  {item.updated_at[:19]}  {item.turns:>3} turn(s)  "
+            f"{item.title}{running}"
         )
     return Exit.OK
 
@@ -374,27 +436,29 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
 async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     """Print the provider (``options.provider_note``), the server's version
     and folders, the mode ``ask`` runs in (``mode_note``) and the MCP servers."""
-    result = await _one_command(options, "rhema.status", {})
+    result: StatusResult = await _one_command(options, STATUS, StatusArgs())
+    provider = result.provider
     if as_json:
-        result["provider"]["source"] = options.provider_note
-        print(json.dumps(result, ensure_ascii=False, indent=2))
+        shown = result.model_copy(
+            update={"provider": provider.model_copy(update={"source": options.provider_note})}
+        )
+        print(json.dumps(shown.wire(), ensure_ascii=False, indent=2))
         return Exit.OK
-    provider = result["provider"]
-    print(f"rhema-lsp {result['version']}")
-    if provider.get("error"):
-        print(f"provider: none — {provider['error']}")
+    print(f"rhema-lsp {result.version}")
+    if provider.error:
+        print(f"provider: none — {provider.error}")
         return Exit.FAILED
-    where = provider["baseUrl"] or "in process"
-    print(f"provider: {provider['name']} · model {provider['model']} · {where}")
+    where = provider.base_url or "in process"
+    print(f"provider: {provider.name} · model {provider.model} · {where}")
     print(f"source:   {options.provider_note}")
-    print(f"folders:  {', '.join(result['folders'])}")
+    print(f"folders:  {', '.join(result.folders)}")
     print(f"mode:     {mode_note}")
-    servers = result.get("mcpServers") or []
+    servers = result.mcp_servers
     print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
     for server in servers:
-        error = f" — {server['error']}" if server.get("error") else ""
+        error = f" — {server.error}" if server.error else ""
         print(
-            f"  {server['name']} ({server['transport']}, {server['source']}): "
-            f"{server['state']}, {server['tools']} tool(s){error}"
+            f"  {server.name} ({server.transport}, {server.source}): "
+            f"{server.state}, {server.tools} tool(s){error}"
         )
     return Exit.OK

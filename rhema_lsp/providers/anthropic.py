@@ -47,9 +47,7 @@ from rhema_lsp.engine import (
     ProviderToolUse,
     Role,
     StopReason,
-    TextDelta,
     TextPart,
-    ThinkingDelta,
     ThinkingEffort,
     ThinkingPart,
     ToolCall,
@@ -60,11 +58,11 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.providers.errors import ProviderStreamError
 from rhema_lsp.providers.transport import (
+    EventBatcher,
     HttpStreamProvider,
     WireDecoder,
     parse_event,
     tool_args,
-    usage_update,
 )
 
 __all__ = [
@@ -309,14 +307,14 @@ class AnthropicStreamDecoder:
     """Decodes one Messages stream (see the module docstring)."""
 
     def __init__(self, sink: EventSink, name: str) -> None:
-        self.emit = sink.emit
+        self.out = EventBatcher(sink)
         self.name = name
         self.blocks: dict[int, _Block] = {}
         self.tokens = {key: 0 for key in _USAGE_KEYS}
         self.stop_reason: str | None = None
 
     def flush(self) -> None:
-        """Nothing is deferred to the end of a read."""
+        self.out.flush()
 
     def feed(self, event: str | None, data: bytes) -> bool:
         payload = parse_event(self.name, data)
@@ -332,17 +330,17 @@ class AnthropicStreamDecoder:
             if delta_type == "text_delta":
                 text = delta.get("text") or ""
                 block.parts.append(text)
-                self.emit(TextDelta(text))
+                self.out.text(text)
             elif delta_type == "thinking_delta":
                 text = delta.get("thinking") or ""
                 block.parts.append(text)
-                self.emit(ThinkingDelta(text))
+                self.out.thinking(text)
             elif delta_type == "input_json_delta":
                 partial = delta.get("partial_json") or ""
                 if partial:
                     block.parts.append(partial)
                     if block.kind == "tool_use":
-                        self.emit(ToolCallArgsDelta(block.id, partial))
+                        self.out.emit(ToolCallArgsDelta(block.id, partial))
             elif delta_type == "signature_delta":
                 block.signature = (block.signature or "") + (delta.get("signature") or "")
             elif delta_type == "citations_delta":
@@ -356,15 +354,15 @@ class AnthropicStreamDecoder:
             block = _Block(block_kind, start)
             self.blocks[payload.get("index", len(self.blocks))] = block
             if block_kind == "tool_use":
-                self.emit(ToolCallStart(block.id, block.name))
+                self.out.emit(ToolCallStart(block.id, block.name))
             elif block_kind == "text":
                 block.citations.extend(start.get("citations") or ())
                 if start.get("text"):
                     block.parts.append(start["text"])
-                    self.emit(TextDelta(start["text"]))
+                    self.out.text(start["text"])
             elif block_kind == "thinking" and start.get("thinking"):
                 block.parts.append(start["thinking"])
-                self.emit(ThinkingDelta(start["thinking"]))
+                self.out.thinking(start["thinking"])
             return False
         if kind == "content_block_stop":
             block = self.blocks.get(payload.get("index", -1))
@@ -397,10 +395,10 @@ class AnthropicStreamDecoder:
         if block.kind == "tool_use" and not "".join(block.parts).strip():
             raw = block.input()[1]
             if raw:  # the whole input came with the block's start
-                self.emit(ToolCallArgsDelta(block.id, raw))
+                self.out.emit(ToolCallArgsDelta(block.id, raw))
         elif block.kind in _SERVER_CALLS:
             name = block.name or block.kind
-            self.emit(ProviderToolUse(block.id, name, _detail(block.input()[0])))
+            self.out.emit(ProviderToolUse(block.id, name, _detail(block.input()[0])))
 
     def _usage(self, usage: Any) -> None:
         """Take the counts a usage object reports; later counts replace earlier ones."""
@@ -411,7 +409,7 @@ class AnthropicStreamDecoder:
             value = usage.get(key)
             if value is not None:
                 tokens[key] = int(value)
-        self.emit(usage_update(*self._tally()))
+        self.out.usage(*self._tally())
 
     def _tally(self) -> tuple[int, int, int, int]:
         tokens = self.tokens
@@ -432,6 +430,7 @@ class AnthropicStreamDecoder:
                 f"{self.name} stream ended without message_stop{detail}; the answer is incomplete",
                 transient=True,
             )
+        self.out.flush()
         content: list[Any] = []
         for index in sorted(self.blocks):
             block = self.blocks[index]

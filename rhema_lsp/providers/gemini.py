@@ -30,9 +30,7 @@ from rhema_lsp.engine import (
     ProviderToolUse,
     Role,
     StopReason,
-    TextDelta,
     TextPart,
-    ThinkingDelta,
     ThinkingEffort,
     ThinkingPart,
     ToolCall,
@@ -43,10 +41,10 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
 from rhema_lsp.providers.transport import (
+    EventBatcher,
     HttpStreamProvider,
     WireDecoder,
     parse_event,
-    usage_update,
 )
 
 __all__ = ["GeminiProvider", "gemini_contents"]
@@ -200,7 +198,7 @@ class GeminiStreamDecoder:
     """Decodes one ``streamGenerateContent`` SSE stream (see the module docstring)."""
 
     def __init__(self, sink: EventSink, name: str) -> None:
-        self.emit = sink.emit
+        self.out = EventBatcher(sink)
         self.name = name
         self.parts: list[_Text | ToolCall | ProviderPart] = []
         self.finish_reason: str | None = None
@@ -210,6 +208,7 @@ class GeminiStreamDecoder:
     def flush(self) -> None:
         if self.usage is not None:
             self._take_usage()
+        self.out.flush()
 
     def _take_usage(self) -> None:
         usage, self.usage = self.usage or {}, None
@@ -218,7 +217,7 @@ class GeminiStreamDecoder:
             int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0),
             int(usage.get("cachedContentTokenCount") or 0),
         )
-        self.emit(usage_update(*self.tally))
+        self.out.usage(*self.tally)
 
     def feed(self, event: str | None, data: bytes) -> bool:
         chunk = parse_event(self.name, data)
@@ -248,7 +247,7 @@ class GeminiStreamDecoder:
                         and last.signature is None
                     ):
                         last.parts.append(text)  # more plain answer text: the common case
-                        self.emit(TextDelta(text))
+                        self.out.text(text)
                     else:
                         self._text(text, part)
                 elif "functionCall" in part:
@@ -271,9 +270,9 @@ class GeminiStreamDecoder:
         signature = part.get("thoughtSignature")
         if text:
             if thought:
-                self.emit(ThinkingDelta(text))
+                self.out.thinking(text)
             else:
-                self.emit(TextDelta(text))
+                self.out.text(text)
         last = self.parts[-1] if self.parts else None
         if (
             type(last) is _Text
@@ -299,7 +298,7 @@ class GeminiStreamDecoder:
             call_id = (code.get("id") if isinstance(code, dict) else None) or (
                 f"gemini_code_{next(_synthesized)}"
             )
-            self.emit(ProviderToolUse(call_id, "code_execution", _code_detail(code)))
+            self.out.emit(ProviderToolUse(call_id, "code_execution", _code_detail(code)))
 
     def _call(self, call: dict[str, Any], signature: str | None) -> None:
         wire_id = call.get("id")
@@ -314,8 +313,8 @@ class GeminiStreamDecoder:
             provider_data["thoughtSignature"] = signature
         if wire_id:
             provider_data["wire_id"] = True
-        self.emit(ToolCallStart(call_id, name))
-        self.emit(ToolCallArgsDelta(call_id, raw))
+        self.out.emit(ToolCallStart(call_id, name))
+        self.out.emit(ToolCallArgsDelta(call_id, raw))
         self.parts.append(
             ToolCall(
                 id=call_id, name=name, args=args, raw_args=raw, provider_data=provider_data or None
@@ -335,6 +334,7 @@ class GeminiStreamDecoder:
                 f"{self.name} stopped with {self.finish_reason}; ask again or rephrase",
                 transient=False,
             )
+        self.out.flush()
         content: list[Any] = []
         for part in self.parts:
             if type(part) is not _Text:

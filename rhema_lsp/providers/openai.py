@@ -27,9 +27,7 @@ from rhema_lsp.engine import (
     ModelRequest,
     Role,
     StopReason,
-    TextDelta,
     TextPart,
-    ThinkingDelta,
     ThinkingEffort,
     ThinkingPart,
     ToolCall,
@@ -42,11 +40,11 @@ from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
 from rhema_lsp.providers.retry import RetryPolicy
 from rhema_lsp.providers.secrets import Secret
 from rhema_lsp.providers.transport import (
+    EventBatcher,
     HttpStreamProvider,
     WireDecoder,
     parse_event,
     tool_args,
-    usage_update,
 )
 
 __all__ = ["OpenAIProvider", "openai_messages"]
@@ -198,7 +196,7 @@ class OpenAIStreamDecoder:
     """Decodes one Chat Completions stream (see the module docstring)."""
 
     def __init__(self, sink: EventSink, name: str) -> None:
-        self.emit = sink.emit
+        self.out = EventBatcher(sink)
         self.name = name
         self.text: list[str] = []
         self.thinking: list[str] = []
@@ -209,7 +207,7 @@ class OpenAIStreamDecoder:
         self.tally = (0, 0, 0)
 
     def flush(self) -> None:
-        """Nothing is deferred to the end of a read."""
+        self.out.flush()
 
     def feed(self, event: str | None, data: bytes) -> bool:
         if data == b"[DONE]":
@@ -227,7 +225,7 @@ class OpenAIStreamDecoder:
                 content = delta.get("content")
                 if len(delta) == 1 and content and type(content) is str:
                     self.text.append(content)  # the common case, kept short
-                    self.emit(TextDelta(content))
+                    self.out.text(content)
                 else:
                     self._delta(delta)
             reason = choice.get("finish_reason")
@@ -250,7 +248,7 @@ class OpenAIStreamDecoder:
             int(usage.get("completion_tokens") or 0),
             int(cached),
         )
-        self.emit(usage_update(*self.tally))
+        self.out.usage(*self.tally)
 
     def _delta(self, delta: dict[str, Any]) -> None:
         for key, value in delta.items():  # wire order
@@ -259,12 +257,12 @@ class OpenAIStreamDecoder:
             if key == "content":
                 if isinstance(value, str):
                     self.text.append(value)
-                    self.emit(TextDelta(value))
+                    self.out.text(value)
                 elif isinstance(value, list):
                     self._content_parts(value)
             elif key in (_REASONING, _REASONING_ALT) and isinstance(value, str):
                 self.thinking.append(value)
-                self.emit(ThinkingDelta(value))
+                self.out.thinking(value)
             elif key == "tool_calls" and isinstance(value, list):
                 for fragment in value:
                     self._tool_fragment(fragment)
@@ -278,7 +276,7 @@ class OpenAIStreamDecoder:
             kind = part.get("type")
             if kind == "text" and isinstance(part.get("text"), str) and part["text"]:
                 self.text.append(part["text"])
-                self.emit(TextDelta(part["text"]))
+                self.out.text(part["text"])
             elif kind == "thinking":
                 thinking = part.get("thinking")
                 pieces = thinking if isinstance(thinking, list) else [thinking]
@@ -286,7 +284,7 @@ class OpenAIStreamDecoder:
                     text = piece.get("text") if isinstance(piece, dict) else piece
                     if isinstance(text, str) and text:
                         self.thinking.append(text)
-                        self.emit(ThinkingDelta(text))
+                        self.out.thinking(text)
 
     def _raise_error(self, error: Any) -> None:
         if isinstance(error, dict):
@@ -319,7 +317,7 @@ class OpenAIStreamDecoder:
             pending = _PendingCall(call_id or f"call_{index + 1}", function.get("name") or "")
             self.calls[index] = pending
             self.call_by_id[pending.id] = index
-            self.emit(ToolCallStart(pending.id, pending.name))
+            self.out.emit(ToolCallStart(pending.id, pending.name))
         elif not pending.name and function.get("name"):
             pending.name = function["name"]
         arguments = function.get("arguments")
@@ -327,7 +325,7 @@ class OpenAIStreamDecoder:
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments)
             pending.args.append(arguments)
-            self.emit(ToolCallArgsDelta(pending.id, arguments))
+            self.out.emit(ToolCallArgsDelta(pending.id, arguments))
 
     def finish(self, terminated: bool) -> ModelOutput:
         if not terminated:
@@ -336,6 +334,7 @@ class OpenAIStreamDecoder:
                 f"{self.name} stream ended without [DONE]{detail}; the answer is incomplete",
                 transient=True,
             )
+        self.out.flush()
         content: list[Any] = []
         if self.thinking:
             content.append(ThinkingPart(text="".join(self.thinking)))

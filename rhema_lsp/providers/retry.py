@@ -48,23 +48,17 @@ T = TypeVar("T")
 
 
 class ContentTrackingSink:
-    """Forwards events and notes whether any content delta went through.
+    """Forwards events and notes whether any content delta went through."""
 
-    Once one has, :attr:`emit` is the inner sink's own: every later delta
-    goes straight through, at no cost per delta.
-    """
-
-    __slots__ = ("content_emitted", "emit", "inner")
+    __slots__ = ("content_emitted", "inner")
 
     def __init__(self, inner: EventSink) -> None:
         self.inner = inner
         self.content_emitted = False
-        self.emit: Callable[[Event], None] = self._watch
 
-    def _watch(self, event: Event) -> None:
-        if isinstance(event, _CONTENT_EVENTS):
+    def emit(self, event: Event) -> None:
+        if not self.content_emitted and isinstance(event, _CONTENT_EVENTS):
             self.content_emitted = True
-            self.emit = self.inner.emit
         self.inner.emit(event)
 
 

@@ -1,10 +1,12 @@
 """The one place where a run's streamed deltas are merged.
 
-Providers emit each delta as the wire decodes it and the engine forwards
-every event as it happens; a front door's sink puts a :class:`DeltaMerger`
-in front of what it sends, and decides when to :meth:`~DeltaMerger.flush`
-(the LSP server after a short window, the ACP agent whenever its client is
-ready for the next update). The merger itself has no clock and no I/O.
+The engine forwards every event as it happens (a provider hands over what
+one network read delivered, see
+:class:`~rhema_lsp.providers.transport.EventBatcher`); a front door's sink
+puts a :class:`DeltaMerger` in front of what it sends, and decides when to
+:meth:`~DeltaMerger.flush` (the LSP server after a short window, the ACP
+agent whenever its client is ready for the next update). The merger itself
+has no clock and no I/O.
 
 What merges: adjacent deltas of the same type and the same call id
 (``text_delta``, ``thinking_delta``, ``tool_call_args_delta``,

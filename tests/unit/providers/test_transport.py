@@ -1,4 +1,4 @@
-"""The SSE parser and the transport's helpers, byte by byte."""
+"""The SSE parser and the event batcher, byte by byte."""
 
 from __future__ import annotations
 
@@ -6,14 +6,15 @@ import json
 
 import pytest
 
-from rhema_lsp.engine import Usage, UsageUpdate
+from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart, Usage, UsageUpdate
 from rhema_lsp.providers.transport import (
+    EventBatcher,
     SSEParser,
     error_text,
     parse_json,
     tool_args,
-    usage_update,
 )
+from tests.unit.providers.helpers import Recorder
 
 STREAM = (
     b": OPENROUTER PROCESSING\n\n"
@@ -72,8 +73,22 @@ def test_parse_json_refuses_what_is_not_one_json_value(bad: bytes) -> None:
         parse_json(bad)
 
 
-def test_usage_update_carries_the_cumulative_tally() -> None:
-    assert usage_update(7, 3, 2) == UsageUpdate(Usage(input=7, output=3, cache_read=2))
+def test_batcher_merges_adjacent_deltas_and_keeps_order() -> None:
+    sink = Recorder()
+    out = EventBatcher(sink)
+    out.thinking("a")
+    out.thinking("b")
+    out.usage(1, 2)
+    out.text("c")
+    out.text("d")
+    out.emit(ToolCallStart("x", "read_file"))
+    out.text("e")
+    out.usage(1, 5)
+    assert sink.events == [ThinkingDelta("ab"), TextDelta("cd"), ToolCallStart("x", "read_file")]
+    out.flush()
+    assert sink.events[3:] == [TextDelta("e"), UsageUpdate(Usage(input=1, output=5))]
+    out.flush()
+    assert len(sink.events) == 5
 
 
 @pytest.mark.parametrize(

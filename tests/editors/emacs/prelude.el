@@ -114,13 +114,13 @@ With TEXT, the first one containing it, or nil."
     (with-current-buffer (window-buffer window) (minibuffer-prompt))))
 
 (defun T-choices ()
-  "What the active minibuffer offers: prompt, choices in order, default and,
-for eglot's code-action menu, the actions themselves."
+  "What the active minibuffer offers: prompt, choices in order and, for
+eglot's code-action menu, the actions themselves. (eglot's prompts make the
+first choice the default.)"
   (with-current-buffer (window-buffer (active-minibuffer-window))
     (let ((table minibuffer-completion-table))
       `(("prompt" . ,(minibuffer-prompt))
         ("choices" . ,(vconcat (all-completions "" table)))
-        ("default" . ,minibuffer-default)
         ("actions" . ,(if (and (consp table) (consp (car table)))
                           (vconcat (mapcar #'cdr table))
                         []))))))

@@ -184,7 +184,7 @@ FIX_THIS = r"""
       T-server 'textDocument/publishDiagnostics
       :uri (eglot--path-to-uri (T-path "hello.py"))
       :diagnostics
-      (vector '(:range (:start (:line 1 :character 26) :end (:line 1 :character 29))
+      (vector '(:range (:start (:line 1 :character 22) :end (:line 1 :character 25))
                 :severity 1 :code "F821" :source "pyflakes"
                 :message "undefined name 'nam'")))
      (flymake-start)))

@@ -229,6 +229,7 @@ async def test_code_actions_offer_edit_selection_only_to_clients_that_declared_i
         ("visual_studio_code@v1.65.2", {"detach": True}, None, True),
         ("neovim@v0.11.0", {"detach": True}, None, True),
     ],
+    ids=["eglot-token", "eglot-detach-false", "eglot-detach-true", "vscode", "neovim"],
 )
 async def test_detach_follows_the_argument_and_the_work_done_token(
     editor: str,

@@ -36,6 +36,8 @@ __all__ = [
     "CommandSpec",
     "ContextRef",
     "DeleteResult",
+    "Detached",
+    "DiagnosticRef",
     "EditArgs",
     "EditResult",
     "McpServerStatus",
@@ -82,11 +84,23 @@ class Range(Args):
     end: Position
 
 
+class DiagnosticRef(Args):
+    """A diagnostic the prompt is about (as the editor shows it)."""
+
+    range: Range
+    message: str
+    code: int | str | None = None
+    source: str | None = None
+    severity: int | None = Field(default=None, ge=1, le=4)
+
+
 class ContextRef(Args):
-    """A document (or a range of it) the prompt is about."""
+    """A document (or a range of it) the prompt is about, with the
+    diagnostics that concern it."""
 
     uri: str = Field(min_length=1)
     range: Range | None = None
+    diagnostics: list[DiagnosticRef] = Field(default_factory=list)
 
 
 class TurnArgs(Args):
@@ -99,6 +113,7 @@ class TurnArgs(Args):
     context: list[ContextRef] = Field(default_factory=list)
     mode: Mode | None = None
     max_steps: int | None = Field(default=None, ge=1, le=500)
+    detach: bool | None = None
 
 
 class StepArgs(Args):
@@ -109,6 +124,7 @@ class StepArgs(Args):
     folder: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
     mode: Mode | None = None
+    detach: bool | None = None
 
 
 class CancelArgs(Args):
@@ -136,6 +152,7 @@ class EditArgs(Args):
     range: Range
     instruction: str = Field(min_length=1)
     session: str | None = None
+    detach: bool | None = None
 
 
 class UndoTurnArgs(Args):
@@ -150,6 +167,16 @@ class StatusArgs(Args):
 
 
 # -- results -----------------------------------------------------------------
+
+
+class Detached(Wire):
+    """A run that goes on after the command answered (``detach``): its
+    outcome arrives as events, and as the transcript and a message for
+    clients that do not render events."""
+
+    session: str
+    turn: int
+    started: bool
 
 
 class TurnResult(Wire):
@@ -321,8 +348,8 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
     return adapter
 
 
-TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult, "run a whole turn", runs=True)
-STEP = CommandSpec("rhema.step", StepArgs, StepResult, "run one step", runs=True)
+TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult | Detached, "run a whole turn", runs=True)
+STEP = CommandSpec("rhema.step", StepArgs, StepResult | Detached, "run one step", runs=True)
 CANCEL = CommandSpec("rhema.cancel", CancelArgs, CancelResult, "stop a run, or every run")
 SESSIONS = CommandSpec(
     "rhema.sessions", SessionsArgs, list[SessionSummary], "list stored sessions, newest first"

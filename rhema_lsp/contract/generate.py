@@ -206,8 +206,8 @@ def _md_shape(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> s
         return _md_shape(defs[_ts_name(schema["$ref"])], defs, depth)
     if "anyOf" in schema:
         options = [s for s in schema["anyOf"] if s.get("type") != "null"]
-        if len(options) == 1:
-            return _md_shape(options[0], defs, depth)
+        shapes = [_md_shape(option, defs, depth) for option in options]
+        return " or ".join(shapes) if len(shapes) > 1 or not shapes else shapes[0]
     kind = schema.get("type")
     if kind == "array":
         return f"[{_md_shape(schema.get('items', {}), defs, depth)}]"

@@ -20,8 +20,8 @@ export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand]
 
 /** Argument and result types of each command. */
 export interface CommandTypes {
-  'rhema.turn': { args: TurnArgs; result: TurnResult };
-  'rhema.step': { args: StepArgs; result: StepResult };
+  'rhema.turn': { args: TurnArgs; result: TurnResult | Detached };
+  'rhema.step': { args: StepArgs; result: StepResult | Detached };
   'rhema.cancel': { args: CancelArgs; result: CancelResult };
   'rhema.sessions': { args: SessionsArgs; result: SessionSummary[] };
   'rhema.openSession': { args: SessionArgs; result: OpenSessionResult };
@@ -65,15 +65,32 @@ export interface CancelResult {
   cancelled: string[];
 }
 
-/** A document (or a range of it) the prompt is about. */
+/** A document (or a range of it) the prompt is about, with the diagnostics that concern it. */
 export interface ContextRef {
   uri: string;
   range?: Range | null;
+  diagnostics?: DiagnosticRef[];
 }
 
 /** Whether the session existed and is gone. */
 export interface DeleteResult {
   deleted: boolean;
+}
+
+/** A run that goes on after the command answered (`detach`): its outcome arrives as events, and as the transcript and a message for clients that do not render events. */
+export interface Detached {
+  session: string;
+  turn: number;
+  started: boolean;
+}
+
+/** A diagnostic the prompt is about (as the editor shows it). */
+export interface DiagnosticRef {
+  range: Range;
+  message: string;
+  code?: number | string | null;
+  source?: string | null;
+  severity?: number | null;
 }
 
 /** Rewrite the selection in place. */
@@ -82,6 +99,7 @@ export interface EditArgs {
   range: Range;
   instruction: string;
   session?: string | null;
+  detach?: boolean | null;
 }
 
 /** Whether the rewrite was applied, and how the model call ended. */
@@ -229,6 +247,7 @@ export interface StepArgs {
   folder?: string | null;
   context?: ContextRef[];
   mode?: 'ask' | 'edit' | 'agent' | null;
+  detach?: boolean | null;
 }
 
 /** A step ended: the call's usage and why the model stopped. */
@@ -352,6 +371,7 @@ export interface TurnArgs {
   context?: ContextRef[];
   mode?: 'ask' | 'edit' | 'agent' | null;
   maxSteps?: number | null;
+  detach?: boolean | null;
 }
 
 /** A run ended; always the last event of a run. */

@@ -358,7 +358,9 @@ OPEN_SESSION = CommandSpec(
     "rhema.openSession", SessionArgs, OpenSessionResult, "load a session's history"
 )
 DELETE_SESSION = CommandSpec("rhema.deleteSession", SessionArgs, DeleteResult, "delete a session")
-EDIT = CommandSpec("rhema.edit", EditArgs, EditResult, "rewrite the selection in place", runs=True)
+EDIT = CommandSpec(
+    "rhema.edit", EditArgs, EditResult | Detached, "rewrite the selection in place", runs=True
+)
 UNDO_TURN = CommandSpec(
     "rhema.undoTurn", UndoTurnArgs, UndoTurnResult, "revert a turn's edits (none: the last)"
 )

@@ -9,8 +9,10 @@ from pathlib import Path, PurePosixPath
 __all__ = [
     "EDIT_SYSTEM",
     "ContextPiece",
+    "diagnostic_line",
     "edit_prompt",
     "render_context",
+    "replacement_for",
     "strip_fence",
     "system_prompt",
 ]
@@ -68,6 +70,19 @@ class ContextPiece:
     text: str
     start: int | None = None
     end: int | None = None
+    diagnostics: tuple[str, ...] = ()
+    """The editor's diagnostics on this buffer, each one line (see
+    :func:`diagnostic_line`)."""
+
+
+def diagnostic_line(
+    line: int, character: int, message: str, code: int | str | None, source: str | None
+) -> str:
+    """A diagnostic as the model reads it: ``line 2, column 23: [pyflakes F821]
+    undefined name 'nam'`` (line and column counted from 1)."""
+    label = " ".join(str(part) for part in (source, code) if part not in (None, ""))
+    where = f"line {line + 1}, column {character + 1}"
+    return f"{where}: [{label}] {message}" if label else f"{where}: {message}"
 
 
 def _fence_for(text: str) -> str:
@@ -102,7 +117,11 @@ def render_context(pieces: list[ContextPiece]) -> str:
             note += f"; only the first {CONTEXT_LINES} lines are shown, read_file for more"
         fence = _fence_for(text)
         language = _LANGUAGES.get(PurePosixPath(piece.path).suffix.lower(), "")
-        blocks.append(f"{piece.path} {note}:\n{fence}{language}\n{text}\n{fence}")
+        block = f"{piece.path} {note}:\n{fence}{language}\n{text}\n{fence}"
+        if piece.diagnostics:
+            listed = "\n".join(f"- {line}" for line in piece.diagnostics)
+            block += f"\nThe editor's diagnostics on {piece.path}:\n{listed}"
+        blocks.append(block)
     return "\n\n".join(blocks)
 
 
@@ -112,6 +131,16 @@ def edit_prompt(instruction: str, piece: ContextPiece, selected: str) -> str:
         f"Instruction: {instruction}\n\n{render_context([piece])}\n\n"
         f"Selected text to rewrite:\n{_fence_for(selected)}\n{selected}\n{_fence_for(selected)}"
     )
+
+
+def replacement_for(selected: str, reply: str) -> str:
+    """The text that replaces ``selected``: the reply without an enclosing
+    fence, ending in a newline exactly when the selection did (models drop
+    the last newline of a whole-line selection)."""
+    text = strip_fence(reply)
+    if selected.endswith("\n") and not text.endswith("\n"):
+        return text + "\n"
+    return text
 
 
 def strip_fence(text: str) -> str:

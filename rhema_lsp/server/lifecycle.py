@@ -165,6 +165,7 @@ class RunLifecycle:
     def update_settings(self, settings: Settings) -> None:
         """Adopt new settings; the provider is resolved again on next use."""
         self.settings = settings
+        self.editor.approval_timeout = settings.approval_timeout
 
     async def provider(self) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings."""

@@ -26,7 +26,7 @@ export interface CommandTypes {
   'rhema.sessions': { args: SessionsArgs; result: SessionSummary[] };
   'rhema.openSession': { args: SessionArgs; result: OpenSessionResult };
   'rhema.deleteSession': { args: SessionArgs; result: DeleteResult };
-  'rhema.edit': { args: EditArgs; result: EditResult };
+  'rhema.edit': { args: EditArgs; result: EditResult | Detached };
   'rhema.undoTurn': { args: UndoTurnArgs; result: UndoTurnResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
 }

@@ -18,6 +18,7 @@ instruction, and "Rhema: explain selection" instead of the ready rewrites.
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -187,5 +188,10 @@ def offered_actions(
     return actions
 
 
+def _value(kind: str) -> str:
+    return kind.value if isinstance(kind, enum.Enum) else kind
+
+
 def _wanted(kind: str, only: Sequence[str]) -> bool:
-    return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in map(str, only))
+    have = _value(kind)
+    return any(have == wanted or have.startswith(f"{wanted}.") for wanted in map(_value, only))

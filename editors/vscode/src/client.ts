@@ -62,7 +62,12 @@ export function createClient(onProblem: (problem: string) => void): LanguageClie
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
-    initializationOptions: currentServerSettings(onProblem),
+    // clientCapabilities: this client renders `rhema/event` and implements
+    // `rhema.editSelection` (docs/protocol.md, "Clients without a rhema plugin").
+    initializationOptions: {
+      ...currentServerSettings(onProblem),
+      clientCapabilities: { events: true, editSelection: true },
+    },
     middleware: {
       workspace: {
         configuration: async (params, token, next) => {

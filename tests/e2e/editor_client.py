@@ -172,6 +172,10 @@ class EditorClient(LanguageClient):
         return None
 
 
+OUR_CLIENTS = {"events": True, "editSelection": True}
+"""The ``clientCapabilities`` our VS Code and Neovim clients declare."""
+
+
 async def start_editor(
     editor: str,
     folders: list[Path],
@@ -184,8 +188,10 @@ async def start_editor(
     """Start the real server as a child process and initialise it as ``editor``.
 
     ``capabilities`` replaces pytest-lsp's recording of ``editor`` (for editors
-    it has none of); ``initialization_options`` replaces ``settings`` there
-    (``settings`` stay the ``rhema`` configuration section).
+    it has none of). ``initializationOptions`` are ``settings`` with what our
+    VS Code and Neovim clients declare (:data:`OUR_CLIENTS`), unless
+    ``initialization_options`` replaces them (``settings`` stay the ``rhema``
+    configuration section).
     """
     client = EditorClient(configuration={"rhema": settings}, converter_factory=default_converter)
     client.state = EditorState()
@@ -218,7 +224,7 @@ async def start_editor(
                 types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name) for folder in folders
             ],
             root_uri=folders[0].as_uri() if folders else None,
-            initialization_options=settings
+            initialization_options={**settings, "clientCapabilities": OUR_CLIENTS}
             if initialization_options is None
             else initialization_options,
         )

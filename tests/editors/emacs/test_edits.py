@@ -31,12 +31,12 @@ SECOND = (
 TWO_EDITS = r"""
 (defun text () (T-buffer-text "hello.py"))
 (defun press-until (keys target what)
-  "Steps: press KEYS until hello.py reads TARGET (at most twice: one undo step
-per edit, or both in one)."
+  "Steps: press KEYS until hello.py reads the text saved as TARGET (at most
+twice: one undo step per edit, or both in one)."
   (list (lambda () (T-set "before" (text)) (T-keys keys))
         (T-until what (lambda () (not (equal (text) (T-get "before")))))
         (lambda ()
-          (unless (equal (text) target)
+          (unless (equal (text) (T-get target))
             (list :then
                   (lambda () (T-set "before" (text)) (T-keys keys))
                   (T-until what (lambda () (not (equal (text) (T-get "before"))))))))))
@@ -53,10 +53,10 @@ per edit, or both in one)."
    (T-set "session" (T-open-session (plist-get (T-get "started") :session))))
  ;; C-/ (undo) in the buffer, as the user presses it.
  (lambda () (switch-to-buffer (find-buffer-visiting (T-path "hello.py"))))
- (press-until "\C-_" (T-get "original") "undo to change the buffer")
+ (press-until "\C-_" "original" "undo to change the buffer")
  (lambda () (T-set "after_undo" (text)))
  ;; C-M-_ (undo-redo) brings the agent's edits back.
- (press-until "\e\C-_" (T-get "edited") "redo to change the buffer")
+ (press-until "\e\C-_" "edited" "redo to change the buffer")
  (lambda () (T-set "after_redo" (text)))
  (T-synced "hello.py")
  (lambda ()
@@ -167,7 +167,7 @@ def test_a_code_action_rewrites_the_selection(
         action.get("command", {}).get("command") != "rhema.editSelection"
         for action in r["menu"]["actions"]
     )
-    prompt = str(fake.requests[0]["messages"])
+    prompt = request_text(fake.requests[0])
     assert 'return "hello " + name' in prompt
     if instruction is not None:
         assert instruction in prompt
@@ -223,9 +223,14 @@ def test_fix_this_on_a_diagnostic_runs_a_turn_that_edits_the_file(
     [fix] = [a for a in r["menu"]["actions"] if a["title"] == "Rhema: fix this"]
     assert fix["kind"] == "quickfix"
     # The diagnostic became the turn's context.
-    prompt = str(fake.requests[0]["messages"])
+    prompt = request_text(fake.requests[0])
     assert "undefined name 'nam'" in prompt
     assert "F821" in prompt
+
+
+def request_text(request: dict[str, Any]) -> str:
+    """The text of every message of one chat-completions request, as sent."""
+    return "\n".join(str(message.get("content")) for message in request["messages"])
 
 
 def elisp_string(text: str) -> str:

@@ -91,7 +91,11 @@ def _fix_this(uri: str, diagnostic: types.Diagnostic, unstructure: Unstructure) 
         title="Rhema: fix this",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        command=_command("Rhema: fix this", "rhema.turn", {"prompt": prompt, "context": [context]}),
+        command=_command(
+            "Rhema: fix this",
+            "rhema.turn",
+            {"prompt": prompt, "context": [context], "mode": "edit"},
+        ),
     )
 
 

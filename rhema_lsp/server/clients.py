@@ -23,6 +23,8 @@ from typing import Any
 
 from lsprotocol import types
 
+from rhema_lsp.contract import declared_capabilities
+
 __all__ = ["ClientFeatures"]
 
 
@@ -40,16 +42,12 @@ class ClientFeatures:
         cls, capabilities: types.ClientCapabilities | None, init_options: Any
     ) -> ClientFeatures:
         """The features of a client from its ``initialize`` request."""
-        declared: Any = {}
-        if isinstance(init_options, dict):
-            declared = init_options.get("clientCapabilities") or {}
-        if not isinstance(declared, dict):
-            declared = {}
+        declared = declared_capabilities(init_options)
         window = capabilities.window if capabilities is not None else None
         show_document = window.show_document if window is not None else None
         return cls(
-            events=declared.get("events") is True,
-            edit_selection=declared.get("editSelection") is True,
+            events=declared.events,
+            edit_selection=declared.edit_selection,
             work_done_progress=bool(window is not None and window.work_done_progress),
             show_document=bool(show_document is not None and show_document.support),
         )

@@ -72,6 +72,12 @@ export interface ContextRef {
   diagnostics?: DiagnosticRef[];
 }
 
+/** What a rhema client implements. */
+export interface DeclaredCapabilities {
+  events?: boolean;
+  editSelection?: boolean;
+}
+
 /** Whether the session existed and is gone. */
 export interface DeleteResult {
   deleted: boolean;
@@ -115,6 +121,11 @@ export interface EditResult {
 export interface ErrorPayload {
   type: 'error';
   message: string;
+}
+
+/** The contract's part of `initializationOptions` (the settings are the rest). */
+export interface InitializationOptions {
+  clientCapabilities?: DeclaredCapabilities | null;
 }
 
 /** One MCP server: where it is configured, how it runs, and its tools. */

@@ -61,6 +61,9 @@ __all__ = [
     "command_named",
 ]
 
+NOT_BLANK = r"\S"
+"""A prompt or instruction has something besides white space."""
+
 Mode = Literal["ask", "edit", "agent"]
 """Which tools the model is offered: read-only, plus edits, plus commands."""
 
@@ -107,7 +110,7 @@ class TurnArgs(Args):
     """Run a whole turn: the prompt, then steps until the model stops asking
     for tools."""
 
-    prompt: str = Field(min_length=1)
+    prompt: str = Field(min_length=1, pattern=NOT_BLANK)
     folder: str | None = None
     session: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
@@ -120,7 +123,7 @@ class StepArgs(Args):
     """Run one step; without ``prompt``, continue the current turn."""
 
     session: str | None = None
-    prompt: str | None = None
+    prompt: str | None = Field(default=None, min_length=1, pattern=NOT_BLANK)
     folder: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
     mode: Mode | None = None
@@ -150,7 +153,7 @@ class EditArgs(Args):
 
     uri: str = Field(min_length=1)
     range: Range
-    instruction: str = Field(min_length=1)
+    instruction: str = Field(min_length=1, pattern=NOT_BLANK)
     session: str | None = None
     detach: bool | None = None
 

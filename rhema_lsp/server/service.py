@@ -119,7 +119,10 @@ def _describe(error: ValidationError) -> str:
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"]) or "argument"
-        problems.append(f"`{where}` {item['msg'].lower()}")
+        if item["type"] == "string_pattern_mismatch":
+            problems.append(f"`{where}` must not be blank")
+        else:
+            problems.append(f"`{where}` {item['msg'].lower()}")
     return "; ".join(problems)
 
 

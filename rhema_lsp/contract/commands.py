@@ -34,10 +34,10 @@ __all__ = [
     "CancelArgs",
     "CancelResult",
     "CommandSpec",
+    "ContextDiagnostic",
     "ContextRef",
     "DeleteResult",
     "Detached",
-    "DiagnosticRef",
     "EditArgs",
     "EditResult",
     "McpServerStatus",
@@ -87,23 +87,28 @@ class Range(Args):
     end: Position
 
 
-class DiagnosticRef(Args):
-    """A diagnostic the prompt is about (as the editor shows it)."""
+Severity = Literal["error", "warning", "information", "hint"]
+"""How bad a reported problem is (the editor's diagnostic severity)."""
+
+
+class ContextDiagnostic(Args):
+    """A problem the editor reports in a context document (from any language
+    server or linter), passed on to the model."""
 
     range: Range
-    message: str
-    code: int | str | None = None
+    message: str = Field(min_length=1)
+    severity: Severity = "error"
     source: str | None = None
-    severity: int | None = Field(default=None, ge=1, le=4)
+    code: int | str | None = None
 
 
 class ContextRef(Args):
-    """A document (or a range of it) the prompt is about, with the
-    diagnostics that concern it."""
+    """A document (or a range of it) the prompt is about, with the problems
+    the editor reports in it when the user attached them."""
 
     uri: str = Field(min_length=1)
     range: Range | None = None
-    diagnostics: list[DiagnosticRef] = Field(default_factory=list)
+    diagnostics: list[ContextDiagnostic] = Field(default_factory=list)
 
 
 class TurnArgs(Args):

@@ -9,8 +9,8 @@ from pathlib import Path, PurePosixPath
 __all__ = [
     "EDIT_SYSTEM",
     "ContextPiece",
-    "diagnostic_line",
     "edit_prompt",
+    "problem_line",
     "render_context",
     "replacement_for",
     "strip_fence",
@@ -61,7 +61,8 @@ EDIT_SYSTEM = (
 
 @dataclass(frozen=True, slots=True)
 class ContextPiece:
-    """One buffer the user attached, with the selected range if any.
+    """One buffer the user attached, with the selected range if any, and the
+    problems the editor reports in it (one line each, see :func:`problem_line`).
 
     ``start`` and ``end`` are character offsets into ``text``.
     """
@@ -70,19 +71,17 @@ class ContextPiece:
     text: str
     start: int | None = None
     end: int | None = None
-    diagnostics: tuple[str, ...] = ()
-    """The editor's diagnostics on this buffer, each one line (see
-    :func:`diagnostic_line`)."""
+    problems: tuple[str, ...] = ()
 
 
-def diagnostic_line(
-    line: int, character: int, message: str, code: int | str | None, source: str | None
+def problem_line(
+    line: int, message: str, severity: str, source: str | None, code: int | str | None
 ) -> str:
-    """A diagnostic as the model reads it: ``line 2, column 23: [pyflakes F821]
-    undefined name 'nam'`` (line and column counted from 1)."""
-    label = " ".join(str(part) for part in (source, code) if part not in (None, ""))
-    where = f"line {line + 1}, column {character + 1}"
-    return f"{where}: [{label}] {message}" if label else f"{where}: {message}"
+    """A reported problem as the model reads it, e.g. ``line 3 (error,
+    pyflakes F821): undefined name 'nam'`` (``line`` counted from 0)."""
+    origin = " ".join(str(part) for part in (source, code) if part not in (None, ""))
+    label = f"{severity}, {origin}" if origin else severity
+    return f"line {line + 1} ({label}): {' '.join(message.split())}"
 
 
 def _fence_for(text: str) -> str:
@@ -118,9 +117,9 @@ def render_context(pieces: list[ContextPiece]) -> str:
         fence = _fence_for(text)
         language = _LANGUAGES.get(PurePosixPath(piece.path).suffix.lower(), "")
         block = f"{piece.path} {note}:\n{fence}{language}\n{text}\n{fence}"
-        if piece.diagnostics:
-            listed = "\n".join(f"- {line}" for line in piece.diagnostics)
-            block += f"\nThe editor's diagnostics on {piece.path}:\n{listed}"
+        if piece.problems:
+            listed = "\n".join(f"- {problem}" for problem in piece.problems)
+            block += f"\nProblems the editor reports in {piece.path}:\n{listed}"
         blocks.append(block)
     return "\n\n".join(blocks)
 

@@ -48,6 +48,13 @@ _COMMENT = re.compile(r"(?:#|//|--|;+|/\*|\*|<!--)\s*rhema:\s*(?P<instruction>.+
 
 Unstructure = Callable[[Any], Any]
 
+_SEVERITY = {
+    types.DiagnosticSeverity.Error: "error",
+    types.DiagnosticSeverity.Warning: "warning",
+    types.DiagnosticSeverity.Information: "information",
+    types.DiagnosticSeverity.Hint: "hint",
+}
+
 
 def comment_instruction(selected: str) -> str | None:
     """The instruction of the first ``rhema: ...`` comment in ``selected``."""
@@ -76,7 +83,7 @@ def _diagnostic_ref(diagnostic: types.Diagnostic, unstructure: Unstructure) -> d
     if diagnostic.source is not None:
         ref["source"] = diagnostic.source
     if diagnostic.severity is not None:
-        ref["severity"] = int(diagnostic.severity)
+        ref["severity"] = _SEVERITY[diagnostic.severity]
     return ref
 
 

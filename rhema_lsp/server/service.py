@@ -64,8 +64,8 @@ from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.prompts import (
     EDIT_SYSTEM,
     ContextPiece,
-    diagnostic_line,
     edit_prompt,
+    problem_line,
     render_context,
     replacement_for,
 )
@@ -212,14 +212,12 @@ class AgentService:
                 start = index.offset(types.Position(**ref.range.start.model_dump()))
                 end = index.offset(types.Position(**ref.range.end.model_dump()))
             shown = self.lifecycle.folders.display(path)
-            diagnostics = tuple(
-                diagnostic_line(
-                    d.range.start.line, d.range.start.character, d.message, d.code, d.source
-                )
+            problems = tuple(
+                problem_line(d.range.start.line, d.message, d.severity, d.source, d.code)
                 for d in ref.diagnostics
             )
             pieces.append(
-                ContextPiece(path=shown, text=text, start=start, end=end, diagnostics=diagnostics)
+                ContextPiece(path=shown, text=text, start=start, end=end, problems=problems)
             )
         return pieces
 

@@ -65,11 +65,20 @@ export interface CancelResult {
   cancelled: string[];
 }
 
-/** A document (or a range of it) the prompt is about, with the diagnostics that concern it. */
+/** A problem the editor reports in a context document (from any language server or linter), passed on to the model. */
+export interface ContextDiagnostic {
+  range: Range;
+  message: string;
+  severity?: 'error' | 'warning' | 'information' | 'hint';
+  source?: string | null;
+  code?: number | string | null;
+}
+
+/** A document (or a range of it) the prompt is about, with the problems the editor reports in it when the user attached them. */
 export interface ContextRef {
   uri: string;
   range?: Range | null;
-  diagnostics?: DiagnosticRef[];
+  diagnostics?: ContextDiagnostic[];
 }
 
 /** What a rhema client implements. */
@@ -88,15 +97,6 @@ export interface Detached {
   session: string;
   turn: number;
   started: boolean;
-}
-
-/** A diagnostic the prompt is about (as the editor shows it). */
-export interface DiagnosticRef {
-  range: Range;
-  message: string;
-  code?: number | string | null;
-  source?: string | null;
-  severity?: number | null;
 }
 
 /** Rewrite the selection in place. */

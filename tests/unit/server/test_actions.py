@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 from pygls.protocol import default_converter
 
-from rhema_lsp.runs.prompts import ContextPiece, render_context, replacement_for
+from rhema_lsp.runs.prompts import ContextPiece, problem_line, render_context, replacement_for
 from rhema_lsp.server.actions import comment_instruction, offered_actions
 from rhema_lsp.server.clients import ClientFeatures
 
@@ -98,7 +98,7 @@ def test_fix_this_on_every_diagnostic_even_without_a_selection() -> None:
                     "message": "undefined name 'nam'",
                     "code": "F821",
                     "source": "pyflakes",
-                    "severity": 1,
+                    "severity": "error",
                 }
             ],
         }
@@ -132,12 +132,12 @@ def test_diagnostics_are_rendered_with_their_context() -> None:
     piece = ContextPiece(
         path="hello.py",
         text=TEXT,
-        diagnostics=("line 3, column 25: [pyflakes F821] undefined name 'nam'",),
+        problems=(problem_line(2, "undefined name  'nam'", "error", "pyflakes", "F821"),),
     )
     rendered = render_context([piece])
     assert rendered.endswith(
-        "The editor's diagnostics on hello.py:\n"
-        "- line 3, column 25: [pyflakes F821] undefined name 'nam'"
+        "Problems the editor reports in hello.py:\n"
+        "- line 3 (error, pyflakes F821): undefined name 'nam'"
     )
 
 

@@ -143,6 +143,13 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"action": "append", "metavar": "COMMAND"},
     ),
     SettingFlag(
+        "approvalTimeout",
+        "--approval-timeout",
+        "seconds a confirmation question waits for an answer before it counts as Deny",
+        ("ask",),
+        {"type": float, "metavar": "SECONDS"},
+    ),
+    SettingFlag(
         "logLevel",
         "--log-level",
         "the server's own log, to stderr",

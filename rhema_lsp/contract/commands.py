@@ -37,8 +37,10 @@ __all__ = [
     "CommandSpec",
     "CompactResult",
     "CompactionInfo",
+    "ContextDiagnostic",
     "ContextRef",
     "DeleteResult",
+    "Detached",
     "EditArgs",
     "EditResult",
     "McpServerStatus",
@@ -63,6 +65,9 @@ __all__ = [
     "command_named",
 ]
 
+NOT_BLANK = r"\S"
+"""A prompt or instruction has something besides white space."""
+
 Mode = Literal["ask", "edit", "agent"]
 """Which tools the model is offered: read-only, plus edits, plus commands."""
 
@@ -86,33 +91,52 @@ class Range(Args):
     end: Position
 
 
+Severity = Literal["error", "warning", "information", "hint"]
+"""How bad a reported problem is (the editor's diagnostic severity)."""
+
+
+class ContextDiagnostic(Args):
+    """A problem the editor reports in a context document (from any language
+    server or linter), passed on to the model."""
+
+    range: Range
+    message: str = Field(min_length=1)
+    severity: Severity = "error"
+    source: str | None = None
+    code: int | str | None = None
+
+
 class ContextRef(Args):
-    """A document (or a range of it) the prompt is about."""
+    """A document (or a range of it) the prompt is about, with the problems
+    the editor reports in it when the user attached them."""
 
     uri: str = Field(min_length=1)
     range: Range | None = None
+    diagnostics: list[ContextDiagnostic] = Field(default_factory=list)
 
 
 class TurnArgs(Args):
     """Run a whole turn: the prompt, then steps until the model stops asking
     for tools."""
 
-    prompt: str = Field(min_length=1)
+    prompt: str = Field(min_length=1, pattern=NOT_BLANK)
     folder: str | None = None
     session: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
     mode: Mode | None = None
     max_steps: int | None = Field(default=None, ge=1, le=500)
+    detach: bool | None = None
 
 
 class StepArgs(Args):
     """Run one step; without ``prompt``, continue the current turn."""
 
     session: str | None = None
-    prompt: str | None = None
+    prompt: str | None = Field(default=None, min_length=1, pattern=NOT_BLANK)
     folder: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
     mode: Mode | None = None
+    detach: bool | None = None
 
 
 class CancelArgs(Args):
@@ -146,8 +170,9 @@ class EditArgs(Args):
 
     uri: str = Field(min_length=1)
     range: Range
-    instruction: str = Field(min_length=1)
+    instruction: str = Field(min_length=1, pattern=NOT_BLANK)
     session: str | None = None
+    detach: bool | None = None
 
 
 class UndoTurnArgs(Args):
@@ -162,6 +187,16 @@ class StatusArgs(Args):
 
 
 # -- results -----------------------------------------------------------------
+
+
+class Detached(Wire):
+    """A run that goes on after the command answered (``detach``): its
+    outcome arrives as events, and as the transcript and a message for
+    clients that do not render events."""
+
+    session: str
+    turn: int
+    started: bool
 
 
 class TurnResult(Wire):
@@ -360,8 +395,8 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
     return adapter
 
 
-TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult, "run a whole turn", runs=True)
-STEP = CommandSpec("rhema.step", StepArgs, StepResult, "run one step", runs=True)
+TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult | Detached, "run a whole turn", runs=True)
+STEP = CommandSpec("rhema.step", StepArgs, StepResult | Detached, "run one step", runs=True)
 CANCEL = CommandSpec("rhema.cancel", CancelArgs, CancelResult, "stop a run, or every run")
 SESSIONS = CommandSpec(
     "rhema.sessions", SessionsArgs, list[SessionSummary], "list stored sessions, newest first"
@@ -379,7 +414,9 @@ COMPACT = CommandSpec(
     "summarise a session's older rounds now",
 )
 DELETE_SESSION = CommandSpec("rhema.deleteSession", SessionArgs, DeleteResult, "delete a session")
-EDIT = CommandSpec("rhema.edit", EditArgs, EditResult, "rewrite the selection in place", runs=True)
+EDIT = CommandSpec(
+    "rhema.edit", EditArgs, EditResult | Detached, "rewrite the selection in place", runs=True
+)
 UNDO_TURN = CommandSpec(
     "rhema.undoTurn", UndoTurnArgs, UndoTurnResult, "revert a turn's edits (none: the last)"
 )

@@ -43,6 +43,7 @@ class Settings(BaseModel):
     review: bool = False
     session_store: Literal["workspace", "user"] = Field(default="workspace", alias="sessionStore")
     command_allowlist: tuple[str, ...] = Field(default=(), alias="commandAllowlist")
+    approval_timeout: float = Field(default=120, alias="approvalTimeout", ge=1, le=86_400)
     log_level: Literal["error", "warning", "info", "debug"] = Field(
         default="warning", alias="logLevel"
     )

@@ -21,13 +21,13 @@ export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand]
 
 /** Argument and result types of each command. */
 export interface CommandTypes {
-  'rhema.turn': { args: TurnArgs; result: TurnResult };
-  'rhema.step': { args: StepArgs; result: StepResult };
+  'rhema.turn': { args: TurnArgs; result: TurnResult | Detached };
+  'rhema.step': { args: StepArgs; result: StepResult | Detached };
   'rhema.cancel': { args: CancelArgs; result: CancelResult };
   'rhema.sessions': { args: SessionsArgs; result: SessionSummary[] };
   'rhema.openSession': { args: OpenSessionArgs; result: OpenSessionResult };
   'rhema.deleteSession': { args: SessionArgs; result: DeleteResult };
-  'rhema.edit': { args: EditArgs; result: EditResult };
+  'rhema.edit': { args: EditArgs; result: EditResult | Detached };
   'rhema.undoTurn': { args: UndoTurnArgs; result: UndoTurnResult };
   'rhema.compact': { args: SessionArgs; result: CompactResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
@@ -95,6 +95,15 @@ export interface CompactionPayload {
   summaryTokens: number;
 }
 
+/** A problem the editor reports in a context document (from any language server or linter), passed on to the model. */
+export interface ContextDiagnostic {
+  range: Range;
+  message: string;
+  severity?: 'error' | 'warning' | 'information' | 'hint';
+  source?: string | null;
+  code?: number | string | null;
+}
+
 /** How full the model's window is: the estimated tokens of the session's next request, and the window (`null` while unknown). */
 export interface ContextPayload {
   type: 'context';
@@ -102,15 +111,29 @@ export interface ContextPayload {
   window: number | null;
 }
 
-/** A document (or a range of it) the prompt is about. */
+/** A document (or a range of it) the prompt is about, with the problems the editor reports in it when the user attached them. */
 export interface ContextRef {
   uri: string;
   range?: Range | null;
+  diagnostics?: ContextDiagnostic[];
+}
+
+/** What a rhema client implements. */
+export interface DeclaredCapabilities {
+  events?: boolean;
+  editSelection?: boolean;
 }
 
 /** Whether the session existed and is gone. */
 export interface DeleteResult {
   deleted: boolean;
+}
+
+/** A run that goes on after the command answered (`detach`): its outcome arrives as events, and as the transcript and a message for clients that do not render events. */
+export interface Detached {
+  session: string;
+  turn: number;
+  started: boolean;
 }
 
 /** Rewrite the selection in place. */
@@ -119,6 +142,7 @@ export interface EditArgs {
   range: Range;
   instruction: string;
   session?: string | null;
+  detach?: boolean | null;
 }
 
 /** Whether the rewrite was applied, and how the model call ended. */
@@ -134,6 +158,11 @@ export interface EditResult {
 export interface ErrorPayload {
   type: 'error';
   message: string;
+}
+
+/** The contract's part of `initializationOptions` (the settings are the rest). */
+export interface InitializationOptions {
+  clientCapabilities?: DeclaredCapabilities | null;
 }
 
 /** One MCP server: where it is configured, how it runs, and its tools. */
@@ -274,6 +303,7 @@ export interface StepArgs {
   folder?: string | null;
   context?: ContextRef[];
   mode?: 'ask' | 'edit' | 'agent' | null;
+  detach?: boolean | null;
 }
 
 /** A step ended: the call's usage and why the model stopped. */
@@ -397,6 +427,7 @@ export interface TurnArgs {
   context?: ContextRef[];
   mode?: 'ask' | 'edit' | 'agent' | null;
   maxSteps?: number | null;
+  detach?: boolean | null;
 }
 
 /** A run ended; always the last event of a run. */

@@ -18,6 +18,7 @@ from rhema_lsp.contract import (
     COMMANDS,
     EVENT_MODELS,
     TURN,
+    InitializationOptions,
     RhemaEventParams,
     TurnArgs,
     Wire,
@@ -198,6 +199,7 @@ def test_neovim_reads_only_field_names_the_contract_has() -> None:
         known.add(spec.name.split(".", 1)[1])
     for model in EVENT_MODELS:
         known |= json_field_names(model)
+    known |= json_field_names(InitializationOptions)
     camel = set()
     for source in _lua().values():
         camel |= set(re.findall(r"\.([a-z]+[A-Z]\w*)\b", source))

@@ -31,6 +31,7 @@ from rhema_lsp.contract import (
     Args,
     CommandSpec,
     ContextRef,
+    Detached,
     RhemaEventParams,
     RunStopReason,
     SessionsArgs,
@@ -367,9 +368,11 @@ async def _ask(
         if isinstance(renderer, TerminalRenderer) and tty:
             spinner = asyncio.create_task(_spin(renderer))
         interrupts.cancel_turn = cancel_turn
-        result: TurnResult = await connection.command(TURN, args, msg_id=turn_id)
+        result: TurnResult | Detached = await connection.command(TURN, args, msg_id=turn_id)
         if events.drift is not None:
             raise events.drift
+        if not isinstance(result, TurnResult):  # this client renders events: never detached
+            raise ContractDrift(f"the server detached turn {result.turn} instead of running it")
         stop_reason = result.stop_reason
         if stop_reason in _STOPPED:
             _stderr_note(f"rhema-lsp: {_STOPPED[stop_reason]}")

@@ -6,7 +6,10 @@ once after the spawn) — alternately, ``STARTS`` times each; each figure is the
 median. The time runs from the spawn to the arrival of the ``initialize``
 result; the RSS is ``VmRSS`` of the server process read right after it.
 The baseline is a minimal ``pygls.lsp.server.LanguageServer`` with one
-feature. Targets: rhema-lsp <= 1.3 x the bare server on each figure.
+feature. Targets: rhema-lsp <= 1.3 x the bare server on each figure, and
+configured MCP servers (:data:`MCP_OPTIONS`) leave the start unchanged
+(ratio to rhema-lsp without them <= 1.05: servers start on the first turn
+that needs them, never with the editor).
 
 Run: ``python -m bench.server_startup``.
 """
@@ -19,7 +22,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from bench._lsp_wire import LspProcess, initialize_params, rss_kib
 
@@ -53,11 +58,26 @@ OPTIONS = {
 }
 
 
-async def start_once(argv: list[str], env: dict[str, str], folder: Path) -> tuple[float, int]:
+MCP_OPTIONS = {
+    **OPTIONS,
+    "mcpServers": {
+        "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+        "git": {"command": sys.executable, "args": ["-m", "mcp_server_git"]},
+    },
+    "mcpModes": ["ask", "edit", "agent"],
+}
+"""Two MCP servers configured (the reference servers the tests use)."""
+
+MCP_TARGET = 1.05
+
+
+async def start_once(
+    argv: list[str], env: dict[str, str], folder: Path, options: Mapping[str, Any] | None = None
+) -> tuple[float, int]:
     """Seconds from spawn to the ``initialize`` result, and RSS (KiB) after it."""
     server = await LspProcess.spawn(argv, env=env, cwd=folder)
     try:
-        await server.request("initialize", initialize_params(folder, OPTIONS))
+        await server.request("initialize", initialize_params(folder, options or OPTIONS))
         seconds = time.perf_counter() - server.spawned
         return seconds, rss_kib(server.pid)
     finally:
@@ -78,15 +98,19 @@ async def measure() -> list[Row]:
         await start_once(rhema_argv, env, folder)
         await start_once(bare_argv, env, folder)
         rhema_times, rhema_rss, bare_times, bare_rss = [], [], [], []
+        mcp_times = []
         for _ in range(STARTS):
             seconds, rss = await start_once(rhema_argv, env, folder)
             rhema_times.append(seconds)
             rhema_rss.append(rss)
+            seconds, _ = await start_once(rhema_argv, env, folder, MCP_OPTIONS)
+            mcp_times.append(seconds)
             seconds, rss = await start_once(bare_argv, env, folder)
             bare_times.append(seconds)
             bare_rss.append(rss)
     start_ms = statistics.median(rhema_times) * 1000
     bare_ms = statistics.median(bare_times) * 1000
+    mcp_ms = statistics.median(mcp_times) * 1000
     rss_mib = statistics.median(rhema_rss) / 1024
     bare_mib = statistics.median(bare_rss) / 1024
     return [
@@ -96,6 +120,13 @@ async def measure() -> list[Row]:
             bare_ms,
             start_ms / bare_ms,
             TARGET,
+        ),
+        (
+            "with 2 MCP servers configured, ms (vs without)",
+            mcp_ms,
+            start_ms,
+            mcp_ms / start_ms,
+            MCP_TARGET,
         ),
         (
             "RSS after initialize, MiB (ratio <= target)",

@@ -53,6 +53,7 @@ from lsprotocol.types import (
 
 from rhema_lsp.acp.updates import FileDiff, text_content
 from rhema_lsp.tools import DiskEditor, EditOutcome, OpenDocument, ToolError, uri_to_path
+from rhema_lsp.tools.editor import DENY, approving_choice
 from rhema_lsp.tools.positions import apply_text_edits
 
 __all__ = ["AcpClient", "AcpEditor"]
@@ -199,10 +200,12 @@ class AcpEditor:
     # -- Editor: confirmations -------------------------------------------------
 
     async def confirm(self, message: str, choices: Sequence[str]) -> str | None:
-        """Ask through ``session/request_permission``; ``choices[0]`` allows."""
-        if not choices:
+        """Ask through ``session/request_permission``; the choice that is not
+        "Deny" allows."""
+        allow = approving_choice(choices)
+        if allow is None:
             return None
-        allow, reject = choices[0], (choices[1] if len(choices) > 1 else "Reject")
+        reject = DENY
         if message in self.always_allowed:
             return allow
         shown = self._call or ToolCallUpdate(tool_call_id="rhema-confirm", title=message)

@@ -32,7 +32,7 @@ from rhema_lsp.engine.messages import ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import Progress, ReplaySafety, StatusReporter, ToolContext, ToolResolver
 from rhema_lsp.mcp.errors import McpError
-from rhema_lsp.tools.editor import Editor
+from rhema_lsp.tools.editor import DENY, Editor
 
 if TYPE_CHECKING:
     from rhema_lsp.mcp.connection import McpConnection
@@ -116,7 +116,7 @@ class McpTools(ToolResolver):
             answer = await self.editor.confirm(
                 f"Rhema wants to call the MCP tool {tool.tool} of the server {tool.server} "
                 f"({config.describe()}) with {_preview(args)}",
-                ["Deny", "Allow"],
+                [DENY, "Allow"],
             )
             if answer != "Allow":
                 return ToolResult.failure(

@@ -34,8 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
-from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
 from rhema_lsp.contract import EVENT_METHOD
 from rhema_lsp.engine import (
@@ -45,7 +43,6 @@ from rhema_lsp.engine import (
     Compaction,
     ContextBudget,
     ErrorEvent,
-    Event,
     Message,
     ProviderError,
     ResumeReport,
@@ -64,9 +61,9 @@ from rhema_lsp.runs.settings import Mode, Settings
 from rhema_lsp.server.clients import ClientFeatures
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
+from rhema_lsp.server.plain_output import PlainOutput, Tee
 from rhema_lsp.server.progress import RunProgress
 from rhema_lsp.server.stream import RunStream
-from rhema_lsp.server.transcript import Transcript, first_lines
 from rhema_lsp.sessions import SessionInfo, SessionStoreError, title_from_prompt
 from rhema_lsp.tools import WorkspaceTools
 
@@ -135,20 +132,6 @@ class Prepared:
     plan: Plan
     state: FolderState
     run: Run
-
-
-class _Tee:
-    """Sends each event to the editor's stream and to the transcript."""
-
-    __slots__ = ("stream", "transcript")
-
-    def __init__(self, stream: RunStream, transcript: Transcript) -> None:
-        self.stream = stream
-        self.transcript = transcript
-
-    def emit(self, event: Event) -> None:
-        self.stream.emit(event)
-        self.transcript.emit(event)
 
 
 @dataclass
@@ -438,19 +421,17 @@ class RunLifecycle:
         if progress.token is not None:
             self.runs.set_token(run, progress.token)
         stream = self._stream(run.session, run.turn, progress.report)
-        transcript: Transcript | None = None
-        sink: RunStream | _Tee = stream
+        plain: PlainOutput | None = None
+        sink: RunStream | Tee = stream
         if not self.client.events:
-            transcript = Transcript(
-                self.transcript_path(state, run.session), run.turn, plan.title or None
-            )
-            await transcript.open()
-            sink = _Tee(stream, transcript)
+            path = self.transcript_path(state, run.session)
+            plain = PlainOutput(self.server, path, run.turn, plan.title or None)
+            sink = await plain.open(stream)
         report: RunReport[T] = RunReport(run.session, run.turn, Outcome())
         try:
             tools = self.tools(state, plan.mode)
-            if transcript is not None:
-                self._show_transcript(transcript)
+            if plain is not None and self.client.show_document:
+                plain.show(self._detached)
             report.outcome = await self._drive(plan, state, run, sink, tools)
             if finish is not None and report.outcome.error is None and not run.cancelled:
                 report.finished = await finish(report.outcome, run, tools)
@@ -475,49 +456,16 @@ class RunLifecycle:
             )
             stream.close()
             progress.end(outcome.error or outcome.stop_reason.replace("_", " "))
-            if transcript is not None:
-                with anyio.CancelScope(shield=True):
-                    await transcript.flush()
-                self._tell_outcome(outcome, transcript)
+            if plain is not None:
+                await plain.close(outcome)
         return report
-
-    def _show_transcript(self, transcript: Transcript) -> None:
-        if not self.client.show_document:
-            return
-
-        async def show() -> None:
-            await transcript.flush()  # the file exists before the editor opens it
-            try:
-                await self.server.window_show_document_async(
-                    types.ShowDocumentParams(uri=transcript.path.as_uri(), take_focus=False)
-                )
-            except JsonRpcException as exc:
-                logger.info("the client did not show the transcript: %s", exc)
-
-        task = asyncio.get_running_loop().create_task(show())
-        self._detached.add(task)
-        task.add_done_callback(self._detached.discard)
-
-    def _tell_outcome(self, outcome: Outcome, transcript: Transcript) -> None:
-        """The closing message for a client that does not render events."""
-        if outcome.error is not None:
-            kind, head = types.MessageType.Error, outcome.error
-        else:
-            kind = types.MessageType.Info
-            head = first_lines("".join(transcript.answer)) or "(no answer text)"
-        reason = outcome.stop_reason.replace("_", " ")
-        self.server.window_show_message(
-            types.ShowMessageParams(
-                type=kind, message=f"Rhema: {head}\n— {reason}. Transcript: {transcript.path}"
-            )
-        )
 
     async def _drive(
         self,
         plan: Plan,
         state: FolderState,
         run: Run,
-        stream: RunStream | _Tee,
+        stream: RunStream | Tee,
         tools: WorkspaceTools,
     ) -> Outcome:
         try:

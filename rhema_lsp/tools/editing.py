@@ -39,7 +39,7 @@ from lsprotocol.types import (
 )
 
 from rhema_lsp.engine.tools import ToolContext
-from rhema_lsp.tools.editor import Editor
+from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.journal import EditJournal
 from rhema_lsp.tools.positions import minimal_edits, replacement_edits
@@ -50,7 +50,7 @@ from rhema_lsp.tools.workspace import Access, Target, Workspace
 __all__ = ["Editing"]
 
 _ALLOW = "Allow"
-_DENY = "Deny"
+_DENY = DENY
 _REREAD = "Re-read the file with read_file and try again."
 
 

@@ -20,18 +20,24 @@ from typing import Literal, Protocol
 from lsprotocol.types import WorkspaceEdit
 
 __all__ = [
+    "DENY",
     "ConfirmCallback",
     "DocumentSource",
     "EditOutcome",
     "Editor",
     "Mode",
     "OpenDocument",
+    "approving_choice",
     "not_landed",
     "unmet_expectations",
 ]
 
 Mode = Literal["ask", "edit", "agent"]
 """Which tool set the model is offered: read-only, plus edits, plus commands."""
+
+DENY = "Deny"
+"""The declining choice of every confirmation, listed first (so a client's
+default pick declines)."""
 
 ConfirmCallback = Callable[[str, Sequence[str]], Awaitable[str | None]]
 """Asks the user ``message`` with ``choices``; returns the choice or ``None``."""
@@ -135,6 +141,11 @@ class DocumentSource(Protocol):
     def open_document(self, uri: str) -> OpenDocument | None:
         """The open document at ``uri``, or ``None``."""
         ...
+
+
+def approving_choice(choices: Sequence[str]) -> str | None:
+    """The choice of a confirmation that approves: the first that is not :data:`DENY`."""
+    return next((choice for choice in choices if choice != DENY), None)
 
 
 def unmet_expectations(editor: DocumentSource, expected: Mapping[str, str | None]) -> list[str]:

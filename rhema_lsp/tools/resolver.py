@@ -28,7 +28,7 @@ from rhema_lsp.engine.tools import Progress, ReplaySafety, StatusReporter, ToolC
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.commands import is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
-from rhema_lsp.tools.editor import Editor, Mode
+from rhema_lsp.tools.editor import DENY, Editor, Mode
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.journal import EditJournal
 from rhema_lsp.tools.reading import format_page, snapshot
@@ -184,7 +184,7 @@ class WorkspaceTools(ToolResolver):
         )
         if reason is not None:
             answer = await self.editor.confirm(
-                f"Rhema wants to read {shown}: {reason}. Allow?", ["Deny", "Allow"]
+                f"Rhema wants to read {shown}: {reason}. Allow?", [DENY, "Allow"]
             )
             if answer != "Allow":
                 raise PathRefused(f"{shown}: the user did not allow reading it ({reason})")
@@ -233,7 +233,7 @@ class WorkspaceTools(ToolResolver):
         if not is_allowlisted(command, self.command_allowlist):
             run.status(ToolStatus(activity="waiting for approval"))
             answer = await self.editor.confirm(
-                f"Rhema wants to run a command in {self.ws.folder}:\n{command}", ["Deny", "Run"]
+                f"Rhema wants to run a command in {self.ws.folder}:\n{command}", [DENY, "Run"]
             )
             if answer != "Run":
                 raise ToolError(f"the user did not approve running {command!r}; nothing was run")

@@ -29,6 +29,12 @@ USER_LINE = "# unsaved user line"
 HEADER = "# header added by rhema\n"
 EDIT_CALL = ("edit_file", {"path": "hello.py", "old_text": HELLO, "new_text": HEADER + HELLO})
 EDIT_ANSWER = "Added a header line."
+# Code actions come from the server: asking for them before it runs gets none (the menu
+# would show only VS Code's own), so the driver waits for the status bar to say so first.
+SERVER_RUNNING = {"waitStatus": "Rhema", "not": ["starting", "stopped"]}
+# ... and, on a loaded machine, until the editor's light bulb says the server's actions for
+# the selection have arrived: a request sent earlier may still come back empty.
+LIGHT_BULB = {"waitPage": ".monaco-editor .lightBulbWidget"}
 
 
 def reasoning_lines(text: str) -> str:
@@ -262,7 +268,9 @@ def test_edit_selection_code_action_passes_its_target(
     vscode.drive(
         [
             {"openFile": "hello.py"},
+            SERVER_RUNNING,
             {"press": "Shift+End"},
+            LIGHT_BULB,
             {"command": "Refactor...", "keepFocus": True},
             {"pickAction": "Rhema: edit selection"},
             {"input": "Say hi", "title": "Rhema: Edit Selection"},
@@ -283,7 +291,9 @@ def test_explain_selection_code_action_streams_an_ask_turn(
     steps = vscode.drive(
         [
             {"openFile": "hello.py"},
+            SERVER_RUNNING,
             {"press": "Shift+End"},
+            LIGHT_BULB,
             {"press": "Control+."},
             {"pickAction": "Rhema: explain selection"},
             {"waitLog": "Rhema", "contains": "■ "},

@@ -16,6 +16,9 @@
 //   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
 //   {screenshot: "/path.png"}
 //   {sleepMs: 200}
+//   {waitStatus: "Rhema", not: ["starting", "stopped"]}  wait for the status bar item with that text
+//                                            until it contains none of `not` (the server is running)
+//   {waitPage: "css", hasText?: "..."}       wait for an element of the workbench
 // One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
 // file the extension host writes, not from the DOM.
 import { readFileSync, readdirSync, statSync } from 'node:fs';
@@ -50,6 +53,16 @@ async function waitFor(predicate, what) {
   const deadline = Date.now() + timeout;
   for (;;) {
     const value = predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function waitForAsync(predicate, what) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const value = await predicate();
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -158,6 +171,18 @@ try {
     } else if (step.screenshot !== undefined) {
       await page.screenshot({ path: step.screenshot });
       results.push({ screenshot: step.screenshot });
+    } else if (step.waitStatus !== undefined) {
+      const item = page.locator('.statusbar-item', { hasText: step.waitStatus }).first();
+      const unwanted = [step.not ?? []].flat();
+      const text = await waitForAsync(async () => {
+        const current = (await item.textContent()) ?? '';
+        return current && !unwanted.some((word) => current.includes(word)) ? current : '';
+      }, `the ${step.waitStatus} status item without ${JSON.stringify(unwanted)}`);
+      results.push({ waitStatus: step.waitStatus, text });
+    } else if (step.waitPage !== undefined) {
+      const target = page.locator(step.waitPage, step.hasText ? { hasText: step.hasText } : {}).first();
+      await target.waitFor({ state: 'visible' });
+      results.push({ waitPage: step.waitPage, text: await target.textContent() });
     } else if (step.sleepMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
       results.push({ sleepMs: step.sleepMs });

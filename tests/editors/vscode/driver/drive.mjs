@@ -13,6 +13,10 @@
 //   {clickEditor: true}                      focus the active text editor
 //   {pickAction: "label"}                    choose a row of the open code action menu by keyboard
 //                                            (a pointer block covers it against stray clicks)
+//   {openActions: "label", select: ["Shift+End"], via: "Control+." | {command: "Refactor..."}}
+//                                            press the `select` keys, open the code action menu and
+//                                            wait for the row; if the server had not answered yet
+//                                            ("No code actions available"), Escape, select again, retry
 //   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
 //   {screenshot: "/path.png"}
 //   {sleepMs: 200}
@@ -95,21 +99,25 @@ try {
   // only then does the palette list its commands.
   await page.locator('.statusbar-item', { hasText: 'Rhema' }).first().waitFor({ state: 'visible' });
   const widget = page.locator('.quick-input-widget');
+  const runCommand = async (title, keepFocus) => {
+    if (!keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+    await page.keyboard.press('F1');
+    await widget.waitFor({ state: 'visible' });
+    await widget.locator('input').fill(`>${title}`);
+    // Pick the row whose label is exactly the title: Enter would take the first fuzzy
+    // match, which may be a recently used neighbour ("File: Save All").
+    const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    const row = widget
+      .locator('.monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: exact }) })
+      .first();
+    await row.waitFor({ state: 'visible' });
+    await row.click();
+  };
+  const actionRow = (label) => page.locator(`.action-widget .monaco-list-row[aria-label="${label}"]`).first();
   for (const step of scenario.steps) {
     if (step.command !== undefined) {
-      if (!step.keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
-      await page.keyboard.press('F1');
-      await widget.waitFor({ state: 'visible' });
-      await widget.locator('input').fill(`>${step.command}`);
-      // Pick the row whose label is exactly the title: Enter would take the first fuzzy
-      // match, which may be a recently used neighbour ("File: Save All").
-      const exact = new RegExp(`^${step.command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-      const row = widget
-        .locator('.monaco-list-row')
-        .filter({ has: page.locator('.label-name', { hasText: exact }) })
-        .first();
-      await row.waitFor({ state: 'visible' });
-      await row.click();
+      await runCommand(step.command, step.keepFocus);
       results.push({ command: step.command });
     } else if (step.input !== undefined) {
       await widget.locator('.quick-input-title', { hasText: step.title }).waitFor({ state: 'visible' });
@@ -142,8 +150,27 @@ try {
     } else if (step.typeText !== undefined) {
       await page.keyboard.type(step.typeText);
       results.push({ typeText: step.typeText });
+    } else if (step.openActions !== undefined) {
+      // VS Code asks for code actions once per selection change; an answer that came
+      // before the server had the document is not asked again, so select anew and retry.
+      const deadline = Date.now() + timeout;
+      let attempts = 0;
+      for (;;) {
+        attempts += 1;
+        for (const key of step.select ?? []) await page.keyboard.press(key);
+        if (typeof step.via === 'object') await runCommand(step.via.command, true);
+        else await page.keyboard.press(step.via ?? 'Control+.');
+        const shown = await actionRow(step.openActions)
+          .waitFor({ state: 'visible', timeout: 5_000 })
+          .then(() => true, () => false);
+        if (shown) break;
+        if (Date.now() > deadline) throw new Error(`no "${step.openActions}" code action after ${attempts} tries`);
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Home');
+      }
+      results.push({ openActions: step.openActions, attempts });
     } else if (step.pickAction !== undefined) {
-      const row = page.locator(`.action-widget .monaco-list-row[aria-label="${step.pickAction}"]`).first();
+      const row = actionRow(step.pickAction);
       await row.waitFor({ state: 'visible' });
       const rows = await page.locator('.action-widget .monaco-list-row').count();
       for (let i = 0; i <= rows && !(await row.evaluate((el) => el.classList.contains('focused'))); i++) {

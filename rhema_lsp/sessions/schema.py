@@ -7,7 +7,11 @@ at once migrate it exactly once, and a crash mid-migration leaves the old
 version intact. A store newer than this code is refused, never downgraded.
 
 Version 1 holds sessions and their messages (append-only, one JSON row per
-message, numbered from 0); version 2 adds the run leases.
+message, numbered from 0); version 2 adds the run leases; version 3 adds
+checkpoints (:mod:`rhema_lsp.sessions.checkpoints`): content-addressed
+``blobs`` (pre-images, zlib, possibly a line delta on an earlier blob), the
+``turns`` (where each turn's messages start), the ``turn_files`` each turn
+changed (pre-image blob, post-image hash) and the append-only ``rewinds``.
 """
 
 from __future__ import annotations
@@ -49,6 +53,52 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             pid INTEGER NOT NULL,
             host TEXT NOT NULL,
             heartbeat_at REAL NOT NULL
+        )
+        """,
+    ),
+    (
+        """
+        CREATE TABLE blobs (
+            hash TEXT PRIMARY KEY,
+            size INTEGER NOT NULL CHECK (size >= 0),
+            base TEXT REFERENCES blobs (hash),
+            depth INTEGER NOT NULL DEFAULT 0,
+            body BLOB NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE turns (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL CHECK (turn >= 1),
+            first_seq INTEGER NOT NULL CHECK (first_seq >= 0),
+            title TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn)
+        )
+        """,
+        """
+        CREATE TABLE turn_files (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL CHECK (turn >= 1),
+            uri TEXT NOT NULL,
+            before TEXT REFERENCES blobs (hash),
+            after TEXT,
+            clean INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (session_id, turn, uri)
+        )
+        """,
+        "CREATE INDEX turn_files_by_uri ON turn_files (uri)",
+        """
+        CREATE TABLE rewinds (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL CHECK (turn >= 1),
+            what TEXT NOT NULL CHECK (what IN ('code', 'conversation', 'both')),
+            last_turn INTEGER NOT NULL,
+            from_seq INTEGER,
+            to_seq INTEGER,
+            files TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL
         )
         """,
     ),

@@ -30,9 +30,9 @@ from rhema_lsp.sessions.records import now_iso
 from rhema_lsp.sessions.timeline import (
     derived_starts,
     dropped,
-    seq_is_live,
     live_count,
     next_seq,
+    seq_is_live,
     turn_rows,
 )
 

@@ -23,10 +23,10 @@ __all__ = [
     "TurnRow",
     "derived_starts",
     "dropped",
-    "seq_is_live",
     "last_live_seq",
     "live_count",
     "next_seq",
+    "seq_is_live",
     "turn_rows",
 ]
 

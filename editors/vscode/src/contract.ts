@@ -14,6 +14,10 @@ export const ServerCommand = {
   deleteSession: 'rhema.deleteSession',
   edit: 'rhema.edit',
   undoTurn: 'rhema.undoTurn',
+  rewind: 'rhema.rewind',
+  forkSession: 'rhema.forkSession',
+  changes: 'rhema.changes',
+  checkpointContent: 'rhema.checkpointContent',
   status: 'rhema.status',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
@@ -28,6 +32,10 @@ export interface CommandTypes {
   'rhema.deleteSession': { args: SessionArgs; result: DeleteResult };
   'rhema.edit': { args: EditArgs; result: EditResult };
   'rhema.undoTurn': { args: UndoTurnArgs; result: UndoTurnResult };
+  'rhema.rewind': { args: RewindArgs; result: RewindResult };
+  'rhema.forkSession': { args: ForkArgs; result: ForkResult };
+  'rhema.changes': { args: ChangesArgs; result: ChangesResult };
+  'rhema.checkpointContent': { args: CheckpointContentArgs; result: CheckpointContentResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
 }
 
@@ -65,6 +73,38 @@ export interface CancelResult {
   cancelled: string[];
 }
 
+/** One file a turn changed: its checkpoint (`before`, a `rhema-checkpoint:` URI; null when the turn created it) and its state now (`asLeft`: as the agent left it, `changed`: changed since, `restored`: rewound). */
+export interface ChangedFile {
+  uri: string;
+  path: string;
+  status: 'created' | 'modified' | 'deleted';
+  before: string | null;
+  state: 'asLeft' | 'changed' | 'restored';
+}
+
+/** The files a session's turns changed; `turn`: that turn only. */
+export interface ChangesArgs {
+  session: string;
+  turn?: number | null;
+}
+
+/** A session's turns, oldest first. */
+export interface ChangesResult {
+  session: string;
+  turns: TurnChanges[];
+}
+
+/** A `rhema-checkpoint:` URI from `rhema.changes`. */
+export interface CheckpointContentArgs {
+  uri: string;
+}
+
+/** The text of a stored pre-image. */
+export interface CheckpointContentResult {
+  uri: string;
+  text: string;
+}
+
 /** A document (or a range of it) the prompt is about. */
 export interface ContextRef {
   uri: string;
@@ -97,6 +137,25 @@ export interface EditResult {
 export interface ErrorPayload {
   type: 'error';
   message: string;
+}
+
+/** A file a rewind left alone, and why. */
+export interface FileConflict {
+  uri: string;
+  reason: string;
+}
+
+/** Start a new session from `session`'s conversation before `turn` (none: all of it). */
+export interface ForkArgs {
+  session: string;
+  turn?: number | null;
+}
+
+/** The new session. */
+export interface ForkResult {
+  session: string;
+  title: string;
+  turns: number;
 }
 
 /** One MCP server: where it is configured, how it runs, and its tools. */
@@ -175,6 +234,25 @@ export interface RetryWaitPayload {
   delaySeconds: number;
   attempt: number;
   total: number;
+}
+
+/** Rewind a session to before `turn`: its files (`code`), its conversation, or both; `force` overwrites files changed since. */
+export interface RewindArgs {
+  session: string;
+  turn: number;
+  what?: 'code' | 'conversation' | 'both';
+  force?: boolean;
+}
+
+/** What a rewind restored and left alone; `save`: documents the client saves (clean before the turn); `messages`: the conversation's length after a conversation rewind. */
+export interface RewindResult {
+  session: string;
+  turn: number;
+  what: 'code' | 'conversation' | 'both';
+  restored: string[];
+  conflicts: FileConflict[];
+  save: string[];
+  messages: number | null;
 }
 
 /** The params of one `rhema/event` notification; `seq` rises by one per notification within a session. */
@@ -354,6 +432,15 @@ export interface TurnArgs {
   maxSteps?: number | null;
 }
 
+/** One turn and the files it changed. */
+export interface TurnChanges {
+  turn: number;
+  title: string;
+  createdAt: string;
+  inConversation: boolean;
+  files: ChangedFile[];
+}
+
 /** A run ended; always the last event of a run. */
 export interface TurnEndPayload {
   type: 'turn_end';
@@ -379,10 +466,11 @@ export interface UndoTurnArgs {
   turn?: number | null;
 }
 
-/** The documents reverted, and those left alone because they changed since. */
+/** The documents reverted, those left alone because they changed since, and those to save (they were clean before the turn). */
 export interface UndoTurnResult {
   reverted: string[];
   conflicts: string[];
+  save: string[];
 }
 
 /** The running tally of the step in flight (cumulative). */

@@ -7,7 +7,7 @@ import pytest
 
 from rhema_lsp.mcp import McpServerConfig, McpUnavailable, parse_servers
 from rhema_lsp.mcp.config import expand_env
-from rhema_lsp.server.settings import parse_settings
+from rhema_lsp.runs.settings import parse_settings
 
 
 def test_the_common_shapes_parse() -> None:

@@ -17,6 +17,8 @@ from lsprotocol.types import (
 
 from rhema_lsp.tools import EditJournal, MemoryEditor, OpenDocument, apply_workspace_edit_to_text
 
+from rhema_lsp.tools.review import REVIEW_ANNOTATION
+
 from .conftest import Bench
 
 ENCODINGS = ["utf-8", "utf-16"]
@@ -214,13 +216,21 @@ async def test_review_mode_annotates_edits(bench: Bench) -> None:
     sent = bench.editor.received[-1]
     assert sent.label == "rhema: edit_file src/app.py"
     assert sent.edit.change_annotations is not None
-    ((annotation_id, annotation),) = sent.edit.change_annotations.items()
+    annotations = dict(sent.edit.change_annotations)
+    review = annotations.pop(REVIEW_ANNOTATION)
+    ((annotation_id, annotation),) = annotations.items()
     assert "run-9" in annotation_id and "call-edit_file" in annotation_id
-    assert annotation.needs_confirmation is True
+    # The change is pre-selected; only the no-op opening the preview needs confirmation.
+    assert annotation.needs_confirmation is False
+    assert review.needs_confirmation is True
     assert "src/app.py" in annotation.label
     change = sent.edit.document_changes[0]  # type: ignore[index]
     assert isinstance(change, TextDocumentEdit)
     assert all(isinstance(e, AnnotatedTextEdit) for e in change.edits)
+    trigger, *edits = change.edits
+    assert trigger.new_text == "" and trigger.range.start == trigger.range.end
+    assert trigger.annotation_id == REVIEW_ANNOTATION  # type: ignore[union-attr]
+    assert {e.annotation_id for e in edits} == {annotation_id}  # type: ignore[union-attr]
 
 
 async def test_journal_records_every_applied_change(bench: Bench) -> None:

@@ -86,6 +86,11 @@ class EditorClient(LanguageClient):
         buffer.version += 1
         self._did_change(buffer)
 
+    def save(self, uri: str) -> None:
+        """Save the buffer of ``uri`` to disk (as an editor does for the
+        ``save`` list of a rewind)."""
+        uri_to_path(uri).write_text(self.state.buffers[uri].text)
+
     def _did_change(self, buffer: Buffer) -> None:
         self.text_document_did_change(
             types.DidChangeTextDocumentParams(

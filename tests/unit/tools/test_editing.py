@@ -16,7 +16,6 @@ from lsprotocol.types import (
 )
 
 from rhema_lsp.tools import EditJournal, MemoryEditor, OpenDocument, apply_workspace_edit_to_text
-
 from rhema_lsp.tools.review import REVIEW_ANNOTATION
 
 from .conftest import Bench

@@ -102,6 +102,9 @@ class Editing:
         editor that takes change annotations)."""
         return self.review and self.editor.supports_change_annotations
 
+    def _trigger(self) -> CreateFile:
+        return review.trigger(self.ws.folder.as_uri())
+
     def _annotation(
         self, call: _Call, label: str
     ) -> tuple[str | None, dict[str, ChangeAnnotation]]:
@@ -199,8 +202,7 @@ class Editing:
         if self.editor.supports_document_changes:
             sent: list[TextEdit | AnnotatedTextEdit] = list(edits)
             if annotation_id is not None:
-                sent = [review.trigger()]
-                sent += [
+                sent = [
                     AnnotatedTextEdit(
                         range=e.range, new_text=e.new_text, annotation_id=annotation_id
                     )
@@ -209,9 +211,13 @@ class Editing:
             identifier = OptionalVersionedTextDocumentIdentifier(
                 uri=target.uri, version=snap.version if snap.is_open else None
             )
+            document_changes: list[TextDocumentEdit | CreateFile] = [
+                TextDocumentEdit(text_document=identifier, edits=sent)
+            ]
+            if annotation_id is not None:
+                document_changes.insert(0, self._trigger())
             edit = WorkspaceEdit(
-                document_changes=[TextDocumentEdit(text_document=identifier, edits=sent)],
-                change_annotations=annotations or None,
+                document_changes=document_changes, change_annotations=annotations or None
             )
         else:
             edit = WorkspaceEdit(changes={target.uri: edits})
@@ -374,7 +380,7 @@ class Editing:
                 annotation_id=annotation_id,
             )
         ]
-        if content or annotation_id is not None:
+        if content:
             start = Position(line=0, character=0)
             insert: TextEdit | AnnotatedTextEdit = (
                 TextEdit(range=Range(start=start, end=start), new_text=content)
@@ -386,8 +392,9 @@ class Editing:
                 )
             )
             identifier = OptionalVersionedTextDocumentIdentifier(uri=target.uri, version=None)
-            inserts = [insert] if annotation_id is None else [review.trigger(), insert]
-            changes.append(TextDocumentEdit(text_document=identifier, edits=list(inserts)))
+            changes.append(TextDocumentEdit(text_document=identifier, edits=[insert]))
+        if annotation_id is not None:
+            changes.insert(0, self._trigger())
         edit = WorkspaceEdit(document_changes=changes, change_annotations=annotations or None)
         await self._before(call, target, None, False)
         if annotation_id is not None:
@@ -459,7 +466,7 @@ class Editing:
         await self._before(call, old, before, False)
         await self._before(call, new, None, False)
         if annotation_id is not None:
-            edit.document_changes = [_trigger_on(old.uri), *(edit.document_changes or [])]
+            edit.document_changes = [self._trigger(), *(edit.document_changes or [])]
             landed = {old.path: False, new.path: True}
             if not await self._reviewed_operation(call, old, edit, landed):
                 return self._declined_operation(old, "renaming")
@@ -495,16 +502,10 @@ class Editing:
         )
         await self._before(call, target, before, False)
         if annotation_id is not None:
-            edit.document_changes = [_trigger_on(target.uri), *(edit.document_changes or [])]
+            edit.document_changes = [self._trigger(), *(edit.document_changes or [])]
             if not await self._reviewed_operation(call, target, edit, {target.path: False}):
                 return self._declined_operation(target, "deleting")
         else:
             await self._apply(call, target, edit, {target.uri: None})
         await self._record(call, target.uri, before, None, "delete_dir" if is_dir else "delete")
         return f"deleted {self.ws.display(target.path)}"
-
-
-def _trigger_on(uri: str) -> TextDocumentEdit:
-    """The review trigger as an edit of ``uri`` (before it is renamed or deleted)."""
-    identifier = OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
-    return TextDocumentEdit(text_document=identifier, edits=[review.trigger()])

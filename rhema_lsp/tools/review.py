@@ -6,10 +6,13 @@ preview opens when any edit of a ``WorkspaceEdit`` carries an annotation with
 ``needsConfirmation: true``, and it ticks exactly the edits whose annotation
 does *not* need confirmation (``checked = !needsConfirmation``); Apply then
 applies the ticked ones only. So each real change carries the tool call's
-annotation with ``needsConfirmation: false`` (ticked), and one empty insert
-(a no-op whether ticked or not) carries :data:`REVIEW_ANNOTATION`, which
-needs confirmation and so opens the preview, labelled with what to do.
-
+annotation with ``needsConfirmation: false`` (ticked), and one extra
+operation carries :data:`REVIEW_ANNOTATION`, which needs confirmation and so
+opens the preview: a ``CreateFile`` of the workspace folder with
+``ignoreIfExists``. The preview leaves such an operation out of its tree (the
+folder exists), so the user sees only the real changes, all ticked; applied
+or not, it changes nothing. (An empty text edit would do too, but shows up
+as an unticked row holding the file's first line.)
 After the editor answers, :func:`landed` works out from the document's text
 which hunks were applied: the model hears the declined ones as the user's
 choice, not as an error.
@@ -22,10 +25,9 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 from lsprotocol.types import (
-    AnnotatedTextEdit,
     ChangeAnnotation,
-    Position,
-    Range,
+    CreateFile,
+    CreateFileOptions,
     TextEdit,
 )
 
@@ -68,11 +70,13 @@ def review_annotations(annotation_id: str, label: str) -> dict[str, ChangeAnnota
     }
 
 
-def trigger() -> AnnotatedTextEdit:
-    """The empty insert that carries :data:`REVIEW_ANNOTATION`."""
-    start = Position(line=0, character=0)
-    return AnnotatedTextEdit(
-        range=Range(start=start, end=start), new_text="", annotation_id=REVIEW_ANNOTATION
+def trigger(folder_uri: str) -> CreateFile:
+    """The no-op that carries :data:`REVIEW_ANNOTATION`: creating the
+    (existing) workspace folder, if it does not exist."""
+    return CreateFile(
+        uri=folder_uri,
+        options=CreateFileOptions(ignore_if_exists=True),
+        annotation_id=REVIEW_ANNOTATION,
     )
 
 

@@ -137,9 +137,12 @@ class EditorClient(LanguageClient):
                 )
             elif isinstance(change, types.CreateFile):
                 path = uri_to_path(change.uri)
+                options = change.options
+                failure = None
+                if path.exists() and options is not None and options.ignore_if_exists:
+                    continue  # LSP: nothing to do
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("")
-                failure = None
             elif isinstance(change, types.RenameFile):
                 uri_to_path(change.old_uri).rename(uri_to_path(change.new_uri))
                 failure = None

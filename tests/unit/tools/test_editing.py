@@ -223,13 +223,16 @@ async def test_review_mode_annotates_edits(bench: Bench) -> None:
     assert annotation.needs_confirmation is False
     assert review.needs_confirmation is True
     assert "src/app.py" in annotation.label
-    change = sent.edit.document_changes[0]  # type: ignore[index]
+    trigger, change = sent.edit.document_changes  # type: ignore[misc]
+    # The no-op opening the preview: "create" the existing folder, if absent.
+    assert isinstance(trigger, CreateFile)
+    assert trigger.uri == bench.root.as_uri()
+    assert trigger.options is not None and trigger.options.ignore_if_exists is True
+    assert trigger.options.overwrite is None
+    assert trigger.annotation_id == REVIEW_ANNOTATION
     assert isinstance(change, TextDocumentEdit)
     assert all(isinstance(e, AnnotatedTextEdit) for e in change.edits)
-    trigger, *edits = change.edits
-    assert trigger.new_text == "" and trigger.range.start == trigger.range.end
-    assert trigger.annotation_id == REVIEW_ANNOTATION  # type: ignore[union-attr]
-    assert {e.annotation_id for e in edits} == {annotation_id}  # type: ignore[union-attr]
+    assert {e.annotation_id for e in change.edits} == {annotation_id}  # type: ignore[union-attr]
 
 
 async def test_journal_records_every_applied_change(bench: Bench) -> None:

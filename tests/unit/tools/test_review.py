@@ -35,6 +35,9 @@ class PreviewEditor(MemoryEditor):
         kept: list[object] = []
         index = 0
         for change in edit.document_changes or []:
+            annotation = getattr(change, "annotation_id", None)
+            if annotation is not None and notes[annotation].needs_confirmation:
+                continue  # starts unticked, and the user leaves it so
             if isinstance(change, TextDocumentEdit):
                 edits = []
                 for item in change.edits:

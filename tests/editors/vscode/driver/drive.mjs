@@ -15,10 +15,14 @@
 //                                            (a pointer block covers it against stray clicks)
 //   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
 //   {screenshot: "/path.png"}
+//   {query: "css", hasText?: "..."}          every matching element: {text, classes, checked
+//                                            (aria-checked), label (aria-label)}
+//   {waitFor: "css", hasText?: "...", state?: "visible"|"hidden"}  wait for an element
+//   {dump: "css", file: "/path.html"}        write the first match's outerHTML (debugging)
 //   {sleepMs: 200}
 // One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
 // file the extension host writes, not from the DOM.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -158,6 +162,25 @@ try {
     } else if (step.screenshot !== undefined) {
       await page.screenshot({ path: step.screenshot });
       results.push({ screenshot: step.screenshot });
+    } else if (step.query !== undefined) {
+      const found = page.locator(step.query, step.hasText ? { hasText: step.hasText } : {});
+      const elements = await found.evaluateAll((nodes) =>
+        nodes.map((node) => ({
+          text: node.textContent ?? '',
+          classes: node.className?.toString() ?? '',
+          checked: node.getAttribute('aria-checked'),
+          label: node.getAttribute('aria-label'),
+        })),
+      );
+      results.push({ query: step.query, elements });
+    } else if (step.waitFor !== undefined) {
+      const target = page.locator(step.waitFor, step.hasText ? { hasText: step.hasText } : {}).first();
+      await target.waitFor({ state: step.state ?? 'visible' });
+      results.push({ waitFor: step.waitFor });
+    } else if (step.dump !== undefined) {
+      const html = await page.locator(step.dump).first().evaluate((node) => node.outerHTML);
+      writeFileSync(step.file, html);
+      results.push({ dump: step.dump });
     } else if (step.sleepMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
       results.push({ sleepMs: step.sleepMs });

@@ -16,7 +16,7 @@
 //   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
 //   {screenshot: "/path.png"}
 //   {query: "css", hasText?: "..."}          every matching element: {text, classes, checked
-//                                            (aria-checked), label (aria-label)}
+//                                            (a checkbox's state, else aria-checked), label}
 //   {waitFor: "css", hasText?: "...", state?: "visible"|"hidden"}  wait for an element
 //   {dump: "css", file: "/path.html"}        write the first match's outerHTML (debugging)
 //   {sleepMs: 200}
@@ -168,7 +168,7 @@ try {
         nodes.map((node) => ({
           text: node.textContent ?? '',
           classes: node.className?.toString() ?? '',
-          checked: node.getAttribute('aria-checked'),
+          checked: 'checked' in node ? node.checked : node.getAttribute('aria-checked') === 'true',
           label: node.getAttribute('aria-label'),
         })),
       );

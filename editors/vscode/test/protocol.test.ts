@@ -33,6 +33,7 @@ describe('statusSummary', () => {
     folders: ['/w'],
     mode: 'edit',
     running: [],
+    mcpServers: [],
   };
 
   it('names the provider, model, how it was chosen, and the mode', () => {

@@ -20,8 +20,10 @@
 //   {waitFor: "css", hasText?: "...", state?: "visible"|"hidden"}  wait for an element
 //   {dump: "css", file: "/path.html"}        write the first match's outerHTML (debugging)
 //   {sleepMs: 200}
+//   {exec: ["prog", "arg", ...]}             run a program to completion (fails on a non-zero exit)
 // One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
 // file the extension host writes, not from the DOM.
+import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -181,6 +183,10 @@ try {
       const html = await page.locator(step.dump).first().evaluate((node) => node.outerHTML);
       writeFileSync(step.file, html);
       results.push({ dump: step.dump });
+    } else if (step.exec !== undefined) {
+      const [program, ...args] = step.exec;
+      const stdout = execFileSync(program, args, { encoding: 'utf8' });
+      results.push({ exec: program, stdout });
     } else if (step.sleepMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
       results.push({ sleepMs: step.sleepMs });

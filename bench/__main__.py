@@ -27,6 +27,7 @@ MODULES = (
     "grep_tree",
     "edit_large",
     "sessions_commit",
+    "checkpoints_store",
 )
 
 

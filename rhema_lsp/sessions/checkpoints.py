@@ -204,9 +204,9 @@ class Checkpoints:
             before = None
             if data is not None:
                 base = conn.execute(
-                    "SELECT before FROM turn_files WHERE uri = ? AND before IS NOT NULL "
-                    "ORDER BY rowid DESC LIMIT 1",
-                    (uri,),
+                    "SELECT before FROM turn_files WHERE session_id = ? AND uri = ? "
+                    "AND before IS NOT NULL ORDER BY turn DESC LIMIT 1",
+                    (session_id, uri),
                 ).fetchone()
                 before = put_blob(conn, data, base[0] if base else None)
             conn.execute(

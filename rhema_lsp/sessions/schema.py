@@ -64,7 +64,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             base TEXT REFERENCES blobs (hash),
             depth INTEGER NOT NULL DEFAULT 0,
             body BLOB NOT NULL
-        )
+        ) WITHOUT ROWID
         """,
         """
         CREATE TABLE turns (
@@ -87,7 +87,6 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (session_id, turn, uri)
         )
         """,
-        "CREATE INDEX turn_files_by_uri ON turn_files (uri)",
         """
         CREATE TABLE rewinds (
             id INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -50,6 +50,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaCancel",
         "RhemaEdit",
         "RhemaNew",
+        "RhemaRewind",
         "RhemaSessions",
         "RhemaStatus",
         "RhemaStep",

@@ -27,6 +27,7 @@ MODULES = (
     "grep_tree",
     "edit_large",
     "sessions_commit",
+    "context_cost",
     "checkpoints_store",
 )
 

@@ -67,6 +67,7 @@ from rhema_lsp.acp.updates import UpdateStream
 from rhema_lsp.engine import (
     Agent,
     ChatParams,
+    ContextBudget,
     Event,
     Message,
     ProviderError,
@@ -428,6 +429,10 @@ class RhemaAcpAgent:
                 model=resolved.model, max_tokens=s.max_tokens, thinking=ThinkingEffort(s.thinking)
             ),
             commit_hook=store.commit_hook(session.id),
+            context=ContextBudget(
+                window=s.context_window or resolved.context_window,
+                threshold=s.compact_threshold,
+            ),
         )
         outcome = await drive(
             agent,

@@ -143,10 +143,31 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"action": "append", "metavar": "COMMAND"},
     ),
     SettingFlag(
+        "approvalTimeout",
+        "--approval-timeout",
+        "seconds a confirmation question waits for an answer before it counts as Deny",
+        ("ask",),
+        {"type": float, "metavar": "SECONDS"},
+    ),
+    SettingFlag(
         "logLevel",
         "--log-level",
         "the server's own log, to stderr",
         options={"choices": ("error", "warning", "info", "debug")},
+    ),
+    SettingFlag(
+        "contextWindow",
+        "--context-window",
+        "the model's context window in tokens (default: what the provider reports)",
+        RUN,
+        {"type": int, "metavar": "TOKENS"},
+    ),
+    SettingFlag(
+        "compactThreshold",
+        "--compact-threshold",
+        "the share of the window past which older rounds are summarised first",
+        RUN,
+        {"type": float, "metavar": "SHARE"},
     ),
     SettingFlag(
         "mcpServers",

@@ -8,9 +8,23 @@ This package imports nothing of the project but the engine's message types.
 """
 
 from rhema_lsp.contract.base import Args, Wire, json_field_names
+from rhema_lsp.contract.client import (
+    DeclaredCapabilities,
+    InitializationOptions,
+    declared_capabilities,
+)
 from rhema_lsp.contract.commands import *  # noqa: F403
 from rhema_lsp.contract.commands import __all__ as _commands
 from rhema_lsp.contract.events import *  # noqa: F403
 from rhema_lsp.contract.events import __all__ as _events
 
-__all__ = ["Args", "Wire", "json_field_names", *_commands, *_events]
+__all__ = [
+    "Args",
+    "DeclaredCapabilities",
+    "InitializationOptions",
+    "Wire",
+    "declared_capabilities",
+    "json_field_names",
+    *_commands,
+    *_events,
+]

@@ -25,6 +25,7 @@ __all__ = [
     "CHECKPOINT_CONTENT",
     "CHECKPOINT_SCHEME",
     "COMMANDS",
+    "COMPACT",
     "DELETE_SESSION",
     "EDIT",
     "FORK_SESSION",
@@ -44,8 +45,12 @@ __all__ = [
     "CheckpointContentArgs",
     "CheckpointContentResult",
     "CommandSpec",
+    "CompactResult",
+    "CompactionInfo",
+    "ContextDiagnostic",
     "ContextRef",
     "DeleteResult",
+    "Detached",
     "EditArgs",
     "EditResult",
     "FileConflict",
@@ -53,6 +58,7 @@ __all__ = [
     "ForkResult",
     "McpServerStatus",
     "Mode",
+    "OpenSessionArgs",
     "OpenSessionResult",
     "Position",
     "ProviderStatus",
@@ -75,6 +81,9 @@ __all__ = [
     "UndoTurnResult",
     "command_named",
 ]
+
+NOT_BLANK = r"\S"
+"""A prompt or instruction has something besides white space."""
 
 Mode = Literal["ask", "edit", "agent"]
 """Which tools the model is offered: read-only, plus edits, plus commands."""
@@ -105,33 +114,52 @@ class Range(Args):
     end: Position
 
 
+Severity = Literal["error", "warning", "information", "hint"]
+"""How bad a reported problem is (the editor's diagnostic severity)."""
+
+
+class ContextDiagnostic(Args):
+    """A problem the editor reports in a context document (from any language
+    server or linter), passed on to the model."""
+
+    range: Range
+    message: str = Field(min_length=1)
+    severity: Severity = "error"
+    source: str | None = None
+    code: int | str | None = None
+
+
 class ContextRef(Args):
-    """A document (or a range of it) the prompt is about."""
+    """A document (or a range of it) the prompt is about, with the problems
+    the editor reports in it when the user attached them."""
 
     uri: str = Field(min_length=1)
     range: Range | None = None
+    diagnostics: list[ContextDiagnostic] = Field(default_factory=list)
 
 
 class TurnArgs(Args):
     """Run a whole turn: the prompt, then steps until the model stops asking
     for tools."""
 
-    prompt: str = Field(min_length=1)
+    prompt: str = Field(min_length=1, pattern=NOT_BLANK)
     folder: str | None = None
     session: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
     mode: Mode | None = None
     max_steps: int | None = Field(default=None, ge=1, le=500)
+    detach: bool | None = None
 
 
 class StepArgs(Args):
     """Run one step; without ``prompt``, continue the current turn."""
 
     session: str | None = None
-    prompt: str | None = None
+    prompt: str | None = Field(default=None, min_length=1, pattern=NOT_BLANK)
     folder: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
     mode: Mode | None = None
+    detach: bool | None = None
 
 
 class CancelArgs(Args):
@@ -152,13 +180,22 @@ class SessionArgs(Args):
     session: str = Field(min_length=1)
 
 
+class OpenSessionArgs(Args):
+    """One session; ``full``: every stored message rather than the compacted
+    view the model is sent."""
+
+    session: str = Field(min_length=1)
+    full: bool = False
+
+
 class EditArgs(Args):
     """Rewrite the selection in place."""
 
     uri: str = Field(min_length=1)
     range: Range
-    instruction: str = Field(min_length=1)
+    instruction: str = Field(min_length=1, pattern=NOT_BLANK)
     session: str | None = None
+    detach: bool | None = None
 
 
 class UndoTurnArgs(Args):
@@ -204,6 +241,16 @@ class StatusArgs(Args):
 
 
 # -- results -----------------------------------------------------------------
+
+
+class Detached(Wire):
+    """A run that goes on after the command answered (``detach``): its
+    outcome arrives as events, and as the transcript and a message for
+    clients that do not render events."""
+
+    session: str
+    turn: int
+    started: bool
 
 
 class TurnResult(Wire):
@@ -262,14 +309,40 @@ class ResumedCalls(Wire):
     interrupted: list[str]
 
 
+class CompactionInfo(Wire):
+    """The session's latest compaction: the first ``upto`` stored messages
+    are summarised (or were dropped) in its summary message."""
+
+    upto: int
+    summary_tokens: int
+    before: int
+    after: int
+    dropped: bool
+
+
 class OpenSessionResult(Wire):
-    """A session's history, completed if a crash left it mid-round."""
+    """A session's history, completed if a crash left it mid-round: the
+    compacted view the model is sent (a summary message, then the latest
+    messages), or with ``full`` every stored message."""
 
     session: str
     folder: str
     title: str
     messages: list[Message]
     resumed: ResumedCalls
+    compaction: CompactionInfo | None = None
+
+
+class CompactResult(Wire):
+    """Whether the session was compacted (``false``: nothing older than the
+    latest round), and the estimated tokens of its next request before and
+    after."""
+
+    session: str
+    compacted: bool
+    before: int
+    after: int
+    summary_tokens: int
 
 
 class DeleteResult(Wire):
@@ -371,6 +444,7 @@ class ProviderStatus(Wire):
     base_url: str | None
     source: str | None
     error: str | None = None
+    context_window: int | None = None
 
 
 class McpServerStatus(Wire):
@@ -443,17 +517,28 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
     return adapter
 
 
-TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult, "run a whole turn", runs=True)
-STEP = CommandSpec("rhema.step", StepArgs, StepResult, "run one step", runs=True)
+TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult | Detached, "run a whole turn", runs=True)
+STEP = CommandSpec("rhema.step", StepArgs, StepResult | Detached, "run one step", runs=True)
 CANCEL = CommandSpec("rhema.cancel", CancelArgs, CancelResult, "stop a run, or every run")
 SESSIONS = CommandSpec(
     "rhema.sessions", SessionsArgs, list[SessionSummary], "list stored sessions, newest first"
 )
 OPEN_SESSION = CommandSpec(
-    "rhema.openSession", SessionArgs, OpenSessionResult, "load a session's history"
+    "rhema.openSession",
+    OpenSessionArgs,
+    OpenSessionResult,
+    "load a session's history (the compacted view; `full`: every message)",
+)
+COMPACT = CommandSpec(
+    "rhema.compact",
+    SessionArgs,
+    CompactResult,
+    "summarise a session's older rounds now",
 )
 DELETE_SESSION = CommandSpec("rhema.deleteSession", SessionArgs, DeleteResult, "delete a session")
-EDIT = CommandSpec("rhema.edit", EditArgs, EditResult, "rewrite the selection in place", runs=True)
+EDIT = CommandSpec(
+    "rhema.edit", EditArgs, EditResult | Detached, "rewrite the selection in place", runs=True
+)
 UNDO_TURN = CommandSpec(
     "rhema.undoTurn",
     UndoTurnArgs,
@@ -493,6 +578,7 @@ COMMANDS: tuple[CommandSpec[Any], ...] = (
     FORK_SESSION,
     CHANGES,
     CHECKPOINT_CONTENT,
+    COMPACT,
     STATUS,
 )
 """Every command of the contract, in the order the docs list them."""

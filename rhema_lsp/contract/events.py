@@ -18,6 +18,8 @@ from rhema_lsp.contract.base import Wire
 __all__ = [
     "EVENT_METHOD",
     "EVENT_MODELS",
+    "CompactionPayload",
+    "ContextPayload",
     "ErrorPayload",
     "EventPayload",
     "ProviderToolPayload",
@@ -171,6 +173,27 @@ class StepEndPayload(Wire):
     stop_reason: ModelStopReason
 
 
+class CompactionPayload(Wire):
+    """The older part of the session was summarised (or, when no summary
+    could be written, dropped with a note) so requests fit the model's
+    window: estimated input tokens of a request ``before`` and ``after``, and
+    the summary's own tokens (0 when dropped)."""
+
+    type: Literal["compaction"] = "compaction"
+    before: int
+    after: int
+    summary_tokens: int
+
+
+class ContextPayload(Wire):
+    """How full the model's window is: the estimated tokens of the session's
+    next request, and the window (``null`` while unknown)."""
+
+    type: Literal["context"] = "context"
+    tokens: int
+    window: int | None
+
+
 class TurnEndPayload(Wire):
     """A run ended; always the last event of a run."""
 
@@ -201,6 +224,8 @@ _AnyEvent = (
     | UsagePayload
     | RetryWaitPayload
     | StepEndPayload
+    | CompactionPayload
+    | ContextPayload
     | TurnEndPayload
     | ErrorPayload
 )

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
+from rhema_lsp.contract.client import InitializationOptions
 from rhema_lsp.contract.commands import COMMANDS
 from rhema_lsp.contract.events import EVENT_METHOD, EVENT_MODELS, RhemaEventParams
 
@@ -66,8 +67,8 @@ def json_schema() -> dict[str, Any]:
     """The whole contract as one JSON Schema document.
 
     ``commands`` maps each command to the schemas of its argument object and
-    result; ``event`` is the ``rhema/event`` params; ``$defs`` holds every
-    model once.
+    result; ``event`` is the ``rhema/event`` params; ``initializationOptions``
+    what a client declares at ``initialize``; ``$defs`` holds every model once.
     """
     defs: dict[str, Any] = {}
     commands = {
@@ -80,6 +81,7 @@ def json_schema() -> dict[str, Any]:
         for spec in COMMANDS
     }
     event = _schema_of(RhemaEventParams, "serialization", defs)
+    initialization = _schema_of(InitializationOptions, "validation", defs)
     for model in EVENT_MODELS:
         _schema_of(model, "serialization", defs)
     return {
@@ -87,6 +89,7 @@ def json_schema() -> dict[str, Any]:
         "title": "rhema-lsp editor contract",
         "commands": commands,
         "event": event,
+        "initializationOptions": initialization,
         "$defs": dict(sorted(defs.items())),
     }
 
@@ -206,8 +209,8 @@ def _md_shape(schema: dict[str, Any], defs: dict[str, Any], depth: int = 0) -> s
         return _md_shape(defs[_ts_name(schema["$ref"])], defs, depth)
     if "anyOf" in schema:
         options = [s for s in schema["anyOf"] if s.get("type") != "null"]
-        if len(options) == 1:
-            return _md_shape(options[0], defs, depth)
+        shapes = [_md_shape(option, defs, depth) for option in options]
+        return " or ".join(shapes) if len(shapes) > 1 or not shapes else shapes[0]
     kind = schema.get("type")
     if kind == "array":
         return f"[{_md_shape(schema.get('items', {}), defs, depth)}]"

@@ -7,7 +7,14 @@ plug in through the protocols defined here: :class:`ModelProvider`,
 """
 
 from rhema_lsp.engine.agent import PAUSE_CONTINUATIONS, Agent, CommitHook, record_result, run_turn
+from rhema_lsp.engine.budget import (
+    DEFAULT_THRESHOLD,
+    ContextBudget,
+    TokenEstimator,
+    request_bytes,
+)
 from rhema_lsp.engine.calls import invalid_json_arguments, resolve_call
+from rhema_lsp.engine.compaction import SUMMARY_HEADER, Compactor
 from rhema_lsp.engine.errors import (
     AgentError,
     AgentProviderError,
@@ -16,6 +23,8 @@ from rhema_lsp.engine.errors import (
     StepLimitError,
 )
 from rhema_lsp.engine.events import (
+    CompactionEvent,
+    ContextFill,
     ErrorEvent,
     Event,
     EventSink,
@@ -35,6 +44,7 @@ from rhema_lsp.engine.events import (
     UsageUpdate,
 )
 from rhema_lsp.engine.messages import (
+    Compaction,
     JsonValue,
     Message,
     Part,
@@ -61,7 +71,9 @@ from rhema_lsp.engine.tools import (
 from rhema_lsp.engine.truncate import TOOL_RESULT_CAP, truncate_tool_result
 
 __all__ = [
+    "DEFAULT_THRESHOLD",
     "PAUSE_CONTINUATIONS",
+    "SUMMARY_HEADER",
     "TOOL_RESULT_CAP",
     "Agent",
     "AgentError",
@@ -70,6 +82,11 @@ __all__ = [
     "ChatParams",
     "CommitError",
     "CommitHook",
+    "Compaction",
+    "CompactionEvent",
+    "Compactor",
+    "ContextBudget",
+    "ContextFill",
     "ErrorEvent",
     "Event",
     "EventSink",
@@ -100,6 +117,7 @@ __all__ = [
     "ThinkingDelta",
     "ThinkingEffort",
     "ThinkingPart",
+    "TokenEstimator",
     "ToolCall",
     "ToolCallArgsDelta",
     "ToolCallStart",
@@ -117,6 +135,7 @@ __all__ = [
     "invalid_json_arguments",
     "pending_calls",
     "record_result",
+    "request_bytes",
     "resolve_call",
     "resume",
     "run_turn",

@@ -10,6 +10,11 @@ before any tool runs), then resolves each call in order, appending its
 ``tool``-role result and emitting ``ToolResultEvent``; finally it emits
 ``StepEnd``. Tool failures are in-band results, never exceptions.
 
+Each request carries the session's view (:meth:`Session.view`: the latest
+compaction's summary and the rounds after it). A request estimated above the
+budget's threshold is compacted first; one the provider refuses as too long
+for its window is compacted and sent once more (see :mod:`.compaction`).
+
 Cancellation leaves the history well formed: a provider stream cancelled
 mid-answer appends nothing, and calls cut short or never started get in-band
 "cancelled" results before the cancellation propagates, so every call in the
@@ -23,7 +28,9 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from rhema_lsp.engine.budget import ContextBudget, request_bytes
 from rhema_lsp.engine.calls import resolve_call
+from rhema_lsp.engine.compaction import Compactor
 from rhema_lsp.engine.errors import (
     AgentProviderError,
     CommitError,
@@ -31,6 +38,7 @@ from rhema_lsp.engine.errors import (
     StepLimitError,
 )
 from rhema_lsp.engine.events import (
+    ContextFill,
     Event,
     EventSink,
     StepEnd,
@@ -39,7 +47,7 @@ from rhema_lsp.engine.events import (
     ToolResultEvent,
     UsageUpdate,
 )
-from rhema_lsp.engine.messages import Message, Role, Session, ToolCall, ToolResult
+from rhema_lsp.engine.messages import Compaction, Message, Role, Session, ToolCall, ToolResult
 from rhema_lsp.engine.output import ModelOutput, Step, StopReason, Usage
 from rhema_lsp.engine.provider import ModelProvider, ProviderError
 from rhema_lsp.engine.request import ChatParams, ModelRequest
@@ -122,6 +130,9 @@ class Agent:
     commit_hook
         Called on a tool-use stop after the assistant message is appended and
         before the first call runs (see :data:`CommitHook`).
+    context
+        The session's window and token estimate; by default the window is
+        unknown, so only a provider's "too long" error compacts.
     """
 
     def __init__(
@@ -132,6 +143,7 @@ class Agent:
         system: str | None = None,
         params: ChatParams | None = None,
         commit_hook: CommitHook | None = None,
+        context: ContextBudget | None = None,
     ) -> None:
         if provider is None:
             raise MissingProviderError()
@@ -140,7 +152,34 @@ class Agent:
         self.system = system
         self.params = params or ChatParams()
         self.commit_hook = commit_hook
+        self.context = context or ContextBudget()
         self.steps = 0
+
+    def compactor(self) -> Compactor:
+        """Compacts sessions for this agent's requests."""
+        return Compactor(
+            self.provider,
+            self.context,
+            system=self.system,
+            tools=self.resolver.specs() if self.resolver is not None else [],
+            params=self.params,
+        )
+
+    async def compact(self, session: Session, sink: EventSink) -> Compaction | None:
+        """Compact ``session`` now, whatever its size: keep the latest rounds
+        within half of what the next request would carry (``None`` when
+        only the current round is there).
+
+        Raises
+        ------
+        AgentProviderError
+            Never for the summary call (a failure drops the older rounds
+            with a note instead); declared for symmetry with :meth:`step`.
+        """
+        compactor = self.compactor()
+        tokens = compactor.estimate(session)
+        target = min(self.context.target(tokens), max(1, tokens // 2))
+        return await compactor.compact(session, sink, tokens=tokens, target=target)
 
     async def step(self, session: Session, sink: EventSink, ctx: ToolContext) -> Step:
         """Run one exchange, appending to ``session.history`` in place.
@@ -178,23 +217,53 @@ class Agent:
                     raise CommitError(str(exc) or type(exc).__name__) from exc
             await self._resolve_calls(output.message.tool_calls, session, events, ctx)
 
+        fill = self.compactor().estimate(session)
+        events.emit(ContextFill(tokens=fill, window=self.context.window))
         events.emit(StepEnd(usage=output.usage, stop_reason=output.stop_reason))
         return Step(output=output)
 
     async def _call(self, session: Session, sink: EventSink) -> ModelOutput:
-        """One model call on the current history; appends its message."""
-        request = ModelRequest(
-            system=self.system,
-            messages=list(session.history),
-            tools=self.resolver.specs() if self.resolver is not None else [],
-            params=self.params,
-        )
+        """One model call on the session's view; appends its message.
+
+        Compacts first when the request would cross the threshold, and once
+        more, then retries once, when the provider says it is too long.
+        """
+        compactor = self.compactor()
+        request = compactor.request(session)
+        tokens = self.context.estimator.estimate(request)
+        if self.context.over(tokens) and await compactor.compact(session, sink, tokens=tokens):
+            request = compactor.request(session)
         try:
             output = await self.provider.complete(request, sink)
         except ProviderError as exc:
-            raise AgentProviderError(exc) from exc
+            if not exc.context_overflow:
+                raise AgentProviderError(exc) from exc
+            request = await self._recover(compactor, session, sink, request, exc)
+            try:
+                output = await self.provider.complete(request, sink)
+            except ProviderError as again:
+                raise AgentProviderError(_still_too_long(again)) from again
+        self.context.estimator.calibrate(request_bytes(request), output.usage.input)
         session.history.append(output.message)
         return output
+
+    async def _recover(
+        self,
+        compactor: Compactor,
+        session: Session,
+        sink: EventSink,
+        request: ModelRequest,
+        error: ProviderError,
+    ) -> ModelRequest:
+        """Compact after the provider refused ``request`` as too long: the
+        window is at most what the error named, or than this request."""
+        tokens = self.context.estimator.estimate(request)
+        self.context.learn_window(error.context_window or tokens)
+        # Whatever the estimate says, this request did not fit: halve it at least.
+        target = min(self.context.target(tokens), max(1, tokens // 2))
+        if await compactor.compact(session, sink, tokens=tokens, target=target) is None:
+            raise AgentProviderError(_still_too_long(error)) from error
+        return compactor.request(session)
 
     async def _resolve_calls(
         self,
@@ -217,6 +286,19 @@ class Agent:
             _record_cancelled(session, events, calls[done:], started=True)
             raise
         _record_cancelled(session, events, calls[done:], started=False)
+
+
+def _still_too_long(error: ProviderError) -> ProviderError:
+    if not error.context_overflow:
+        return error
+    return ProviderError(
+        f"{error.message}. The request does not fit the model's context window even after "
+        "compacting the conversation: start a new session, attach less context, or choose "
+        "a model with a larger window",
+        status=error.status,
+        context_overflow=True,
+        context_window=error.context_window,
+    )
 
 
 def _record_cancelled(

@@ -20,6 +20,8 @@ from typing import Any, ClassVar, Protocol
 from rhema_lsp.engine.output import StopReason, Usage
 
 __all__ = [
+    "CompactionEvent",
+    "ContextFill",
     "ErrorEvent",
     "Event",
     "EventSink",
@@ -232,6 +234,40 @@ class StepEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class CompactionEvent:
+    """The older part of the history was summarised (or dropped) so the
+    requests fit the model's window: the estimated input tokens of a request
+    ``before`` and ``after``, and the summary's own size (0 when dropped)."""
+
+    type: ClassVar[str] = "compaction"
+    before: int
+    after: int
+    summary_tokens: int
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "before": self.before,
+            "after": self.after,
+            "summaryTokens": self.summary_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextFill:
+    """How full the model's context window is: the tokens the session's next
+    request carries at least (the last call's input and output, or the
+    estimate after a compaction), and the window (``None`` while unknown)."""
+
+    type: ClassVar[str] = "context"
+    tokens: int
+    window: int | None
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "tokens": self.tokens, "window": self.window}
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnd:
     """A driver's run ended. ``stop_reason`` is a contract stop reason, which
     adds ``max_steps``, ``cancelled`` and ``error`` to the model's own."""
@@ -276,6 +312,8 @@ Event = (
     | UsageUpdate
     | RetryWait
     | StepEnd
+    | CompactionEvent
+    | ContextFill
     | TurnEnd
     | ErrorEvent
 )

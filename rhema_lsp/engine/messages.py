@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "Compaction",
     "JsonValue",
     "Message",
     "Part",
@@ -180,7 +181,62 @@ class Message(BaseModel):
         return [part for part in self.content if isinstance(part, ToolResult)]
 
 
+class Compaction(BaseModel):
+    """A record that the older part of a history was summarised to fit the
+    model's context window. Appended, never rewritten: the history itself
+    stays whole, and the latest record decides what the model sees.
+
+    Parameters
+    ----------
+    upto
+        ``history[:upto]`` is replaced by the summary in the model's view.
+    summary
+        The text of the user-role message that stands for it: the model's
+        summary and the user's own messages of that part, quoted.
+    pinned
+        The index of the current turn's instruction when it lies inside the
+        summarised part: it is kept verbatim after the summary.
+    dropped
+        No summary could be written: the oldest rounds were dropped with a
+        note (the user's messages are still quoted).
+    before, after
+        The estimated input tokens of a request before and after.
+    summary_tokens
+        What the summary call wrote (its output tokens).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    upto: int = Field(ge=0)
+    summary: str
+    pinned: int | None = None
+    dropped: bool = False
+    before: int = 0
+    after: int = 0
+    summary_tokens: int = 0
+
+
 class Session(BaseModel):
-    """A conversation: the history every step reads and appends to."""
+    """A conversation: the history every step reads and appends to, and the
+    compactions that shorten what the model is sent of it."""
 
     history: list[Message] = Field(default_factory=list)
+    compactions: list[Compaction] = Field(default_factory=list)
+
+    @property
+    def compaction(self) -> Compaction | None:
+        """The latest compaction, the one the view follows."""
+        return self.compactions[-1] if self.compactions else None
+
+    def view(self) -> list[Message]:
+        """What the model is sent of the history: the whole history, or after
+        a compaction its summary (a user message), the pinned instruction,
+        then every message from ``upto`` on, verbatim."""
+        latest = self.compaction
+        if latest is None:
+            return list(self.history)
+        out = [Message.user(latest.summary)]
+        if latest.pinned is not None and latest.pinned < latest.upto:
+            out.append(self.history[latest.pinned])
+        out.extend(self.history[latest.upto :])
+        return out

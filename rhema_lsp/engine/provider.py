@@ -31,6 +31,11 @@ class ProviderError(Exception):
         The HTTP status, when the failure came with one.
     retry_after
         Seconds the server asked the client to wait, when it said.
+    context_overflow
+        The request did not fit the model's context window ("prompt is too
+        long"): the same request never succeeds, a shorter one may.
+    context_window
+        The window the error named, in tokens, when it did.
     """
 
     def __init__(
@@ -40,12 +45,16 @@ class ProviderError(Exception):
         transient: bool = False,
         status: int | None = None,
         retry_after: float | None = None,
+        context_overflow: bool = False,
+        context_window: int | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.transient = transient
         self.status = status
         self.retry_after = retry_after
+        self.context_overflow = context_overflow
+        self.context_window = context_window
 
     def __str__(self) -> str:
         return self.message

@@ -3,7 +3,8 @@
 The answer text goes to stdout as it streams, and nothing else does, so
 ``rhema-lsp ask ... > answer.md`` captures the answer alone. Reasoning
 (dimmed), one line per tool call, command output, retry countdowns, the
-diffs of applied edits and the closing line go to stderr. Colour only on a
+diffs of applied edits, compactions and the closing line (with the context
+fill) go to stderr. Colour only on a
 TTY. ``--json`` replaces all of it with one JSON line per ``rhema/event`` on
 stdout; the client's own lines (the provider, diffs, the closing line of a
 run the server could not end) still go to stderr.
@@ -59,6 +60,7 @@ class TerminalRenderer:
     _text_open: bool = False
     _calls: dict[str, str] = field(default_factory=dict)
     _args: dict[str, list[str]] = field(default_factory=dict)
+    _fill: str = ""
     first_output: bool = False
 
     def _c(self, code: str, text: str) -> str:
@@ -130,6 +132,21 @@ class TerminalRenderer:
                 f"… {event['error']}; retrying in {event['delaySeconds']:.1f}s "
                 f"(attempt {event['attempt']}/{event['total']})"
             )
+        elif kind == "compaction":
+            self.note(
+                self._c(
+                    DIM,
+                    f"⇣ compacted the conversation: {event['before']} → {event['after']} tokens"
+                    f" (summary {event['summaryTokens']})",
+                )
+            )
+        elif kind == "context":
+            window = event.get("window")
+            self._fill = (
+                f" · context {event['tokens']}/{window} ({100 * event['tokens'] // window}%)"
+                if window
+                else f" · context {event['tokens']}"
+            )
         elif kind == "error":
             self.note(self._c(RED, f"error: {event['message']}"))
         elif kind == "turn_end":
@@ -138,7 +155,8 @@ class TerminalRenderer:
                 self._c(
                     DIM,
                     f"— {event['stopReason'].replace('_', ' ')} · {event['steps']} step(s) · "
-                    f"{usage.get('input', 0)} in / {usage.get('output', 0)} out tokens",
+                    f"{usage.get('input', 0)} in / {usage.get('output', 0)} out tokens"
+                    f"{self._fill}",
                 )
             )
 

@@ -128,7 +128,11 @@ class _Connection:
                     "rootUri": folder.as_uri(),
                     "workspaceFolders": [{"uri": folder.as_uri(), "name": folder.name}],
                     "capabilities": CLIENT_CAPABILITIES,
-                    "initializationOptions": editor.settings,
+                    # it renders rhema/event itself: no transcript, no detaching
+                    "initializationOptions": {
+                        **editor.settings,
+                        "clientCapabilities": {"events": True},
+                    },
                 },
             )
             await endpoint.notify("initialized", {})

@@ -116,7 +116,7 @@ class McpTools(ToolResolver):
             answer = await self.editor.confirm(
                 f"Rhema wants to call the MCP tool {tool.tool} of the server {tool.server} "
                 f"({config.describe()}) with {_preview(args)}",
-                ["Allow", "Deny"],
+                ["Deny", "Allow"],
             )
             if answer != "Allow":
                 return ToolResult.failure(

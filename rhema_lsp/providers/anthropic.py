@@ -24,6 +24,13 @@ keeps its opaque ``data`` in ``provider_data``), text blocks with their
 citations; consecutive user and tool messages merge into one user message,
 tool results first in call order. Thinking effort becomes a thinking budget
 kept below ``max_tokens``.
+
+Prompt caching: ``cache_control: {type: "ephemeral"}`` marks the last tool
+spec, the system block, the newest message and the user message before it
+(the previous request's end, which the cache then serves); four breakpoints,
+the most the API allows (:func:`mark_cache_breakpoints`). ``messages`` is
+the body's last key, so a request's bytes up to its moved breakpoints are
+the next request's first bytes.
 """
 
 from __future__ import annotations
@@ -58,7 +65,20 @@ from rhema_lsp.providers.transport import (
     tool_args,
 )
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicProvider", "anthropic_messages", "thinking_budget"]
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "CACHE_CONTROL",
+    "AnthropicProvider",
+    "anthropic_messages",
+    "mark_cache_breakpoints",
+    "thinking_budget",
+]
+
+CACHE_CONTROL = {"type": "ephemeral"}
+"""The marker of a prompt-cache breakpoint (five-minute cache)."""
+
+_MESSAGE_BREAKPOINTS = 2
+"""Breakpoints on messages: the newest, and the user message before it."""
 
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` header value."""
@@ -160,6 +180,24 @@ def anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
     return out
 
 
+def mark_cache_breakpoints(messages: list[dict[str, Any]]) -> None:
+    """Mark the last block of the newest message, and of the user message
+    before it, as cache breakpoints (in place). Thinking blocks cannot carry
+    one; a message ending in one is marked on its last other block."""
+    marked = 0
+    for position in range(len(messages) - 1, -1, -1):
+        message = messages[position]
+        if marked and message["role"] != "user":
+            continue
+        for block in reversed(message["content"]):
+            if block.get("type") not in ("thinking", "redacted_thinking"):
+                block["cache_control"] = CACHE_CONTROL
+                marked += 1
+                break
+        if marked >= _MESSAGE_BREAKPOINTS:
+            return
+
+
 class AnthropicProvider(HttpStreamProvider):
     """A :class:`~rhema_lsp.engine.ModelProvider` over the Anthropic Messages API."""
 
@@ -182,11 +220,8 @@ class AnthropicProvider(HttpStreamProvider):
         body: dict[str, Any] = {
             "model": params.model or self.model,
             "max_tokens": max_tokens,
-            "messages": anthropic_messages(request),
             "stream": True,
         }
-        if request.system:
-            body["system"] = request.system
         budget = thinking_budget(params.thinking, max_tokens)
         if budget is not None:
             body["thinking"] = {"type": "enabled", "budget_tokens": budget}
@@ -194,7 +229,7 @@ class AnthropicProvider(HttpStreamProvider):
             # With thinking enabled the API accepts only its default temperature.
             body["temperature"] = params.temperature
         if request.tools:
-            body["tools"] = [
+            tools: list[dict[str, Any]] = [
                 {
                     "name": spec.name,
                     "description": spec.description,
@@ -202,6 +237,15 @@ class AnthropicProvider(HttpStreamProvider):
                 }
                 for spec in request.tools
             ]
+            tools[-1]["cache_control"] = CACHE_CONTROL
+            body["tools"] = tools
+        if request.system:
+            body["system"] = [
+                {"type": "text", "text": request.system, "cache_control": CACHE_CONTROL}
+            ]
+        messages = anthropic_messages(request)
+        mark_cache_breakpoints(messages)
+        body["messages"] = messages  # last: the part that grows
         return body
 
     def new_decoder(self, sink: EventSink) -> WireDecoder:

@@ -46,7 +46,7 @@ from rhema_lsp.engine import (
     Usage,
     UsageUpdate,
 )
-from rhema_lsp.providers.errors import ProviderConfigError
+from rhema_lsp.providers.errors import ProviderConfigError, context_overflow
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -187,9 +187,12 @@ class EmbeddedProvider:
                         finish = choice.get("finish_reason") or finish
                     prompt_tokens = max(0, int(model.n_tokens) - produced)
                 except (ValueError, RuntimeError) as exc:
+                    overflow, _ = context_overflow(None, str(exc))
                     raise ProviderError(
                         f"the embedded model failed: {exc}; shorten the conversation "
-                        f"(its context is {self.n_ctx} tokens)"
+                        f"(its context is {self.n_ctx} tokens)",
+                        context_overflow=overflow,
+                        context_window=self.n_ctx if overflow else None,
                     ) from exc
             return finish, prompt_tokens
 

@@ -142,7 +142,7 @@ class GeminiProvider(HttpStreamProvider):
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
         params = request.params
-        body: dict[str, Any] = {"contents": gemini_contents(request)}
+        body: dict[str, Any] = {}
         if request.system:
             body["systemInstruction"] = {"parts": [{"text": request.system}]}
         config: dict[str, Any] = {}
@@ -168,6 +168,9 @@ class GeminiProvider(HttpStreamProvider):
                     ]
                 }
             ]
+        # Last: the part that grows, so each request's bytes start with the
+        # previous one's (Gemini caches by prefix).
+        body["contents"] = gemini_contents(request)
         return body
 
     def new_decoder(self, sink: EventSink) -> WireDecoder:

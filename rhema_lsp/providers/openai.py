@@ -149,7 +149,6 @@ class OpenAIProvider(HttpStreamProvider):
         params = request.params
         body: dict[str, Any] = {
             "model": params.model or self.model,
-            "messages": openai_messages(request),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
@@ -175,6 +174,9 @@ class OpenAIProvider(HttpStreamProvider):
                 }
                 for spec in request.tools
             ]
+        # Last: the part that grows, so each request's bytes start with the
+        # previous one's (servers cache by prefix).
+        body["messages"] = openai_messages(request)
         return body
 
     def new_decoder(self, sink: EventSink) -> WireDecoder:

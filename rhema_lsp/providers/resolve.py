@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -53,8 +53,10 @@ from rhema_lsp.providers.secrets import (
     Secret,
     allowed_key_origins,
     check_base_url,
+    is_loopback,
     origin_of,
 )
+from rhema_lsp.providers.windows import known_window, probe_window
 from rhema_lsp.providers.wires import build_http_provider
 
 __all__ = [
@@ -162,7 +164,8 @@ class ResolvedProvider:
     """A ready provider and a description of it that is safe to show.
 
     ``source`` is one line ("preset ollama, autodetected"); neither it nor the
-    ``repr`` ever contains a key.
+    ``repr`` ever contains a key. ``context_window`` is the model's window in
+    tokens (see :mod:`.windows`), ``None`` when unknown.
     """
 
     name: str
@@ -171,6 +174,7 @@ class ResolvedProvider:
     base_url: str
     source: str
     provider: ModelProvider = field(repr=False)
+    context_window: int | None = None
 
 
 def _env_value(env: Mapping[str, str], name: str) -> str | None:
@@ -447,7 +451,24 @@ async def resolve_provider(
         detect_timeout=detect_timeout,
         locate_embedded=locate_embedded,
     )
-    return build_provider(choice, settings, retry)
+    resolved = build_provider(choice, settings, retry)
+    return replace(resolved, context_window=await _window(resolved))
+
+
+async def _window(resolved: ResolvedProvider) -> int | None:
+    """The window of the resolved model: the embedded model's ``n_ctx``, a
+    local server's report, else the known models' table."""
+    if isinstance(resolved.provider, EmbeddedProvider):
+        return resolved.provider.n_ctx
+    preset = PRESETS.get(resolved.name)
+    local = resolved.name == "custom" or (preset is not None and preset.local)
+    if local and resolved.protocol == "openai" and is_loopback(httpx.URL(resolved.base_url).host):
+        reported = await probe_window(
+            resolved.base_url, resolved.model, ollama=resolved.name == "ollama"
+        )
+        if reported is not None:
+            return reported
+    return known_window(resolved.model)
 
 
 async def _custom(

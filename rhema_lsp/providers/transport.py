@@ -479,6 +479,7 @@ class HttpStreamProvider:
             if len(collected) >= _ERROR_BODY_LIMIT:
                 break
         text = redact(error_text(collected[:_ERROR_BODY_LIMIT]), key)
+        body = redact(collected[:_ERROR_BODY_LIMIT].decode("utf-8", "replace"), key)
         hint = ""
         if status in (401, 403):
             hint = (
@@ -491,4 +492,5 @@ class HttpStreamProvider:
             f"{self.name} answered HTTP {status}: {text}{hint}",
             status=status,
             retry_after=retry_after_seconds(response.headers, self.retry.now),
+            body=body,
         )

@@ -10,7 +10,9 @@ __all__ = [
     "EDIT_SYSTEM",
     "ContextPiece",
     "edit_prompt",
+    "problem_line",
     "render_context",
+    "replacement_for",
     "strip_fence",
     "system_prompt",
 ]
@@ -59,7 +61,8 @@ EDIT_SYSTEM = (
 
 @dataclass(frozen=True, slots=True)
 class ContextPiece:
-    """One buffer the user attached, with the selected range if any.
+    """One buffer the user attached, with the selected range if any, and the
+    problems the editor reports in it (one line each, see :func:`problem_line`).
 
     ``start`` and ``end`` are character offsets into ``text``.
     """
@@ -68,6 +71,17 @@ class ContextPiece:
     text: str
     start: int | None = None
     end: int | None = None
+    problems: tuple[str, ...] = ()
+
+
+def problem_line(
+    line: int, message: str, severity: str, source: str | None, code: int | str | None
+) -> str:
+    """A reported problem as the model reads it, e.g. ``line 3 (error,
+    pyflakes F821): undefined name 'nam'`` (``line`` counted from 0)."""
+    origin = " ".join(str(part) for part in (source, code) if part not in (None, ""))
+    label = f"{severity}, {origin}" if origin else severity
+    return f"line {line + 1} ({label}): {' '.join(message.split())}"
 
 
 def _fence_for(text: str) -> str:
@@ -102,7 +116,11 @@ def render_context(pieces: list[ContextPiece]) -> str:
             note += f"; only the first {CONTEXT_LINES} lines are shown, read_file for more"
         fence = _fence_for(text)
         language = _LANGUAGES.get(PurePosixPath(piece.path).suffix.lower(), "")
-        blocks.append(f"{piece.path} {note}:\n{fence}{language}\n{text}\n{fence}")
+        block = f"{piece.path} {note}:\n{fence}{language}\n{text}\n{fence}"
+        if piece.problems:
+            listed = "\n".join(f"- {problem}" for problem in piece.problems)
+            block += f"\nProblems the editor reports in {piece.path}:\n{listed}"
+        blocks.append(block)
     return "\n\n".join(blocks)
 
 
@@ -112,6 +130,16 @@ def edit_prompt(instruction: str, piece: ContextPiece, selected: str) -> str:
         f"Instruction: {instruction}\n\n{render_context([piece])}\n\n"
         f"Selected text to rewrite:\n{_fence_for(selected)}\n{selected}\n{_fence_for(selected)}"
     )
+
+
+def replacement_for(selected: str, reply: str) -> str:
+    """The text that replaces ``selected``: the reply without an enclosing
+    fence, ending in a newline exactly when the selection did (models drop
+    the last newline of a whole-line selection)."""
+    text = strip_fence(reply)
+    if selected.endswith("\n") and not text.endswith("\n"):
+        return text + "\n"
+    return text
 
 
 def strip_fence(text: str) -> str:

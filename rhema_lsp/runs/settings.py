@@ -43,9 +43,12 @@ class Settings(BaseModel):
     review: bool = False
     session_store: Literal["workspace", "user"] = Field(default="workspace", alias="sessionStore")
     command_allowlist: tuple[str, ...] = Field(default=(), alias="commandAllowlist")
+    approval_timeout: float = Field(default=120, alias="approvalTimeout", ge=1, le=86_400)
     log_level: Literal["error", "warning", "info", "debug"] = Field(
         default="warning", alias="logLevel"
     )
+    context_window: int | None = Field(default=None, alias="contextWindow", ge=512, le=100_000_000)
+    compact_threshold: float = Field(default=0.8, alias="compactThreshold", ge=0.2, le=0.95)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     mcp_modes: tuple[Mode, ...] = Field(default=("agent",), alias="mcpModes")
 

@@ -24,6 +24,8 @@ from pygls.protocol.language_server import lsp_method
 from rhema_lsp import __version__
 from rhema_lsp.contract import COMMANDS, command_named
 from rhema_lsp.runs.settings import Settings, parse_settings
+from rhema_lsp.server.actions import offered_actions
+from rhema_lsp.server.clients import ClientFeatures
 from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.logs import EditorLogHandler
 
@@ -112,7 +114,9 @@ class RhemaServer(LanguageServer):
         super().__init__("rhema-lsp", __version__, protocol_cls=RhemaProtocol)
         self.settings = Settings()
         self.init_options: Any = None
+        self.client_features = ClientFeatures()
         self._service: AgentService | None = None
+        self._settings_loading = False
 
     @property
     def service(self) -> AgentService:
@@ -121,6 +125,7 @@ class RhemaServer(LanguageServer):
             from rhema_lsp.server.service import AgentService
 
             self._service = AgentService(self)
+            self._service.lifecycle.client = self.client_features
             self._service.update_settings(self.settings)
         return self._service
 
@@ -149,17 +154,35 @@ def _register_commands(server: RhemaServer) -> None:
         server.command(spec.name)(_dispatched_by_protocol)
 
 
+def _encoding(server: RhemaServer) -> str:
+    encoding = server.workspace.position_encoding
+    if isinstance(encoding, types.PositionEncodingKind):
+        return str(encoding.value)
+    return str(encoding or "utf-16")
+
+
 def _show(server: RhemaServer, message: str, kind: types.MessageType) -> None:
     server.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
 
 async def _load_settings(server: RhemaServer) -> None:
+    """Fetch the ``rhema`` section once per change.
+
+    A change notified while a fetch is on its way needs no fetch of its own:
+    the client sent it before answering, so the answer already holds it
+    (eglot notifies a change right after ``initialized``)."""
+    if server._settings_loading:
+        return
     section: Any = None
     workspace = server.client_capabilities.workspace
     if workspace is not None and workspace.configuration:
-        answer = await server.workspace_configuration_async(
-            types.ConfigurationParams(items=[types.ConfigurationItem(section="rhema")])
-        )
+        server._settings_loading = True
+        try:
+            answer = await server.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="rhema")])
+            )
+        finally:
+            server._settings_loading = False
         section = answer[0] if answer else None
     settings, problems = parse_settings(server.init_options, section)
     server.apply_settings(settings)
@@ -176,6 +199,9 @@ def _register_features(server: RhemaServer) -> None:
     @server.feature(types.INITIALIZE)
     def initialize(ls: RhemaServer, params: types.InitializeParams) -> None:
         ls.init_options = params.initialization_options
+        ls.client_features = ClientFeatures.negotiate(
+            params.capabilities, params.initialization_options
+        )
         settings, problems = parse_settings(params.initialization_options)
         ls.apply_settings(settings)
         for problem in problems:
@@ -205,42 +231,32 @@ def _register_features(server: RhemaServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.RefactorRewrite]),
+        types.CodeActionOptions(
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                types.CodeActionKind.RefactorRewrite,
+                types.CodeActionKind.Empty,
+            ]
+        ),
     )
     def code_actions(
         ls: RhemaServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        selection = params.range
-        if selection.start == selection.end:
-            return None
-        target = {
-            "uri": params.text_document.uri,
-            "range": ls.protocol._converter.unstructure(selection),
-        }
-        return [
-            types.CodeAction(
-                title="Rhema: edit selection",
-                kind=types.CodeActionKind.RefactorRewrite,
-                command=types.Command(
-                    title="Rhema: edit selection", command="rhema.editSelection", arguments=[target]
-                ),
-            ),
-            types.CodeAction(
-                title="Rhema: explain selection",
-                kind=types.CodeActionKind.Empty,
-                command=types.Command(
-                    title="Rhema: explain selection",
-                    command="rhema.turn",
-                    arguments=[
-                        {
-                            "prompt": "Explain the selected code.",
-                            "context": [target],
-                            "mode": "ask",
-                        }
-                    ],
-                ),
-            ),
-        ]
+        service = ls.started_service
+        running = service is not None and bool(service.lifecycle.runs.sessions())
+        text = None
+        document = ls.workspace.text_documents.get(params.text_document.uri)
+        if document is not None:
+            text = document.source
+        actions = offered_actions(
+            params,
+            ls.client_features,
+            text,
+            running=running,
+            unstructure=ls.protocol._converter.unstructure,
+            encoding=_encoding(ls),
+        )
+        return actions or None
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: RhemaServer, params: None) -> None:

@@ -10,7 +10,18 @@ The life of one run: lease the session, begin the progress, stream the
 events, complete a round a crash left open (the store's one resume entry
 point), commit the input, drive the engine's turn loop, and, whatever
 happened, end with an ``error`` event when it failed, ``turn_end``, and the
-progress end.
+progress end. For a client that does not render events, the run also
+writes the session's transcript, shows it (``window/showDocument``) and
+ends with a ``window/showMessage`` saying how it went.
+
+A run is prepared (session and turn decided, the run registered) and then
+executed; a detached run is executed by a task this class owns, cancelled
+with the others at shutdown, and the command answers right after preparing.
+
+Each session keeps one :class:`~rhema_lsp.engine.ContextBudget` for the life
+of the server (the window, and the token estimate calibrated by every call),
+so its requests are compacted before they would cross the threshold;
+:meth:`RunLifecycle.compact` compacts one on demand, as a run of its own.
 """
 
 from __future__ import annotations
@@ -24,12 +35,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import anyio
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from rhema_lsp.contract import EVENT_METHOD
 from rhema_lsp.engine import (
     Agent,
     ChatParams,
+    CommitHook,
+    Compaction,
+    ContextBudget,
     ErrorEvent,
+    Event,
     Message,
     ProviderError,
     ResumeReport,
@@ -45,17 +62,27 @@ from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.prompts import system_prompt
 from rhema_lsp.runs.registry import Run, RunRegistry
 from rhema_lsp.runs.settings import Mode, Settings
+from rhema_lsp.server.clients import ClientFeatures
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
 from rhema_lsp.server.progress import RunProgress
 from rhema_lsp.server.stream import RunStream
+from rhema_lsp.server.transcript import Transcript, first_lines
 from rhema_lsp.sessions import SessionInfo, SessionStoreError, TurnStart, title_from_prompt
 from rhema_lsp.tools import WorkspaceTools
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-__all__ = ["Finish", "Plan", "RunLifecycle", "RunReport", "SessionOpened"]
+__all__ = [
+    "Compacted",
+    "Finish",
+    "Plan",
+    "Prepared",
+    "RunLifecycle",
+    "RunReport",
+    "SessionOpened",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -99,12 +126,47 @@ class RunReport(Generic[T]):
 
 
 @dataclass
+class Prepared:
+    """A run whose session and turn are decided and which is registered,
+    not yet executing."""
+
+    plan: Plan
+    state: FolderState
+    run: Run
+
+
+class _Tee:
+    """Sends each event to the editor's stream and to the transcript."""
+
+    __slots__ = ("stream", "transcript")
+
+    def __init__(self, stream: RunStream, transcript: Transcript) -> None:
+        self.stream = stream
+        self.transcript = transcript
+
+    def emit(self, event: Event) -> None:
+        self.stream.emit(event)
+        self.transcript.emit(event)
+
+
+@dataclass
 class SessionOpened:
     """A session's history as :meth:`RunLifecycle.open_session` returns it."""
 
     info: SessionInfo
     session: Session
     resumed: ResumeReport = field(default_factory=ResumeReport)
+
+
+@dataclass
+class Compacted:
+    """What :meth:`RunLifecycle.compact` did: the record it appended (``None``:
+    nothing older than the latest round) and the estimated tokens of the
+    session's next request before."""
+
+    session: str
+    record: Compaction | None
+    before: int
 
 
 class RunLifecycle:
@@ -119,13 +181,17 @@ class RunLifecycle:
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
         self._seq: dict[str, int] = {}
+        self._budgets: dict[str, tuple[int | None, ContextBudget]] = {}
         self.mcp = McpHub()
+        self._detached: set[asyncio.Task[Any]] = set()
+        self.client = ClientFeatures()
 
     # -- what runs share -----------------------------------------------------
 
     def update_settings(self, settings: Settings) -> None:
         """Adopt new settings; the provider is resolved again on next use."""
         self.settings = settings
+        self.editor.approval_timeout = settings.approval_timeout
 
     async def provider(self) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings."""
@@ -137,6 +203,42 @@ class RunLifecycle:
             self._provider = await resolve_provider(wanted)
             self._provider_key = wanted
         return self._provider
+
+    def budget(self, session: str, resolved: ResolvedProvider) -> ContextBudget:
+        """The session's context budget: the ``contextWindow`` setting, else
+        the provider's window; kept (with its calibration and any window a
+        "too long" error revealed) while that configured window stays."""
+        s = self.settings
+        configured = s.context_window or resolved.context_window
+        kept = self._budgets.get(session)
+        if kept is None or kept[0] != configured:
+            kept = (configured, ContextBudget(window=configured))
+            self._budgets[session] = kept
+        kept[1].threshold = s.compact_threshold
+        return kept[1]
+
+    def agent(
+        self,
+        resolved: ResolvedProvider,
+        session: str,
+        resolver: ToolResolver | None,
+        system: str,
+        commit_hook: CommitHook | None = None,
+    ) -> Agent:
+        """The agent of a run on ``session``."""
+        s = self.settings
+        return Agent(
+            resolved.provider,
+            resolver=resolver,
+            system=system,
+            params=ChatParams(
+                model=resolved.model,
+                max_tokens=s.max_tokens,
+                thinking=ThinkingEffort(s.thinking),
+            ),
+            commit_hook=commit_hook,
+            context=self.budget(session, resolved),
+        )
 
     def tools(self, state: FolderState, mode: Mode) -> WorkspaceTools:
         """The confined tools of a run in ``state``'s folder."""
@@ -186,6 +288,56 @@ class RunLifecycle:
             stream.close()
         return SessionOpened(info, session, report)
 
+    async def compact(self, session_id: str) -> Compacted:
+        """Compact ``session_id`` now, as a run of its own (cancellable with
+        ``rhema.cancel``; its ``compaction`` and ``context`` events go out as
+        ``rhema/event``), and commit the record.
+
+        Raises
+        ------
+        SessionRunningError
+            The session runs a turn in this server.
+        SessionStoreError
+            The session is unknown or busy in another window.
+        ProviderError
+            No provider can be resolved.
+        """
+        state = await self.state_of(session_id)
+        info = await state.store.info(session_id)
+        resolved = await self.provider()
+        run = Run(session=info.id, turn=info.turns)
+        self.runs.add(run)
+        done = Compacted(info.id, None, 0)
+        try:
+            async with state.store.lease(info.id):
+                stream = self._stream(info.id, info.turns, None)
+                try:
+                    with run.scope:
+                        await self._compact(state, run, stream, resolved, done)
+                finally:
+                    stream.close()
+        finally:
+            self.runs.remove(run)
+        return done
+
+    async def _compact(
+        self,
+        state: FolderState,
+        run: Run,
+        stream: RunStream,
+        resolved: ResolvedProvider,
+        done: Compacted,
+    ) -> None:
+        mode = self.settings.mode
+        tools = self.tools(state, mode)
+        ctx = ToolContext(cwd=state.path, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
+        session, _ = await state.store.open_and_resume(run.session, tools, stream, ctx)
+        agent = self.agent(resolved, run.session, tools, system_prompt(mode, state.path))
+        done.before = agent.compactor().estimate(session)
+        done.record = await agent.compact(session, stream)
+        if done.record is not None:
+            await state.store.commit(run.session, session)
+
     async def delete_session(self, session_id: str) -> bool:
         """Stop the session's run here, wait until it has let go, delete it."""
         state = await self.state_of(session_id)
@@ -193,6 +345,7 @@ class RunLifecycle:
         await self.runs.wait_finished(session_id)
         deleted = await state.store.delete(session_id)
         self._seq.pop(session_id, None)
+        self._budgets.pop(session_id, None)
         return deleted
 
     async def _session_for(self, state: FolderState, plan: Plan, model: str) -> SessionInfo:
@@ -222,18 +375,53 @@ class RunLifecycle:
         SessionStoreError
             The session is unknown or busy in another window.
         """
+        prepared = await self.prepare(plan, msg_id=msg_id)
+        return await self.execute(prepared, token=token, finish=finish)
+
+    async def start_detached(
+        self, plan: Plan, *, token: MsgId, finish: Finish[T] | None = None
+    ) -> Prepared:
+        """Prepare ``plan`` and execute it in a task of its own; returns at once."""
+        prepared = await self.prepare(plan, msg_id=None)
+        task = asyncio.get_running_loop().create_task(
+            self.execute(prepared, token=token, finish=finish),
+            name=f"rhema run {prepared.run.session}:{prepared.run.turn}",
+        )
+        self._detached.add(task)
+        task.add_done_callback(self._detached_done)
+        return prepared
+
+    def _detached_done(self, task: asyncio.Task[Any]) -> None:
+        self._detached.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # already logged with its traceback where the run failed
+            logger.error("detached run %s ended with %r", task.get_name(), task.exception())
+
+    async def prepare(self, plan: Plan, *, msg_id: MsgId) -> Prepared:
+        """Decide the run's session (created if new) and turn; register it."""
         settings = self.settings
         state = await self.folders.state(plan.folder, settings.session_store)
         info = await self._session_for(state, plan, settings.model or "")
         turn = info.turns + 1 if plan.prompt is not None or info.turns == 0 else info.turns
         run = Run(session=info.id, turn=turn, msg_id=msg_id)
         self.runs.add(run)
+        return Prepared(plan, state, run)
+
+    async def execute(
+        self, prepared: Prepared, *, token: MsgId, finish: Finish[T] | None = None
+    ) -> RunReport[T]:
+        """Execute a prepared run to its end; it is unregistered however it ends."""
+        plan, state, run = prepared.plan, prepared.state, prepared.run
         try:
-            async with state.store.lease(info.id):
+            async with state.store.lease(run.session):
                 return await self._lease_held(plan, state, run, token, finish)
         finally:
             self.runs.remove(run)
             self._account(run)
+
+    def transcript_path(self, state: FolderState, session: str) -> Path:
+        """Where the transcript of ``session`` is written."""
+        return state.store.path.parent / "transcripts" / f"{session}.md"
 
     async def _lease_held(
         self,
@@ -247,10 +435,20 @@ class RunLifecycle:
         if progress.token is not None:
             self.runs.set_token(run, progress.token)
         stream = self._stream(run.session, run.turn, progress.report)
+        transcript: Transcript | None = None
+        sink: RunStream | _Tee = stream
+        if not self.client.events:
+            transcript = Transcript(
+                self.transcript_path(state, run.session), run.turn, plan.title or None
+            )
+            await transcript.open()
+            sink = _Tee(stream, transcript)
         report: RunReport[T] = RunReport(run.session, run.turn, Outcome())
         try:
             tools = self.tools(state, plan.mode)
-            report.outcome = await self._drive(plan, state, run, stream, tools)
+            if transcript is not None:
+                self._show_transcript(transcript)
+            report.outcome = await self._drive(plan, state, run, sink, tools)
             if finish is not None and report.outcome.error is None and not run.cancelled:
                 report.finished = await finish(report.outcome, run, tools)
         except SessionStoreError as exc:
@@ -263,8 +461,8 @@ class RunLifecycle:
         finally:
             outcome = report.outcome
             if outcome.error is not None:
-                stream.emit(ErrorEvent(message=outcome.error))
-            stream.emit(
+                sink.emit(ErrorEvent(message=outcome.error))
+            sink.emit(
                 TurnEnd(
                     stop_reason=outcome.stop_reason,
                     text=outcome.text,
@@ -274,10 +472,50 @@ class RunLifecycle:
             )
             stream.close()
             progress.end(outcome.error or outcome.stop_reason.replace("_", " "))
+            if transcript is not None:
+                with anyio.CancelScope(shield=True):
+                    await transcript.flush()
+                self._tell_outcome(outcome, transcript)
         return report
 
+    def _show_transcript(self, transcript: Transcript) -> None:
+        if not self.client.show_document:
+            return
+
+        async def show() -> None:
+            await transcript.flush()  # the file exists before the editor opens it
+            try:
+                await self.server.window_show_document_async(
+                    types.ShowDocumentParams(uri=transcript.path.as_uri(), take_focus=False)
+                )
+            except JsonRpcException as exc:
+                logger.info("the client did not show the transcript: %s", exc)
+
+        task = asyncio.get_running_loop().create_task(show())
+        self._detached.add(task)
+        task.add_done_callback(self._detached.discard)
+
+    def _tell_outcome(self, outcome: Outcome, transcript: Transcript) -> None:
+        """The closing message for a client that does not render events."""
+        if outcome.error is not None:
+            kind, head = types.MessageType.Error, outcome.error
+        else:
+            kind = types.MessageType.Info
+            head = first_lines("".join(transcript.answer)) or "(no answer text)"
+        reason = outcome.stop_reason.replace("_", " ")
+        self.server.window_show_message(
+            types.ShowMessageParams(
+                type=kind, message=f"Rhema: {head}\n— {reason}. Transcript: {transcript.path}"
+            )
+        )
+
     async def _drive(
-        self, plan: Plan, state: FolderState, run: Run, stream: RunStream, tools: WorkspaceTools
+        self,
+        plan: Plan,
+        state: FolderState,
+        run: Run,
+        stream: RunStream | _Tee,
+        tools: WorkspaceTools,
     ) -> Outcome:
         try:
             resolved = await self.provider()
@@ -296,17 +534,12 @@ class RunLifecycle:
             await store.commit(run.session, session, turn=start)
         elif not session.history:
             return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
-        s = self.settings
-        agent = Agent(
-            resolved.provider,
-            resolver=resolver,
-            system=plan.system or system_prompt(plan.mode, state.path),
-            params=ChatParams(
-                model=resolved.model,
-                max_tokens=s.max_tokens,
-                thinking=ThinkingEffort(s.thinking),
-            ),
-            commit_hook=store.commit_hook(run.session),
+        agent = self.agent(
+            resolved,
+            run.session,
+            resolver,
+            plan.system or system_prompt(plan.mode, state.path),
+            store.commit_hook(run.session),
         )
         outcome = await drive(
             agent,
@@ -337,9 +570,14 @@ class RunLifecycle:
             )
 
     async def shutdown(self) -> None:
-        """Cancel every run, give them a moment to checkpoint, close the stores."""
+        """Cancel every run, give them a moment to checkpoint, end the tasks
+        left, close the stores."""
         self.runs.cancel()
         with anyio.move_on_after(SHUTDOWN_WAIT):
             await self.runs.wait_idle()
+        tasks = list(self._detached)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         await self.mcp.aclose()
         await self.folders.close()

@@ -8,19 +8,37 @@ an edit never lands in a second buffer for the same file.
 
 Some clients (Neovim) answer ``applied: true`` for an edit they skipped on a
 stale buffer. So after an applied edit, every touched open document is
-awaited until the document sync shows the expected text; a mismatch is
-reported as a failure the model is told about.
+awaited until the document sync shows the expected text; a document that
+changed to something else (the user typed) is reported as a failure the
+model is told about.
+
+Other clients (eglot) send ``didChange`` only when idle, long after they
+answered. A document whose sync shows no change at all by then holds the
+edit *provisionally*: tools read the expected text, the next edit is
+computed against it and sent with ``version: null`` (the client's version
+after an edit is not knowable), and the first sync that arrives settles it:
+the expected text confirms it; anything else is the client's real text,
+which wins (a later edit computed on it, or refused by it, tells the model).
+
+Confirmations never hang a run: an unanswered question counts as declined
+after ``approval_timeout`` seconds (and is withdrawn with ``$/cancelRequest``),
+as does an error reply; a client error on ``workspace/applyEdit`` is an
+ordinary rejected edit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import logging
+import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from rhema_lsp.tools import EditOutcome, OpenDocument
 from rhema_lsp.tools.editor import not_landed, unmet_expectations
@@ -31,8 +49,20 @@ if TYPE_CHECKING:
 
 __all__ = ["SYNC_WAIT", "LspEditor"]
 
+logger = logging.getLogger(__name__)
+
 SYNC_WAIT = 2.0
 """Seconds to wait for the document sync to show an applied edit."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Provisional:
+    """An applied edit the document sync has not shown yet: the text the
+    client holds, and the synced state it was applied on."""
+
+    text: str
+    synced_text: str
+    synced_version: int
 
 
 @functools.lru_cache(maxsize=4096)
@@ -52,9 +82,11 @@ def _key(uri: str) -> Path | None:
 class LspEditor:
     """The editor on the other end of the LSP connection."""
 
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, approval_timeout: float = 120.0) -> None:
         self._server = server
         self._changed = asyncio.Condition()
+        self._provisional: dict[Path, _Provisional] = {}
+        self.approval_timeout = approval_timeout
 
     # -- capabilities -------------------------------------------------------
 
@@ -109,24 +141,57 @@ class LspEditor:
                 return str(client_uri)
         return None
 
-    def open_document(self, uri: str) -> OpenDocument | None:
+    def _synced(self, uri: str) -> OpenDocument | None:
+        """The document as the document sync last showed it."""
         client_uri = self._find(uri)
         if client_uri is None:
             return None
         document = self._server.workspace.text_documents[client_uri]
         return OpenDocument(uri=uri, text=document.source, version=document.version)
 
+    def open_document(self, uri: str) -> OpenDocument | None:
+        synced = self._synced(uri)
+        if synced is None:
+            return None
+        key = _key(uri)
+        held = self._provisional.get(key) if key is not None else None
+        if held is None:
+            return synced
+        if synced.text == held.synced_text and synced.version == held.synced_version:
+            return OpenDocument(uri=uri, text=held.text, version=None)
+        self._settle()
+        return synced
+
     def open_documents(self) -> list[OpenDocument]:
-        return [
-            OpenDocument(uri=uri, text=doc.source, version=doc.version)
-            for uri, doc in self._server.workspace.text_documents.items()
-            if uri.startswith("file:")
-        ]
+        documents = []
+        for uri in self._server.workspace.text_documents:
+            if uri.startswith("file:"):
+                document = self.open_document(uri)
+                if document is not None:
+                    documents.append(document)
+        return documents
 
     async def documents_changed(self) -> None:
         """Called by the server after every didOpen, didChange and didClose."""
+        self._settle()
         async with self._changed:
             self._changed.notify_all()
+
+    def _settle(self) -> None:
+        """Forget the provisional texts the document sync has moved past."""
+        for key, held in list(self._provisional.items()):
+            synced = self._synced(key.as_uri())
+            if synced is not None and (
+                synced.text == held.synced_text and synced.version == held.synced_version
+            ):
+                continue
+            del self._provisional[key]
+            if synced is not None and synced.text != held.text:
+                logger.info(
+                    "%s: the editor's text differs from the applied edit's (the user typed); "
+                    "its own text wins",
+                    key,
+                )
 
     # -- edits --------------------------------------------------------------
 
@@ -145,29 +210,88 @@ class LspEditor:
         self, edit: types.WorkspaceEdit, label: str, expected: Mapping[str, str | None]
     ) -> EditOutcome:
         edit = self._readdress(edit)
-        result = await self._server.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=edit, label=label)
-        )
+        before = {uri: self._synced(uri) for uri in expected}
+        try:
+            result = await self._server.workspace_apply_edit_async(
+                types.ApplyWorkspaceEditParams(edit=edit, label=label)
+            )
+        except JsonRpcException as exc:
+            return EditOutcome(applied=False, reason=f"the editor rejected the edit: {exc.message}")
         if not result.applied:
-            reason = result.failure_reason or "the editor rejected the edit"
-            return EditOutcome(applied=False, reason=reason)
-        return await self._verify(expected)
+            reason = result.failure_reason or "no reason given"
+            return EditOutcome(applied=False, reason=f"the editor rejected the edit: {reason}")
+        return await self._verify(expected, before)
 
-    async def _verify(self, expected: Mapping[str, str | None]) -> EditOutcome:
+    async def _verify(
+        self, expected: Mapping[str, str | None], before: Mapping[str, OpenDocument | None]
+    ) -> EditOutcome:
+        def synced_unmet() -> list[str]:
+            return unmet_expectations(_SyncedView(self), expected)
+
         try:
             async with asyncio.timeout(SYNC_WAIT), self._changed:
-                await self._changed.wait_for(lambda: not unmet_expectations(self, expected))
+                await self._changed.wait_for(lambda: not synced_unmet())
         except TimeoutError:
-            unmet = unmet_expectations(self, expected)
-            return not_landed(", ".join(str(uri_to_path(uri)) for uri in unmet))
+            moved = []
+            for uri in synced_unmet():
+                now, then = self._synced(uri), before.get(uri)
+                text = expected[uri]
+                key = _key(uri)
+                if now is None or then is None or now != then or text is None or key is None:
+                    moved.append(uri)
+                    continue
+                # No sync since the edit went out: the client applied it and
+                # has not said so yet.
+                assert now.version is not None
+                self._provisional[key] = _Provisional(text, now.text, now.version)
+            if moved:
+                for uri in moved:
+                    key = _key(uri)
+                    if key is not None:
+                        self._provisional.pop(key, None)
+                return not_landed(", ".join(str(uri_to_path(uri)) for uri in moved))
+            return EditOutcome(applied=True)
+        for uri in expected:
+            key = _key(uri)
+            if key is not None:
+                self._provisional.pop(key, None)
         return EditOutcome(applied=True)
 
     async def confirm(self, message: str, choices: Sequence[str]) -> str | None:
-        answer = await self._server.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Warning,
-                message=message,
-                actions=[types.MessageActionItem(title=choice) for choice in choices],
-            )
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Warning,
+            message=message,
+            actions=[types.MessageActionItem(title=choice) for choice in choices],
         )
-        return answer.title if answer is not None and answer.title in choices else None
+        protocol: Any = self._server.protocol
+        msg_id = str(uuid.uuid4())
+        pending = asyncio.wrap_future(
+            protocol.send_request(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
+        )
+        try:
+            async with asyncio.timeout(self.approval_timeout):
+                answer = await asyncio.shield(pending)
+        except TimeoutError:
+            # Withdraw the question; a late answer is then ignored as unknown.
+            protocol._request_futures.pop(msg_id, None)
+            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            logger.info("no answer to a confirmation in %ss: declined", self.approval_timeout)
+            return None
+        except JsonRpcException as exc:
+            logger.info("the editor answered a confirmation with an error (%s): declined", exc)
+            return None
+        title = getattr(answer, "title", None)
+        if title is None and isinstance(answer, dict):
+            title = answer.get("title")
+        return title if title in choices else None
+
+
+class _SyncedView:
+    """The editor as the document sync alone shows it (no provisional texts),
+    for :func:`~rhema_lsp.tools.editor.unmet_expectations`."""
+
+    def __init__(self, editor: LspEditor) -> None:
+        self._editor = editor
+
+    def open_document(self, uri: str) -> OpenDocument | None:
+        return self._editor._synced(uri)

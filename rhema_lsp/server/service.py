@@ -26,6 +26,7 @@ from rhema_lsp.contract import (
     CHANGES,
     CHECKPOINT_CONTENT,
     COMMANDS,
+    COMPACT,
     DELETE_SESSION,
     EDIT,
     FORK_SESSION,
@@ -44,14 +45,18 @@ from rhema_lsp.contract import (
     CheckpointContentArgs,
     CheckpointContentResult,
     CommandSpec,
+    CompactionInfo,
+    CompactResult,
     ContextRef,
     DeleteResult,
+    Detached,
     EditArgs,
     EditResult,
     FileConflict,
     ForkArgs,
     ForkResult,
     McpServerStatus,
+    OpenSessionArgs,
     OpenSessionResult,
     ProviderStatus,
     ResumedCalls,
@@ -78,15 +83,16 @@ from rhema_lsp.runs.prompts import (
     EDIT_SYSTEM,
     ContextPiece,
     edit_prompt,
+    problem_line,
     render_context,
-    strip_fence,
+    replacement_for,
 )
 from rhema_lsp.runs.registry import Run, SessionRunningError
 from rhema_lsp.runs.rewind import RewindReport, rewind
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.folders import FolderError
-from rhema_lsp.server.lifecycle import Plan, RunLifecycle, RunReport
+from rhema_lsp.server.lifecycle import Finish, Plan, RunLifecycle, RunReport
 from rhema_lsp.sessions import RewindWhat, SessionInfo, SessionStoreError
 from rhema_lsp.tools import ToolError, WorkspaceTools
 from rhema_lsp.tools.positions import LineIndex, uri_to_path
@@ -99,6 +105,7 @@ __all__ = ["AgentService", "Request", "serves"]
 logger = logging.getLogger(__name__)
 
 S = TypeVar("S", bound="AgentService")
+T = TypeVar("T")
 Handler = Callable[["AgentService", Any, "Request"], Awaitable[Any]]
 
 
@@ -130,7 +137,10 @@ def _describe(error: ValidationError) -> str:
     problems = []
     for item in error.errors():
         where = ".".join(str(part) for part in item["loc"]) or "argument"
-        problems.append(f"`{where}` {item['msg'].lower()}")
+        if item["type"] == "string_pattern_mismatch":
+            problems.append(f"`{where}` must not be blank")
+        else:
+            problems.append(f"`{where}` {item['msg'].lower()}")
     return "; ".join(problems)
 
 
@@ -220,7 +230,13 @@ class AgentService:
                 start = index.offset(types.Position(**ref.range.start.model_dump()))
                 end = index.offset(types.Position(**ref.range.end.model_dump()))
             shown = self.lifecycle.folders.display(path)
-            pieces.append(ContextPiece(path=shown, text=text, start=start, end=end))
+            problems = tuple(
+                problem_line(d.range.start.line, d.message, d.severity, d.source, d.code)
+                for d in ref.diagnostics
+            )
+            pieces.append(
+                ContextPiece(path=shown, text=text, start=start, end=end, problems=problems)
+            )
         return pieces
 
     async def _folder_for(
@@ -241,13 +257,32 @@ class AgentService:
             return prompt
         return f"{prompt}\n\n{render_context(self._context(refs))}"
 
-    async def _run(self, plan: Plan, request: Request) -> RunReport[None]:
-        return await self.lifecycle.run(plan, msg_id=request.msg_id, token=request.token)
+    def _detaches(self, detach: bool | None, request: Request) -> bool:
+        """Whether the command answers at once and the run goes on: as asked,
+        else when the client could show neither progress nor events."""
+        if detach is not None:
+            return detach
+        return self.lifecycle.client.detaches(request.token)
+
+    async def _start(
+        self,
+        plan: Plan,
+        request: Request,
+        detach: bool | None,
+        finish: Finish[T] | None = None,
+    ) -> RunReport[T] | Detached:
+        """Run ``plan`` to its end, or start it detached and answer at once."""
+        if self._detaches(detach, request):
+            prepared = await self.lifecycle.start_detached(plan, token=request.token, finish=finish)
+            return Detached(session=prepared.run.session, turn=prepared.run.turn, started=True)
+        return await self.lifecycle.run(
+            plan, msg_id=request.msg_id, token=request.token, finish=finish
+        )
 
     # -- commands --------------------------------------------------------------
 
     @serves(TURN)
-    async def turn(self, args: TurnArgs, request: Request) -> TurnResult:
+    async def turn(self, args: TurnArgs, request: Request) -> TurnResult | Detached:
         plan = Plan(
             folder=await self._folder_for(args.folder, args.context, args.session),
             session=args.session,
@@ -256,7 +291,9 @@ class AgentService:
             prompt=self._prompt_with_context(args.prompt, args.context),
             title=args.prompt,
         )
-        report = await self._run(plan, request)
+        report: RunReport[None] | Detached = await self._start(plan, request, args.detach)
+        if isinstance(report, Detached):
+            return report
         outcome = report.outcome
         return TurnResult(
             session=report.session,
@@ -268,7 +305,7 @@ class AgentService:
         )
 
     @serves(STEP)
-    async def step(self, args: StepArgs, request: Request) -> StepResult:
+    async def step(self, args: StepArgs, request: Request) -> StepResult | Detached:
         if args.session is None and args.prompt is None:
             raise FolderError("`prompt` is required to start a new session")
         plan = Plan(
@@ -282,7 +319,9 @@ class AgentService:
             title=args.prompt or "",
             single_step=True,
         )
-        report = await self._run(plan, request)
+        report: RunReport[None] | Detached = await self._start(plan, request, args.detach)
+        if isinstance(report, Detached):
+            return report
         outcome = report.outcome
         return StepResult(
             session=report.session,
@@ -324,16 +363,42 @@ class AgentService:
         ]
 
     @serves(OPEN_SESSION)
-    async def open_session(self, args: SessionArgs, request: Request) -> OpenSessionResult:
+    async def open_session(self, args: OpenSessionArgs, request: Request) -> OpenSessionResult:
         opened = await self.lifecycle.open_session(args.session)
+        session = opened.session
+        latest = session.compaction
         return OpenSessionResult(
             session=opened.info.id,
             folder=opened.info.folder,
             title=opened.info.title,
-            messages=opened.session.history,
+            messages=session.history if args.full else session.view(),
             resumed=ResumedCalls(
                 rerun=opened.resumed.rerun, interrupted=opened.resumed.interrupted
             ),
+            compaction=None
+            if latest is None
+            else CompactionInfo(
+                upto=latest.upto,
+                summary_tokens=latest.summary_tokens,
+                before=latest.before,
+                after=latest.after,
+                dropped=latest.dropped,
+            ),
+        )
+
+    @serves(COMPACT)
+    async def compact(self, args: SessionArgs, request: Request) -> CompactResult:
+        try:
+            done = await self.lifecycle.compact(args.session)
+        except ProviderError as exc:
+            raise CommandFailed(str(exc)) from exc
+        record = done.record
+        return CompactResult(
+            session=done.session,
+            compacted=record is not None,
+            before=done.before,
+            after=record.after if record is not None else done.before,
+            summary_tokens=record.summary_tokens if record is not None else 0,
         )
 
     @serves(DELETE_SESSION)
@@ -423,7 +488,7 @@ class AgentService:
         return CheckpointContentResult(uri=args.uri, text=data.decode("utf-8", errors="replace"))
 
     @serves(EDIT)
-    async def edit(self, args: EditArgs, request: Request) -> EditResult:
+    async def edit(self, args: EditArgs, request: Request) -> EditResult | Detached:
         folders = self.lifecycle.folders
         folder = folders.resolve(None, [args.uri])
         if folders.root_of(uri_to_path(args.uri)) is None:
@@ -447,7 +512,7 @@ class AgentService:
 
         async def finish(outcome: Outcome, run: Run, tools: WorkspaceTools) -> bool:
             assert piece.start is not None and piece.end is not None
-            replacement = strip_fence(outcome.text)
+            replacement = replacement_for(piece.text[piece.start : piece.end], outcome.text)
             new_text = piece.text[: piece.start] + replacement + piece.text[piece.end :]
             ctx = ToolContext(cwd=folder, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
             try:
@@ -466,9 +531,9 @@ class AgentService:
                 return False
             return True
 
-        report = await self.lifecycle.run(
-            plan, msg_id=request.msg_id, token=request.token, finish=finish
-        )
+        report = await self._start(plan, request, args.detach, finish)
+        if isinstance(report, Detached):
+            return report
         outcome = report.outcome
         return EditResult(
             session=report.session,
@@ -487,6 +552,7 @@ class AgentService:
                 model=resolved.model,
                 base_url=resolved.base_url,
                 source=resolved.source,
+                context_window=self.settings.context_window or resolved.context_window,
             )
         except ProviderError as exc:
             provider = ProviderStatus(

@@ -319,9 +319,15 @@ class Checkpoints:
                         "conversation; pick an earlier turn"
                     )
                 start, end = starts[turn], total
+            kept = None
+            if start is not None and end is not None:
+                kept = live_count(total, [*ranges, (start, end)])
+            (compactions,) = conn.execute(
+                "SELECT count(*) FROM compactions WHERE session_id = ?", (session_id,)
+            ).fetchone()
             conn.execute(
                 "INSERT INTO rewinds (session_id, turn, what, last_turn, from_seq, to_seq, "
-                "files, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "files, kept, compactions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     turn,
@@ -330,14 +336,15 @@ class Checkpoints:
                     start,
                     end,
                     json.dumps(sorted(restored)),
+                    kept,
+                    int(compactions),
                     now_iso(),
                 ),
             )
-            if start is None or end is None:
-                return None
-            return live_count(total, [*ranges, (start, end)])
+            return kept
 
         count = await self._db.write(f"rewind session {session_id}", write, durable=True)
         if count is not None:
-            self._committed[session_id] = count
+            # The next load decides which compactions still hold.
+            self._committed.pop(session_id, None)
         return count

@@ -7,7 +7,9 @@ at once migrate it exactly once, and a crash mid-migration leaves the old
 version intact. A store newer than this code is refused, never downgraded.
 
 Version 1 holds sessions and their messages (append-only, one JSON row per
-message, numbered from 0); version 2 adds the run leases; version 3 adds
+message, numbered from 0); version 2 adds the run leases; version 3 the
+compactions (append-only too: one JSON row per compaction record, numbered
+from 0; the latest decides what the model is sent); version 4 adds
 checkpoints (:mod:`rhema_lsp.sessions.checkpoints`): content-addressed
 ``blobs`` (pre-images, zlib, possibly a line delta on an earlier blob), the
 ``turns`` (where each turn's messages start), the ``turn_files`` each turn
@@ -58,6 +60,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
     ),
     (
         """
+        CREATE TABLE compactions (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL CHECK (seq >= 0),
+            body TEXT NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        )
+        """,
+    ),
+    (
+        """
         CREATE TABLE blobs (
             hash TEXT PRIMARY KEY,
             size INTEGER NOT NULL CHECK (size >= 0),
@@ -97,6 +109,8 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             from_seq INTEGER,
             to_seq INTEGER,
             files TEXT NOT NULL DEFAULT '[]',
+            kept INTEGER,
+            compactions INTEGER NOT NULL DEFAULT 0,
             created_at TEXT NOT NULL
         )
         """,

@@ -13,6 +13,11 @@ each round. :meth:`SessionStore.open_and_resume` completes a history a
 crash left mid-round (safe calls re-run, unsafe ones reported interrupted)
 and commits it before the session is used.
 
+Compactions are appended the same way (their own rows, numbered from 0,
+committed with the messages): a compaction never rewrites a message, so the
+whole history stays readable, while a loaded :class:`~rhema_lsp.engine.Session`
+carries its compactions and so sends the model the compacted view.
+
 Test instrumentation: ``on_event`` (see :meth:`SessionStore.open`) is
 called with ``"commit.begin"``, ``"commit.written"`` (rows inserted, not yet
 committed) and ``"commit.done"``; crash tests kill the process there. It is
@@ -33,6 +38,7 @@ from pydantic import ValidationError
 
 from rhema_lsp.engine import (
     CommitHook,
+    Compaction,
     EventSink,
     Message,
     ResumeReport,
@@ -54,6 +60,8 @@ from rhema_lsp.sessions.leases import Lease, LeaseRow, is_live, refuse_if_live
 from rhema_lsp.sessions.location import StoreLocation, database_path
 from rhema_lsp.sessions.records import SessionInfo, TurnStart, now_iso, title_from_prompt
 from rhema_lsp.sessions.timeline import (
+    compaction_cuts,
+    compaction_rewound,
     dropped,
     last_live_seq,
     live_count,
@@ -111,6 +119,8 @@ class SessionStore:
         self._on_event = on_event
         self._real_folder = os.path.realpath(folder)
         self._committed: dict[str, int] = {}
+        self._compacted: dict[str, int] = {}
+        self._compaction_rows: dict[str, int] = {}
         self._held: dict[str, Lease] = {}
         self.checkpoints = Checkpoints(db, self._committed)
 
@@ -266,6 +276,11 @@ class SessionStore:
                     (session_id,),
                 ).fetchall()
                 ranges = dropped(conn, session_id)
+                cuts = compaction_cuts(conn, session_id)
+                compaction_rows = conn.execute(
+                    "SELECT body FROM compactions WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                ).fetchall()
             finally:
                 conn.execute("COMMIT")
             history = []
@@ -284,8 +299,21 @@ class SessionStore:
                         f"message {seq} of session {session_id} cannot be read "
                         f"({exc.error_count()} problems); delete the session to go on"
                     ) from exc
+            compactions = []
+            for number, (body,) in enumerate(compaction_rows):
+                try:
+                    record = Compaction.model_validate_json(body)
+                except ValidationError as exc:
+                    raise SessionStoreError(
+                        f"compaction {number} of session {session_id} cannot be read "
+                        f"({exc.error_count()} problems); delete the session to go on"
+                    ) from exc
+                if record.upto <= len(history) and not compaction_rewound(number, record, cuts):
+                    compactions.append(record)  # else ahead of its messages, or rewound
             self._committed[session_id] = len(history)
-            return Session(history=history)
+            self._compacted[session_id] = len(compactions)
+            self._compaction_rows[session_id] = len(compaction_rows)
+            return Session(history=history, compactions=compactions)
 
         return await self._db.read(f"load session {session_id}", select)
 
@@ -326,7 +354,12 @@ class SessionStore:
         """
         history = session.history
         count = len(history)
-        if self._committed.get(session_id) == count and turn is None:
+        compactions = session.compactions
+        if (
+            self._committed.get(session_id) == count
+            and self._compacted.get(session_id) == len(compactions)
+            and turn is None
+        ):
             return
         self._event("commit.begin")
 
@@ -362,12 +395,38 @@ class SessionStore:
                     "VALUES (?, ?, ?, ?, ?)",
                     (session_id, turn.turn, total + count - 1 - stored, turn.title, now_iso()),
                 )
+            # Compactions: rows are numbered apart from the copy's list, which
+            # leaves out those a conversation rewind made obsolete.
+            (have,) = conn.execute(
+                "SELECT count(*) FROM compactions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            known_rows = self._compaction_rows.get(session_id)
+            kept = self._compacted.get(session_id, 0)
+            if known_rows is None:  # not loaded here: the copy holds every stored row
+                known_rows = kept = int(have)
+            if int(have) != known_rows or kept > len(compactions):
+                raise SessionConflictError(
+                    session_id,
+                    f"{have} compactions stored, {known_rows} known here, "
+                    f"this copy has {len(compactions)}",
+                )
+            conn.executemany(
+                "INSERT INTO compactions (session_id, seq, body) VALUES (?, ?, ?)",
+                [
+                    (session_id, int(have) + offset, record.model_dump_json())
+                    for offset, record in enumerate(compactions[kept:])
+                ],
+            )
+            rows[0] = int(have) + len(compactions) - kept
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))
             self._event("commit.written")
             return count
 
+        rows = [0]
         committed = await self._db.write(f"commit session {session_id}", append, durable=durable)
         self._committed[session_id] = committed
+        self._compaction_rows[session_id] = rows[0]
+        self._compacted[session_id] = len(compactions)
         self._event("commit.done")
 
     async def fork(self, session_id: str, turn: int | None = None) -> SessionInfo:
@@ -483,6 +542,8 @@ class SessionStore:
 
         deleted = await self._db.write(f"delete session {session_id}", remove)
         self._committed.pop(session_id, None)
+        self._compacted.pop(session_id, None)
+        self._compaction_rows.pop(session_id, None)
         return deleted
 
     def lease(self, session_id: str) -> Lease:

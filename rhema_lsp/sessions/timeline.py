@@ -7,6 +7,12 @@ history; later messages get new sequence numbers after them. The live
 history is every stored message outside every dropped range, in order, so
 the old turns stay readable and a rewind can itself be seen in the log.
 
+A compaction summarises ``history[:upto]`` of the live history it was made
+on. A conversation rewind records how many messages it kept and how many
+compactions were stored then; an earlier compaction reaching past what was
+kept is obsolete (:func:`compaction_rewound`), whatever the history grows to
+later.
+
 ``turns`` rows say where each turn's messages start (its ``first_seq``).
 Sessions stored before checkpoints existed have none: their turns are
 counted from the user's prompts (:func:`derived_starts`).
@@ -18,9 +24,13 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rhema_lsp.engine import Compaction
+
 __all__ = [
     "Ranges",
     "TurnRow",
+    "compaction_cuts",
+    "compaction_rewound",
     "derived_starts",
     "dropped",
     "last_live_seq",
@@ -107,3 +117,20 @@ def derived_starts(user_seqs: Sequence[int]) -> dict[int, int]:
     """Turn number -> first sequence number for a session stored before
     ``turns`` were recorded: turn *k* starts at the *k*-th user prompt."""
     return {index + 1: seq for index, seq in enumerate(user_seqs)}
+
+
+def compaction_cuts(conn: sqlite3.Connection, session_id: str) -> list[tuple[int, int]]:
+    """Per conversation rewind: the compactions stored before it, and the
+    messages it kept."""
+    rows = conn.execute(
+        "SELECT compactions, kept FROM rewinds WHERE session_id = ? AND kept IS NOT NULL "
+        "ORDER BY id",
+        (session_id,),
+    ).fetchall()
+    return [(int(count), int(kept)) for count, kept in rows]
+
+
+def compaction_rewound(number: int, record: Compaction, cuts: list[tuple[int, int]]) -> bool:
+    """Whether compaction ``number`` summarised messages a later conversation
+    rewind dropped."""
+    return any(number < count and record.upto > kept for count, kept in cuts)

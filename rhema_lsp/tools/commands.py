@@ -3,6 +3,9 @@
 - Runs ``/bin/sh -c COMMAND`` with stdin closed, stdout and stderr merged, in
   its own process group (``start_new_session``), with the working directory
   pinned to the session folder by descriptor.
+- Nothing outlives the server, even a SIGKILLed one: where ``/proc`` exists
+  the command runs beside a watchdog in its group that kills the group once
+  the server is gone (see :data:`_SUPERVISOR`).
 - Approval: the user confirms each command through the editor, unless it is
   allow-listed. An allow-list entry matches a command that is **exactly**
   the entry (surrounding space ignored), or — when the command contains no
@@ -186,6 +189,26 @@ class _Output:
         return self.head.decode("utf-8", "replace") + middle + self.tail.decode("utf-8", "replace")
 
 
+_SUPERVISOR = """\
+( while read -r _ _ _ parent _ < /proc/$$/stat && [ "$parent" = "$2" ]; do sleep 1; done
+  kill -KILL 0 ) >/dev/null 2>&1 </dev/null &
+watchdog=$!
+/bin/sh -c "$1"
+status=$?
+kill "$watchdog" 2>/dev/null
+exit "$status"
+"""
+"""Runs the command (``$1``) beside a watchdog that kills the whole group
+once this shell's parent is no longer the server (``$2``): the server died,
+even by SIGKILL, and the shell was handed to another parent."""
+
+
+def _supervised(command: str) -> list[str]:
+    if not Path("/proc/self/stat").exists():
+        return ["/bin/sh", "-c", command]
+    return ["/bin/sh", "-c", _SUPERVISOR, "rhema-run", command, str(os.getpid())]
+
+
 async def run_shell(
     command: str,
     folder: Path,
@@ -201,7 +224,7 @@ async def run_shell(
     environment["PWD"] = str(folder)
     try:
         process = await anyio.open_process(
-            ["/bin/sh", "-c", command],
+            _supervised(command),
             cwd=f"/proc/self/fd/{fd}",
             pass_fds=(fd,),
             env=environment,

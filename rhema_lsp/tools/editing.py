@@ -125,7 +125,7 @@ class Editing:
             return
         shown = self.ws.display(target.path)
         answer = await self.editor.confirm(
-            f"Rhema wants to {verb} {shown}: {reason}. Allow?", [_ALLOW, _DENY]
+            f"Rhema wants to {verb} {shown}: {reason}. Allow?", [_DENY, _ALLOW]
         )
         if answer != _ALLOW:
             raise PathRefused(f"{shown}: the user did not allow this change ({reason})")

@@ -21,6 +21,7 @@ from lsprotocol.types import WorkspaceEdit
 
 __all__ = [
     "ConfirmCallback",
+    "DocumentSource",
     "EditOutcome",
     "Editor",
     "Mode",
@@ -127,7 +128,16 @@ class Editor(Protocol):
         ...
 
 
-def unmet_expectations(editor: Editor, expected: Mapping[str, str | None]) -> list[str]:
+class DocumentSource(Protocol):
+    """Whatever can say which text a document holds (an :class:`Editor`, or
+    a view of one)."""
+
+    def open_document(self, uri: str) -> OpenDocument | None:
+        """The open document at ``uri``, or ``None``."""
+        ...
+
+
+def unmet_expectations(editor: DocumentSource, expected: Mapping[str, str | None]) -> list[str]:
     """The URIs of open documents that do not hold their ``expected`` text:
     the one applied-edit check, which each :class:`Editor` facing a client
     that may answer ``applied`` for an edit it skipped runs before saying so."""

@@ -184,7 +184,7 @@ class WorkspaceTools(ToolResolver):
         )
         if reason is not None:
             answer = await self.editor.confirm(
-                f"Rhema wants to read {shown}: {reason}. Allow?", ["Allow", "Deny"]
+                f"Rhema wants to read {shown}: {reason}. Allow?", ["Deny", "Allow"]
             )
             if answer != "Allow":
                 raise PathRefused(f"{shown}: the user did not allow reading it ({reason})")
@@ -233,7 +233,7 @@ class WorkspaceTools(ToolResolver):
         if not is_allowlisted(command, self.command_allowlist):
             run.status(ToolStatus(activity="waiting for approval"))
             answer = await self.editor.confirm(
-                f"Rhema wants to run a command in {self.ws.folder}:\n{command}", ["Run", "Deny"]
+                f"Rhema wants to run a command in {self.ws.folder}:\n{command}", ["Deny", "Run"]
             )
             if answer != "Run":
                 raise ToolError(f"the user did not approve running {command!r}; nothing was run")

@@ -180,13 +180,27 @@ class EditorClient(LanguageClient):
         return None
 
 
+OUR_CLIENTS = {"events": True, "editSelection": True}
+"""The ``clientCapabilities`` our VS Code and Neovim clients declare."""
+
+
 async def start_editor(
     editor: str,
     folders: list[Path],
     settings: dict[str, Any],
     env: dict[str, str] | None = None,
+    *,
+    capabilities: types.ClientCapabilities | None = None,
+    initialization_options: dict[str, Any] | None = None,
 ) -> EditorClient:
-    """Start the real server as a child process and initialise it as ``editor``."""
+    """Start the real server as a child process and initialise it as ``editor``.
+
+    ``capabilities`` replaces pytest-lsp's recording of ``editor`` (for editors
+    it has none of). ``initializationOptions`` are ``settings`` with what our
+    VS Code and Neovim clients declare (:data:`OUR_CLIENTS`), unless
+    ``initialization_options`` replaces them (``settings`` stay the ``rhema``
+    configuration section).
+    """
     client = EditorClient(configuration={"rhema": settings}, converter_factory=default_converter)
     client.state = EditorState()
     register_lsp_features(client)
@@ -209,7 +223,8 @@ async def start_editor(
 
     server_env = {**os.environ, **(env or {})}
     await client.start_io(sys.executable, "-m", "rhema_lsp", env=server_env)
-    capabilities = client_capabilities(editor)
+    if capabilities is None:
+        capabilities = client_capabilities(editor)
     result = await client.initialize_session(
         types.InitializeParams(
             capabilities=capabilities,
@@ -217,7 +232,9 @@ async def start_editor(
                 types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name) for folder in folders
             ],
             root_uri=folders[0].as_uri() if folders else None,
-            initialization_options=settings,
+            initialization_options={**settings, "clientCapabilities": OUR_CLIENTS}
+            if initialization_options is None
+            else initialization_options,
         )
     )
     encoding = result.capabilities.position_encoding

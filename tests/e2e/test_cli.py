@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from rhema_lsp.headless.jsonrpc import StdioEndpoint
-from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+from tests.fakes.model_server import FakeModelServer, text_reply, too_long_reply, tool_reply
 
 ENTRY = [sys.executable, "-m", "rhema_lsp"]
 
@@ -290,3 +290,26 @@ def test_rewind_restores_the_files_on_disk_after_the_turn_and_reports_conflicts(
     assert "restored  c.py" in forced.stdout
     assert "conversation: 0 message(s) kept, before turn 1" in forced.stdout
     assert hashlib.sha256((workspace / "c.py").read_bytes()).hexdigest() == digests["c.py"]
+
+
+def test_ask_shows_a_compaction_and_the_context_fill(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    fake.script(*(text_reply(f"answer {n}: " + "a" * 1500) for n in range(2)))
+    for number in range(2):
+        extra = ["--continue"] if number else []
+        done = run(ask_command(fake, workspace, *extra, f"question {number}"), tmp_path)
+        assert done.returncode == 0, done.stderr
+    fake.script(
+        too_long_reply("openai", 9000, 4096),
+        text_reply("Two questions, both answered."),
+        text_reply("third answer"),
+    )
+    done = run(
+        ask_command(fake, workspace, "--continue", "--context-window", "8000", "question 2"),
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "third answer\n"
+    assert "⇣ compacted the conversation:" in done.stderr
+    assert "context " in done.stderr and "/4096 (" in done.stderr  # the window the error named

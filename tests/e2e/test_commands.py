@@ -23,6 +23,8 @@ from tests.fakes.model_server import FakeModelServer, text_reply
         ("rhema.turn", {"prompt": "x", "context": [{"range": None}]}, "context.0.uri"),
         ("rhema.openSession", {}, "session"),
         ("rhema.edit", {"uri": "file:///x", "instruction": "y"}, "range"),
+        ("rhema.turn", {"prompt": " \n\t"}, "prompt"),
+        ("rhema.step", {"prompt": "  "}, "prompt"),
     ],
 )
 async def test_a_bad_argument_is_invalid_params_naming_the_field(
@@ -32,6 +34,8 @@ async def test_a_bad_argument_is_invalid_params_naming_the_field(
         await client.command(command, args)
     assert raised.value.code == -32602
     assert f"`{field}`" in str(raised.value)
+    if "prompt" in args and str(args["prompt"]).strip() == "":
+        assert "must not be blank" in str(raised.value)
 
 
 async def test_a_folder_outside_the_workspace_is_refused(client: EditorClient) -> None:

@@ -101,6 +101,12 @@ async def test_a_session_resumes_after_the_server_was_killed_mid_tool(
     await server.wait()
     pending.cancel()
     await first.stop()
+    # The command died with the server: its watchdog saw the server go.
+    for _ in range(100):
+        if not processes_running(f"sleep {marker}"):
+            break
+        await asyncio.sleep(0.1)
+    assert processes_running(f"sleep {marker}") == []
 
     second = await start_editor("neovim@v0.11", [workspace], settings, env=env)
     try:
@@ -125,8 +131,6 @@ async def test_a_session_resumes_after_the_server_was_killed_mid_tool(
         assert more["stopReason"] == "end_turn"
     finally:
         await second.shutdown_session()
-        for pid in processes_running(f"sleep {marker}"):  # orphaned by the SIGKILL
-            os.kill(pid, signal.SIGKILL)
 
 
 async def test_two_servers_on_one_folder_share_the_store_but_not_a_running_session(

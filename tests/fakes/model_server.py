@@ -26,6 +26,14 @@ API (kept stable for every test suite that uses it):
   ``client_closed``: a ``threading.Event`` set on the first one.
 - ``GET .../models`` lists ``models`` (default ``["fake-model"]``), so model
   discovery and local-server autodetection work against it.
+- ``context_window=N`` makes it a model with a window of N tokens (a token
+  is :data:`TOKEN_BYTES` bytes of the request body): a longer request is
+  answered with the wire's own "prompt is too long" HTTP 400 (counted in
+  ``too_long``) and pops no reply; every reply reports the request's tokens
+  as its prompt usage. With ``report_window`` it also answers llama.cpp's
+  ``GET /props`` with ``n_ctx``, as a local server does.
+- ``responder``: called with the request's JSON body when the script is
+  empty, returns the reply (a model that answers whatever it is asked).
 
 Reply builders (re-exported from :mod:`tests.fakes.wire`): ``text_reply``,
 ``tool_reply``, ``error_reply``, ``raw_reply``, ``stream_error_reply``.
@@ -42,12 +50,15 @@ The script file is a JSON list of replies (``Reply.to_json`` dicts; only
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import math
 import socket
 import struct
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -61,8 +72,12 @@ from tests.fakes.wire import (
     render,
     stream_error_reply,
     text_reply,
+    too_long_reply,
     tool_reply,
 )
+
+TOKEN_BYTES = 4
+"""Bytes of a request body the fake counts as one token."""
 
 __all__ = [
     "FakeModelServer",
@@ -72,6 +87,7 @@ __all__ = [
     "raw_reply",
     "stream_error_reply",
     "text_reply",
+    "too_long_reply",
     "tool_reply",
 ]
 
@@ -104,8 +120,11 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._record(b"")
-        if self.path.rstrip("/").endswith("/models"):
-            owner = self.server.owner
+        owner = self.server.owner
+        if self.path == "/props" and owner.context_window and owner.report_window:
+            props = {"default_generation_settings": {"n_ctx": owner.context_window}}
+            self._send_whole(200, {"content-type": "application/json"}, json.dumps(props).encode())
+        elif self.path.rstrip("/").endswith("/models"):
             models = [
                 {"id": name, "object": "model", "owned_by": owner.owned_by} for name in owner.models
             ]
@@ -121,7 +140,16 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length) if length else b""
         self._record(body)
-        reply = self.server.owner._next_reply()
+        owner = self.server.owner
+        tokens = math.ceil(len(body) / TOKEN_BYTES)
+        if owner.context_window is not None and tokens > owner.context_window:
+            owner._too_long()
+            reply: Reply | None = too_long_reply(owner.wire, tokens, owner.context_window)
+        else:
+            reply = owner._next_reply(body)
+            if reply is not None and owner.context_window is not None and reply.kind == "text":
+                output = max(1, math.ceil(len(reply.text) / TOKEN_BYTES)) + 8 * len(reply.calls)
+                reply = dataclasses.replace(reply, usage=(tokens, output))
         if reply is None:
             message = (
                 "FakeModelServer: no scripted reply left for this request "
@@ -210,6 +238,8 @@ class FakeModelServer:
         The ids ``GET .../models`` lists.
     owned_by
         The ``owned_by`` of each listed model (vLLM says ``vllm``).
+    context_window, report_window, responder
+        See the module docstring.
     """
 
     def __init__(
@@ -220,9 +250,16 @@ class FakeModelServer:
         repeat_last: bool = False,
         models: list[str] | None = None,
         owned_by: str = "fake",
+        context_window: int | None = None,
+        report_window: bool = False,
+        responder: Callable[[Any], Reply] | None = None,
     ) -> None:
         self.wire: Wire = wire
         self.owned_by = owned_by
+        self.context_window = context_window
+        self.report_window = report_window
+        self.responder = responder
+        self.too_long = 0
         self.port = port
         self.repeat_last = repeat_last
         self.models = list(models) if models is not None else ["fake-model"]
@@ -310,12 +347,18 @@ class FakeModelServer:
         with self._lock:
             self.received.append(request)
 
-    def _next_reply(self) -> Reply | None:
+    def _next_reply(self, body: bytes = b"") -> Reply | None:
         with self._lock:
             if self._queue:
                 self._last = self._queue.pop(0)
                 return self._last
-            return self._last if self.repeat_last else None
+            if self.responder is None:
+                return self._last if self.repeat_last else None
+        return self.responder(json.loads(body) if body else None)
+
+    def _too_long(self) -> None:
+        with self._lock:
+            self.too_long += 1
 
     def _rendered(self, reply: Reply) -> tuple[int, dict[str, str], list[bytes]]:
         # Keyed by id() but holding the reply itself: a reply that was freed

@@ -23,6 +23,7 @@ __all__ = [
     "split_pieces",
     "stream_error_reply",
     "text_reply",
+    "too_long_reply",
     "tool_reply",
 ]
 
@@ -55,6 +56,8 @@ class Reply:
     keepalive: bool = False
     crlf: bool = False
     split: int | None = None
+    cache: tuple[int, int] | None = None
+    """Prompt-cache tokens ``(read, written)`` of the prompt, where the wire reports them."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the ``--script`` file format)."""
@@ -69,8 +72,9 @@ class Reply:
         values = dict(data)
         values["raw"] = str(values.get("raw", "")).encode("latin-1")
         values["calls"] = tuple((str(name), dict(args)) for name, args in values.get("calls", ()))
-        if values.get("usage") is not None:
-            values["usage"] = tuple(values["usage"])
+        for name in ("usage", "cache"):
+            if values.get(name) is not None:
+                values[name] = tuple(values[name])
         return cls(**values)
 
 
@@ -135,6 +139,41 @@ def error_reply(
 ) -> Reply:
     """An HTTP error (or redirect) with the wire's own error body unless ``body`` is given."""
     return Reply(kind="error", status=status, body=body, headers=dict(headers or {}))
+
+
+def too_long_reply(wire: Wire, tokens: int, window: int) -> Reply:
+    """The HTTP 400 each wire answers a prompt longer than the model's window
+    with, in its own words (as the vendors' APIs and llama.cpp send them)."""
+    body: dict[str, Any]
+    if wire == "anthropic":
+        body = {
+            "type": "error",
+            "error": {
+                "type": "invalid_request_error",
+                "message": f"prompt is too long: {tokens} tokens > {window} maximum",
+            },
+        }
+    elif wire == "gemini":
+        body = {
+            "error": {
+                "code": 400,
+                "message": f"The input token count ({tokens}) exceeds the maximum number of "
+                f"tokens allowed ({window}).",
+                "status": "INVALID_ARGUMENT",
+            }
+        }
+    else:
+        body = {
+            "error": {
+                "message": f"This model's maximum context length is {window} tokens. However, "
+                f"your messages resulted in {tokens} tokens. Please reduce the length of the "
+                "messages.",
+                "type": "invalid_request_error",
+                "param": "messages",
+                "code": "context_length_exceeded",
+            }
+        }
+    return error_reply(400, body)
 
 
 def raw_reply(
@@ -301,12 +340,31 @@ def _openai(reply: Reply, model: str) -> list[bytes]:
                     "prompt_tokens": prompt,
                     "completion_tokens": completion,
                     "total_tokens": prompt + completion,
+                    **(
+                        {"prompt_tokens_details": {"cached_tokens": reply.cache[0]}}
+                        if reply.cache is not None
+                        else {}
+                    ),
                 },
             }
         )
     )
     out.append(b"data: [DONE]\n\n")
     return out
+
+
+def _anthropic_usage(reply: Reply, prompt: int) -> dict[str, int]:
+    """``message_start``'s usage: ``input_tokens`` counts only what the cache
+    did not serve or store, as the API reports it."""
+    if reply.cache is None:
+        return {"input_tokens": prompt, "output_tokens": 1}
+    read, written = reply.cache
+    return {
+        "input_tokens": prompt - read - written,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": written,
+        "output_tokens": 1,
+    }
 
 
 def _anthropic_ping() -> bytes:
@@ -328,7 +386,7 @@ def _anthropic(reply: Reply, model: str) -> list[bytes]:
                     "model": model,
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": prompt, "output_tokens": 1},
+                    "usage": _anthropic_usage(reply, prompt),
                 },
             },
             "message_start",

@@ -9,14 +9,21 @@ import anyio
 import pytest
 
 from rhema_lsp.engine import (
+    Agent,
     ChatParams,
+    CompactionEvent,
+    ContextBudget,
+    ContextFill,
     Message,
     ModelRequest,
     Role,
+    Session,
     StopReason,
     TextDelta,
+    ToolContext,
     ToolResult,
     UsageUpdate,
+    run_turn,
 )
 from rhema_lsp.providers import (
     EmbeddedProvider,
@@ -120,3 +127,28 @@ async def test_resolves_as_the_embedded_preset() -> None:
         ModelRequest(messages=[Message.user("Hello")], params=ChatParams(max_tokens=4)), Recorder()
     )
     assert output.message.text
+
+
+@pytest.mark.timeout(900)  # 50 real generations; minutes when the machine is busy
+async def test_holds_a_fifty_turn_conversation_without_a_context_error(model_path: Path) -> None:
+    resolved = await resolve_provider(ProviderSettings(provider="embedded"), {})
+    assert resolved.context_window == 2048  # the embedded model's n_ctx
+    agent = Agent(
+        resolved.provider,
+        system="You are a helpful assistant. Answer in one or two sentences.",
+        params=ChatParams(max_tokens=96, temperature=0.0),
+        context=ContextBudget(window=resolved.context_window),
+    )
+    session = Session()
+    sink = Recorder()
+    topics = ["rivers", "mountains", "bread", "the moon", "bicycles", "tea", "clocks"]
+    for turn in range(50):
+        prompt = f"Question {turn + 1}: tell me one fact about {topics[turn % len(topics)]}."
+        output = await run_turn(agent, session, Message.user(prompt), sink, ToolContext(), 1)
+        assert output.message.role is Role.ASSISTANT
+    compactions = sink.of(CompactionEvent)
+    assert compactions, "50 turns do not fit 2,048 tokens without compacting"
+    assert all(event.after < event.before for event in compactions)
+    assert sum(1 for m in session.history if m.role is Role.USER) == 50
+    fills = sink.of(ContextFill)
+    assert all(fill.tokens <= 2048 and fill.window == 2048 for fill in fills)

@@ -21,6 +21,7 @@ import {
   type StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
+import type { DeclaredCapabilities } from './contract';
 import type { ServerCommandId } from './protocol';
 import { readServerSettings, serverLaunch, type ServerSettings } from './settings';
 
@@ -52,6 +53,9 @@ function pythonFromPythonExtension(): string | undefined {
 }
 
 /** Create (not start) the client for the current settings. */
+/** What this client implements: it renders `rhema/event` and `rhema.editSelection`. */
+const DECLARED: DeclaredCapabilities = { events: true, editSelection: true };
+
 export function createClient(onProblem: (problem: string) => void): LanguageClient {
   const config = vscode.workspace.getConfiguration('rhema');
   const launch = serverLaunch((key) => config.get(key), pythonFromPythonExtension());
@@ -62,7 +66,12 @@ export function createClient(onProblem: (problem: string) => void): LanguageClie
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
-    initializationOptions: currentServerSettings(onProblem),
+    // clientCapabilities: this client renders `rhema/event` and implements
+    // `rhema.editSelection` (docs/protocol.md, "Clients without a rhema plugin").
+    initializationOptions: {
+      ...currentServerSettings(onProblem),
+      clientCapabilities: DECLARED,
+    },
     middleware: {
       workspace: {
         configuration: async (params, token, next) => {

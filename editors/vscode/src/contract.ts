@@ -18,24 +18,26 @@ export const ServerCommand = {
   forkSession: 'rhema.forkSession',
   changes: 'rhema.changes',
   checkpointContent: 'rhema.checkpointContent',
+  compact: 'rhema.compact',
   status: 'rhema.status',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
 /** Argument and result types of each command. */
 export interface CommandTypes {
-  'rhema.turn': { args: TurnArgs; result: TurnResult };
-  'rhema.step': { args: StepArgs; result: StepResult };
+  'rhema.turn': { args: TurnArgs; result: TurnResult | Detached };
+  'rhema.step': { args: StepArgs; result: StepResult | Detached };
   'rhema.cancel': { args: CancelArgs; result: CancelResult };
   'rhema.sessions': { args: SessionsArgs; result: SessionSummary[] };
-  'rhema.openSession': { args: SessionArgs; result: OpenSessionResult };
+  'rhema.openSession': { args: OpenSessionArgs; result: OpenSessionResult };
   'rhema.deleteSession': { args: SessionArgs; result: DeleteResult };
-  'rhema.edit': { args: EditArgs; result: EditResult };
+  'rhema.edit': { args: EditArgs; result: EditResult | Detached };
   'rhema.undoTurn': { args: UndoTurnArgs; result: UndoTurnResult };
   'rhema.rewind': { args: RewindArgs; result: RewindResult };
   'rhema.forkSession': { args: ForkArgs; result: ForkResult };
   'rhema.changes': { args: ChangesArgs; result: ChangesResult };
   'rhema.checkpointContent': { args: CheckpointContentArgs; result: CheckpointContentResult };
+  'rhema.compact': { args: SessionArgs; result: CompactResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
 }
 
@@ -53,6 +55,8 @@ export type RhemaEvent =
   | UsagePayload
   | RetryWaitPayload
   | StepEndPayload
+  | CompactionPayload
+  | ContextPayload
   | TurnEndPayload
   | ErrorPayload;
 
@@ -105,15 +109,71 @@ export interface CheckpointContentResult {
   text: string;
 }
 
-/** A document (or a range of it) the prompt is about. */
+/** Whether the session was compacted (`false`: nothing older than the latest round), and the estimated tokens of its next request before and after. */
+export interface CompactResult {
+  session: string;
+  compacted: boolean;
+  before: number;
+  after: number;
+  summaryTokens: number;
+}
+
+/** The session's latest compaction: the first `upto` stored messages are summarised (or were dropped) in its summary message. */
+export interface CompactionInfo {
+  upto: number;
+  summaryTokens: number;
+  before: number;
+  after: number;
+  dropped: boolean;
+}
+
+/** The older part of the session was summarised (or, when no summary could be written, dropped with a note) so requests fit the model's window: estimated input tokens of a request `before` and `after`, and the summary's own tokens (0 when dropped). */
+export interface CompactionPayload {
+  type: 'compaction';
+  before: number;
+  after: number;
+  summaryTokens: number;
+}
+
+/** A problem the editor reports in a context document (from any language server or linter), passed on to the model. */
+export interface ContextDiagnostic {
+  range: Range;
+  message: string;
+  severity?: 'error' | 'warning' | 'information' | 'hint';
+  source?: string | null;
+  code?: number | string | null;
+}
+
+/** How full the model's window is: the estimated tokens of the session's next request, and the window (`null` while unknown). */
+export interface ContextPayload {
+  type: 'context';
+  tokens: number;
+  window: number | null;
+}
+
+/** A document (or a range of it) the prompt is about, with the problems the editor reports in it when the user attached them. */
 export interface ContextRef {
   uri: string;
   range?: Range | null;
+  diagnostics?: ContextDiagnostic[];
+}
+
+/** What a rhema client implements. */
+export interface DeclaredCapabilities {
+  events?: boolean;
+  editSelection?: boolean;
 }
 
 /** Whether the session existed and is gone. */
 export interface DeleteResult {
   deleted: boolean;
+}
+
+/** A run that goes on after the command answered (`detach`): its outcome arrives as events, and as the transcript and a message for clients that do not render events. */
+export interface Detached {
+  session: string;
+  turn: number;
+  started: boolean;
 }
 
 /** Rewrite the selection in place. */
@@ -122,6 +182,7 @@ export interface EditArgs {
   range: Range;
   instruction: string;
   session?: string | null;
+  detach?: boolean | null;
 }
 
 /** Whether the rewrite was applied, and how the model call ended. */
@@ -158,6 +219,11 @@ export interface ForkResult {
   turns: number;
 }
 
+/** The contract's part of `initializationOptions` (the settings are the rest). */
+export interface InitializationOptions {
+  clientCapabilities?: DeclaredCapabilities | null;
+}
+
 /** One MCP server: where it is configured, how it runs, and its tools. */
 export interface McpServerStatus {
   name: string;
@@ -175,13 +241,20 @@ export interface Message {
   content: (TextPart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
 }
 
-/** A session's history, completed if a crash left it mid-round. */
+/** One session; `full`: every stored message rather than the compacted view the model is sent. */
+export interface OpenSessionArgs {
+  session: string;
+  full?: boolean;
+}
+
+/** A session's history, completed if a crash left it mid-round: the compacted view the model is sent (a summary message, then the latest messages), or with `full` every stored message. */
 export interface OpenSessionResult {
   session: string;
   folder: string;
   title: string;
   messages: Message[];
   resumed: ResumedCalls;
+  compaction: CompactionInfo | null;
 }
 
 /** A position in a document, in the negotiated position encoding. */
@@ -205,6 +278,7 @@ export interface ProviderStatus {
   baseUrl: string | null;
   source: string | null;
   error: string | null;
+  contextWindow: number | null;
 }
 
 /** The provider ran one of its own tools inside the model call (web search, code execution, ...): not one of the agent's calls, no result follows. `detail` is its main input in one short line, or empty. */
@@ -260,7 +334,7 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** Who authored a message. */
@@ -307,6 +381,7 @@ export interface StepArgs {
   folder?: string | null;
   context?: ContextRef[];
   mode?: 'ask' | 'edit' | 'agent' | null;
+  detach?: boolean | null;
 }
 
 /** A step ended: the call's usage and why the model stopped. */
@@ -430,6 +505,7 @@ export interface TurnArgs {
   context?: ContextRef[];
   mode?: 'ask' | 'edit' | 'agent' | null;
   maxSteps?: number | null;
+  detach?: boolean | null;
 }
 
 /** One turn and the files it changed. */

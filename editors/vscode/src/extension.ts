@@ -17,6 +17,7 @@ import { createClient, execute, notifySettingsChanged } from './client';
 import {
   asEditTarget,
   asTurnArgs,
+  type CompactResult,
   EVENT_METHOD,
   ServerCommand,
   statusSummary,
@@ -84,6 +85,7 @@ class Rhema implements vscode.Disposable {
       ['rhema.undoLastTurn', () => this.undoLastTurn()],
       ['rhema.rewindTo', () => this.rewindTo()],
       ['rhema.showChanges', () => this.showChanges()],
+      ['rhema.compactSession', () => this.compactSession()],
       ['rhema.showStatus', () => this.showStatus()],
       ['rhema.restartServer', () => this.restart()],
     ];
@@ -278,6 +280,7 @@ class Rhema implements vscode.Disposable {
     if (picked === undefined) return;
     const opened = await execute<OpenSessionResult>(client, ServerCommand.openSession, { session: picked.session.session });
     this.state.session = opened.session;
+    this.state.context = undefined;
     this.sessionUsage = { input: 0, output: 0 };
     this.state.usage = this.sessionUsage;
     this.output.appendLine(`▶ Session: ${opened.title || opened.session}`);
@@ -293,6 +296,7 @@ class Rhema implements vscode.Disposable {
 
   private newSession(): Promise<void> {
     this.state.session = undefined;
+    this.state.context = undefined;
     this.sessionUsage = { input: 0, output: 0 };
     this.state.usage = this.sessionUsage;
     this.output.appendLine('▶ New session');
@@ -336,6 +340,18 @@ class Rhema implements vscode.Disposable {
       return;
     }
     await showChanges(await this.start(), this.state.session);
+  }
+
+  private async compactSession(): Promise<void> {
+    if (this.state.session === undefined) {
+      void vscode.window.showInformationMessage('Rhema: no session to compact. Open one first.');
+      return;
+    }
+    const client = await this.start();
+    const result = await execute<CompactResult>(client, ServerCommand.compact, { session: this.state.session });
+    if (!result.compacted) {
+      void vscode.window.showInformationMessage('Rhema: nothing to compact yet: only the latest round is there.');
+    }
   }
 
   private async showStatus(): Promise<void> {
@@ -439,6 +455,10 @@ class Rhema implements vscode.Disposable {
       }
     }
     renderer.event(params.event);
+    if (params.event.type === 'context' && (params.session === this.state.session || this.state.session === undefined)) {
+      this.state.context = renderer.contextFill;
+      this.refreshStatus();
+    }
     if (params.session === this.state.session || this.runs.size > 0) {
       const running = [...this.runs].reduce<Usage>((sum, run) => addUsage(sum, run.renderer.usage), {
         input: 0,

@@ -24,6 +24,7 @@ import type {
 export { EVENT_METHOD, ServerCommand } from './contract';
 export type {
   CancelResult,
+  CompactResult,
   CommandTypes,
   EditArgs,
   EditResult,

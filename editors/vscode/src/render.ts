@@ -12,6 +12,12 @@
 import type { Message, RhemaEvent, StopReason, Usage } from './protocol';
 
 /** Where rendered text goes; the extension passes the output channel. */
+/** How full the model's context window is: tokens of the next request, and the window if known. */
+export interface ContextFill {
+  tokens: number;
+  window: number | null;
+}
+
 export interface OutputSink {
   append(text: string): void;
 }
@@ -23,6 +29,7 @@ export const RETRY_GLYPH = '⏳';
 export const ERROR_GLYPH = '✖';
 export const START_GLYPH = '▶';
 export const END_GLYPH = '■';
+export const COMPACT_GLYPH = '⇣';
 
 type Section = 'none' | 'reasoning' | 'answer' | 'output';
 
@@ -98,6 +105,8 @@ export class RunRenderer {
   private inFlightUsage: Usage = { input: 0, output: 0 };
   private lastStop: StopReason | undefined;
   private stepCount = 0;
+  /** The session's context fill after the latest step or compaction, if any. */
+  contextFill: ContextFill | undefined;
 
   constructor(private readonly sink: OutputSink) {}
 
@@ -177,6 +186,14 @@ export class RunRenderer {
         };
         this.inFlightUsage = { input: 0, output: 0 };
         this.lastStop = event.stopReason;
+        return;
+      case 'compaction':
+        this.line(
+          `${COMPACT_GLYPH} compacted the conversation: ${formatCount(event.before)} → ${formatCount(event.after)} tokens (summary ${formatCount(event.summaryTokens)})`,
+        );
+        return;
+      case 'context':
+        this.contextFill = { tokens: event.tokens, window: event.window };
         return;
       case 'turn_end':
         this.close(event.stopReason, event.usage, event.steps);

@@ -5,7 +5,8 @@
  *
  * Contract: the server object has exactly the server's setting keys
  * (provider, model, baseUrl, protocol, thinking, maxTokens, maxSteps, mode,
- * review, sessionStore, commandAllowlist, logLevel); unset optional values are
+ * review, sessionStore, commandAllowlist, logLevel, contextWindow,
+ * compactThreshold); unset optional values are
  * left out so the server's own defaults apply, and the ranges and choices are
  * the server's own (rhema_lsp/server/settings.py, providers/presets.py). An invalid value never stops the extension: it is replaced
  * by its default and reported as a problem naming the setting. Pure: values
@@ -55,6 +56,9 @@ export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warning', 'info', 'deb
 /** The server's bounds for `maxTokens` and `maxSteps`. */
 export const MAX_TOKENS_RANGE = { min: 16, max: 1_000_000 } as const;
 export const MAX_STEPS_RANGE = { min: 1, max: 500 } as const;
+/** The server's bounds for `contextWindow` and `compactThreshold`. */
+export const CONTEXT_WINDOW_RANGE = { min: 512, max: 100_000_000 } as const;
+export const COMPACT_THRESHOLD_RANGE = { min: 0.2, max: 0.95 } as const;
 
 /** The server's settings object, keys as in the editor contract. */
 export interface ServerSettings {
@@ -65,6 +69,8 @@ export interface ServerSettings {
   thinking: Thinking;
   maxTokens?: number;
   maxSteps?: number;
+  contextWindow?: number;
+  compactThreshold?: number;
   mode: Mode;
   review: boolean;
   sessionStore: SessionStore;
@@ -103,6 +109,23 @@ function optionalInt(
   }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
     problems.push(`rhema.${key} must be an integer from ${range.min} to ${range.max}, or null; using the server's default.`);
+    return undefined;
+  }
+  return value;
+}
+
+function optionalNumber(
+  get: SettingGetter,
+  key: string,
+  range: { min: number; max: number },
+  problems: string[],
+): number | undefined {
+  const value = get(key);
+  if (value === undefined || value === null) {
+    return undefined;
+  }
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < range.min || value > range.max) {
+    problems.push(`rhema.${key} must be a number from ${range.min} to ${range.max}, or null; using the server's default.`);
     return undefined;
   }
   return value;
@@ -192,6 +215,10 @@ export function readServerSettings(get: SettingGetter): SettingsReading {
   if (protocol !== undefined) settings.protocol = protocol;
   if (maxTokens !== undefined) settings.maxTokens = maxTokens;
   if (maxSteps !== undefined) settings.maxSteps = maxSteps;
+  const contextWindow = optionalInt(get, 'contextWindow', CONTEXT_WINDOW_RANGE, problems);
+  const compactThreshold = optionalNumber(get, 'compactThreshold', COMPACT_THRESHOLD_RANGE, problems);
+  if (contextWindow !== undefined) settings.contextWindow = contextWindow;
+  if (compactThreshold !== undefined) settings.compactThreshold = compactThreshold;
   return { settings, problems };
 }
 

@@ -29,7 +29,7 @@ describe('asTurnArgs', () => {
 describe('statusSummary', () => {
   const base: StatusResult = {
     version: '0.1.0',
-    provider: { name: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1', source: 'custom baseUrl (openai), no key', error: null },
+    provider: { name: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1', source: 'custom baseUrl (openai), no key', error: null, contextWindow: 8192 },
     folders: ['/w'],
     mode: 'edit',
     running: [],
@@ -41,7 +41,7 @@ describe('statusSummary', () => {
   });
 
   it('says when no provider resolved', () => {
-    const status = { ...base, provider: { name: null, model: null, baseUrl: null, source: null, error: 'no key' } };
+    const status = { ...base, provider: { name: null, model: null, baseUrl: null, source: null, error: 'no key', contextWindow: null } };
     assert.equal(statusSummary(status), 'Rhema 0.1.0 · no provider · mode edit');
   });
 });

@@ -23,6 +23,15 @@ function render(events: RhemaEvent[], title = 'Ask: hello'): { sink: RecordingSi
 }
 
 describe('RunRenderer', () => {
+  it('shows a compaction as one line and keeps the context fill', () => {
+    const { sink, renderer } = render([
+      { type: 'compaction', before: 170_000, after: 42_000, summaryTokens: 1_500 },
+      { type: 'context', tokens: 42_000, window: 200_000 },
+    ]);
+    assert.equal(sink.text, '▶ Ask: hello\n⇣ compacted the conversation: 170,000 → 42,000 tokens (summary 1,500)\n');
+    assert.deepEqual(renderer.contextFill, { tokens: 42_000, window: 200_000 });
+  });
+
   it('sets reasoning apart and streams the answer as appends', () => {
     const { sink } = render([
       { type: 'step_start', iteration: 1 },

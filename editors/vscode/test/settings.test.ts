@@ -37,6 +37,8 @@ describe('readServerSettings', () => {
         sessionStore: 'user',
         commandAllowlist: ['pytest -q', 'ls '],
         logLevel: 'debug',
+        contextWindow: 32768,
+        compactThreshold: 0.7,
         'server.command': ['ignored'],
       }),
     );
@@ -54,7 +56,18 @@ describe('readServerSettings', () => {
       sessionStore: 'user',
       commandAllowlist: ['pytest -q', 'ls '],
       logLevel: 'debug',
+      contextWindow: 32768,
+      compactThreshold: 0.7,
     });
+  });
+
+  it('refuses a context window or threshold outside the server bounds', () => {
+    const { settings, problems } = readServerSettings(getter({ contextWindow: 100, compactThreshold: 1.5 }));
+    assert.equal(settings.contextWindow, undefined);
+    assert.equal(settings.compactThreshold, undefined);
+    assert.equal(problems.length, 2);
+    assert.match(problems[0] ?? '', /rhema\.contextWindow/);
+    assert.match(problems[1] ?? '', /rhema\.compactThreshold/);
   });
 
   it('leaves unset values out so the server defaults apply', () => {
@@ -152,6 +165,8 @@ describe('package.json settings', () => {
     assert.deepEqual(serverKeys, [
       'baseUrl',
       'commandAllowlist',
+      'compactThreshold',
+      'contextWindow',
       'logLevel',
       'maxSteps',
       'maxTokens',
@@ -172,6 +187,8 @@ describe('package.json settings', () => {
         maxTokens: 64,
         maxSteps: 2,
         commandAllowlist: ['ls'],
+        contextWindow: 4096,
+        compactThreshold: 0.5,
       }),
     );
     assert.deepEqual(problems, []);
@@ -228,6 +245,16 @@ describe('statusText', () => {
     assert.equal(statusText({ ...base, running: false }).text, '$(comment-discussion) Rhema · 1.7k tokens');
     assert.match(statusText({ ...base, running: false, session: 's1' }).tooltip, /Session: s1\nTokens: 1,500 in · 230 out/);
     assert.equal(statusText({ ...base, running: false, serverState: 'stopped' }).text, '$(debug-disconnect) Rhema stopped');
+  });
+
+  it("shows the session's context fill against the window", () => {
+    const base = { usage: { input: 1500, output: 230 }, serverState: 'running' as const, running: false };
+    assert.equal(
+      statusText({ ...base, context: { tokens: 42_000, window: 200_000 } }).text,
+      '$(comment-discussion) Rhema · 1.7k tokens · ctx 42k/200k (21%)',
+    );
+    assert.equal(statusText({ ...base, context: { tokens: 900, window: null } }).text, '$(comment-discussion) Rhema · 1.7k tokens · ctx 900');
+    assert.match(statusText({ ...base, context: { tokens: 42_000, window: 200_000 } }).tooltip, /Context: 42k\/200k \(21%\)/);
   });
 
   it('compacts counts', () => {

@@ -57,7 +57,7 @@ def test_show_status_reports_the_configured_provider(
     )
     text = steps[-1]["text"]
     assert (
-        f"ℹ Rhema {__version__} · custom / {FAKE_MODEL} (custom baseUrl (openai), no key)"
+        f"ℹ Rhema {__version__} · custom / {FAKE_MODEL} (custom rhema.baseUrl (openai), no key)"
         f" · mode edit\n  base URL: {model.base_url}\n  folders: {vscode.workspace}\n"
         "  session: (new)\n"
     ) in text

@@ -18,6 +18,7 @@ from rhema_lsp.contract import (
     COMMANDS,
     EVENT_MODELS,
     TURN,
+    InitializationOptions,
     RhemaEventParams,
     TurnArgs,
     Wire,
@@ -45,6 +46,9 @@ SAMPLES: list[Any] = [
     engine.UsageUpdate(usage=Usage(input=5, output=6, cache_read=4)),
     engine.RetryWait(error="overloaded", delay_seconds=1.5, attempt=1, total=3),
     engine.StepEnd(usage=Usage(input=1, output=1), stop_reason=engine.StopReason.TOOL_USE),
+    engine.CompactionEvent(before=9000, after=3000, summary_tokens=400),
+    engine.ContextFill(tokens=3000, window=8192),
+    engine.ContextFill(tokens=3000, window=None),
     engine.TurnEnd(stop_reason="cancelled", text="", steps=1, usage=Usage()),
     engine.ErrorEvent(message="boom"),
 ]
@@ -195,6 +199,7 @@ def test_neovim_reads_only_field_names_the_contract_has() -> None:
         known.add(spec.name.split(".", 1)[1])
     for model in EVENT_MODELS:
         known |= json_field_names(model)
+    known |= json_field_names(InitializationOptions)
     camel = set()
     for source in _lua().values():
         camel |= set(re.findall(r"\.([a-z]+[A-Z]\w*)\b", source))

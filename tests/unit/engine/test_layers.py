@@ -52,7 +52,9 @@ def test_the_public_surface_is_exactly_what_is_meant() -> None:
     public = {n for n in vars(rhema_lsp.engine) if not n.startswith("_")}
     submodules = {
         "agent",
+        "budget",
         "calls",
+        "compaction",
         "errors",
         "events",
         "messages",

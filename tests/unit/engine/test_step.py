@@ -43,7 +43,7 @@ async def test_text_only_step_emits_start_deltas_end_and_appends_the_answer() ->
 
     step = await agent.step(session, sink, ToolContext())
 
-    assert sink.types() == ["step_start", "text_delta", "text_delta", "step_end"]
+    assert sink.types() == ["step_start", "text_delta", "text_delta", "context", "step_end"]
     assert sink.events[0] == StepStart(iteration=0)
     assert sink.events[-1] == StepEnd(
         usage=Usage(input=7, output=2), stop_reason=StopReason.END_TURN
@@ -89,6 +89,7 @@ async def test_tool_use_step_resolves_each_call_in_order_and_appends_results() -
         "tool_result",
         "tool_call_start",
         "tool_result",
+        "context",
         "step_end",
     ]
     assert resolver.ran == ["c1", "c2"]
@@ -119,6 +120,7 @@ async def test_calls_the_provider_announced_are_not_announced_again() -> None:
         "tool_call_args_delta",
         "tool_result",
         "tool_result",
+        "context",
         "step_end",
     ]
 
@@ -260,7 +262,7 @@ async def test_progress_chunks_are_stamped_with_the_call_id() -> None:
     ]
     # ephemeral: the output reaches the history only through the result
     assert session.history[-1].tool_results[0].code == 0
-    final = sink.events[-2]
+    final = sink.events[-3]
     assert isinstance(final, ToolResultEvent) and final.code == 0
 
 
@@ -278,7 +280,7 @@ async def test_results_are_capped_in_the_history_and_the_event() -> None:
     content = session.history[-1].tool_results[0].content
     assert "truncated" in content
     assert len(content.encode()) < 24_000 + 200
-    event = sink.events[-2]
+    event = sink.events[-3]
     assert isinstance(event, ToolResultEvent) and event.content == content
 
 

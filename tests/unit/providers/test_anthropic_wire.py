@@ -213,7 +213,9 @@ async def test_request_round_trips_thinking_and_merges_user_turns(
     )
     await adapter(anthropic_server).complete(request, Recorder())
     body = anthropic_server.requests[0]
-    assert body["system"] == "sys"
+    assert body["system"] == [
+        {"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}
+    ]
     assert body["thinking"] == {"type": "enabled", "budget_tokens": 2047}
     assert "temperature" not in body
     assert body["tools"][0]["input_schema"] == READ_FILE.parameters
@@ -230,9 +232,16 @@ async def test_request_round_trips_thinking_and_merges_user_turns(
         "tool_use",
         "tool_use",
     ]
+    # the user message before the newest is a cache breakpoint
     assert messages[2]["content"] == [
         {"type": "tool_result", "tool_use_id": "t1", "content": "A", "is_error": False},
-        {"type": "tool_result", "tool_use_id": "t2", "content": "missing", "is_error": True},
+        {
+            "type": "tool_result",
+            "tool_use_id": "t2",
+            "content": "missing",
+            "is_error": True,
+            "cache_control": {"type": "ephemeral"},
+        },
     ]
     assert [b["text"] for b in messages[4]["content"]] == ["cancelled", "again"]
 

@@ -79,3 +79,37 @@ async def test_the_first_pre_image_of_a_turn_wins_and_rewinds_are_appended(
             assert conn.execute("SELECT count(*) FROM messages").fetchone() == (3,)
     finally:
         await store.close()
+
+
+async def test_a_compaction_of_rewound_messages_stops_applying(tmp_path: Path) -> None:
+    from rhema_lsp.engine import Compaction
+
+    store = await SessionStore.open(tmp_path)
+    try:
+        info = await store.create("t")
+        session = Session(history=[])
+        for number, (prompt, answer) in enumerate((("one", "a"), ("two", "b")), 1):
+            session.history.append(Message.user(prompt))  # a turn starts at its prompt
+            await store.commit(info.id, session, turn=TurnStart(number, prompt))
+            session.history.append(Message.assistant(answer))
+            await store.commit(info.id, session)
+        session.compactions.append(Compaction(upto=3, summary="one, a, two"))
+        await store.commit(info.id, session)
+        assert len((await store.load(info.id)).compactions) == 1
+
+        await store.checkpoints.record_rewind(info.id, 2, "conversation", [])
+        again = await store.load(info.id)
+        assert [m.text for m in again.history] == ["one", "a"]
+        assert again.compactions == []  # it summarised a rewound prompt
+        # The history grows past the old cut: the stale summary stays out, and
+        # commits (of messages and of a new compaction) still line up.
+        again.history.append(Message.user("three"))
+        await store.commit(info.id, again, turn=TurnStart(3, "three"))
+        again.history.append(Message.assistant("c"))
+        again.compactions.append(Compaction(upto=2, summary="one, a"))
+        await store.commit(info.id, again)
+        final = await store.load(info.id)
+        assert [m.text for m in final.history] == ["one", "a", "three", "c"]
+        assert [c.summary for c in final.compactions] == ["one, a"]
+    finally:
+        await store.close()

@@ -94,6 +94,16 @@ local function attach_without_filetype(bufnr)
   vim.lsp.start(resolved, { bufnr = bufnr })
 end
 
+--- The `initializationOptions`: the settings, and what this client can show
+--- (it renders `rhema/event` and implements `rhema.editSelection`).
+--- @param settings table
+--- @return table
+function M.init_options(settings)
+  local options = vim.deepcopy(settings)
+  options.clientCapabilities = { events = true, editSelection = true }
+  return options
+end
+
 --- Register and enable the client.
 --- @param opts rhema.Options
 --- @param on_event fun(params: table, client_id: integer)
@@ -104,7 +114,7 @@ function M.setup(opts, on_event)
     root_dir = function(bufnr, on_dir)
       on_dir(M.root(bufnr))
     end,
-    init_options = vim.deepcopy(opts.settings),
+    init_options = M.init_options(opts.settings),
     settings = { rhema = vim.deepcopy(opts.settings) },
     handlers = {
       ['rhema/event'] = function(_, params, ctx)

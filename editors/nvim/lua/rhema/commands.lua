@@ -178,6 +178,9 @@ function M.define()
     bang = true,
     desc = 'Rewind the Rhema session: [turn] [code|conversation|both]; ! overwrites changes',
   })
+  command('RhemaCompact', function()
+    runs.compact(vim.api.nvim_get_current_buf())
+  end, { desc = "Summarise the Rhema session's older rounds now" })
   command('RhemaStatus', function()
     runs.status(vim.api.nvim_get_current_buf())
   end, { desc = 'Show the Rhema server and provider' })

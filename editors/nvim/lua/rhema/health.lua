@@ -51,7 +51,7 @@ local function temporary_client()
       name = 'rhema',
       cmd = options.cmd,
       cmd_env = options.cmd_env,
-      init_options = options.settings,
+      init_options = require('rhema.client').init_options(options.settings),
       settings = { rhema = options.settings },
     }
   end

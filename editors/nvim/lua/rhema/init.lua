@@ -102,10 +102,17 @@ function M.panel_buffer(session)
   return panel and panel.buf or nil
 end
 
---- Statusline text: what the running turn is doing ("Rhema: thinking"), or "".
+--- Statusline text: what the running turn is doing ("Rhema: thinking"), and
+--- the current session's context fill ("ctx 12.0k/200.0k 6%"), or "".
 --- @return string
 function M.status()
-  return require('rhema.progress').text()
+  local text = require('rhema.progress').text()
+  local p = require('rhema.runs').current_panel
+  local fill = p and p:fill_text() or ''
+  if fill == '' then
+    return text
+  end
+  return text == '' and ('Rhema ' .. fill) or (text .. ' · ' .. fill)
 end
 
 return M

@@ -375,6 +375,18 @@ function Panel:on_event(params)
     })
   elseif kind == 'usage' then
     self.usage = { input = event.input, output = event.output }
+  elseif kind == 'compaction' then
+    self:add({
+      kind = 'note',
+      text = ('⇣ compacted the conversation: %s → %s tokens (summary %s)'):format(
+        tostring(event.before),
+        tostring(event.after),
+        tostring(event.summaryTokens)
+      ),
+    })
+  elseif kind == 'context' then
+    self.context = { tokens = event.tokens, window = event.window }
+    vim.cmd('redrawstatus')
   elseif kind == 'retry_wait' then
     local block = self:add({
       kind = 'retry',
@@ -389,6 +401,26 @@ function Panel:on_event(params)
   elseif kind == 'turn_end' then
     self:close_turn(event.stopReason or 'end_turn', event.steps, event.usage)
   end
+end
+
+--- The context fill of the session ("ctx 12k/200k 6%"), or "" before the first step.
+--- @return string
+function Panel:fill_text()
+  local context = self.context
+  if not context or type(context.tokens) ~= 'number' then
+    return ''
+  end
+  local function k(n)
+    return n >= 1000 and ('%.1fk'):format(n / 1000) or tostring(n)
+  end
+  if type(context.window) ~= 'number' or context.window <= 0 then
+    return 'ctx ' .. k(context.tokens)
+  end
+  return ('ctx %s/%s %d%%'):format(
+    k(context.tokens),
+    k(context.window),
+    math.floor(100 * context.tokens / context.window)
+  )
 end
 
 --- The tool block of call `id` (created when new).

@@ -409,6 +409,23 @@ function M.undo_turn(bufnr)
   end)
 end
 
+--- Summarise the older rounds of the current session now (`rhema.compact`);
+--- its `compaction` event shows in the panel.
+--- @param bufnr integer
+function M.compact(bufnr)
+  if not M.current then
+    notify('no session: nothing to compact', vim.log.levels.WARN)
+    return
+  end
+  command(bufnr, 'rhema.compact', 'compact', { session = M.current }, function(result)
+    if result.compacted then
+      notify(('compacted: %d → %d tokens'):format(result.before, result.after))
+    else
+      notify('nothing to compact yet: only the latest round is there')
+    end
+  end)
+end
+
 --- Show what the server runs on.
 --- @param bufnr integer
 function M.status(bufnr)

@@ -1,0 +1,210 @@
+;;; prelude.el --- loaded before every Emacs test body  -*- lexical-binding: t -*-
+
+;; Plain eglot, configured the way the README's recipe says (the server
+;; program with its initializationOptions, edits applied without a y/n prompt
+;; each), and the T- helpers the test bodies use. No rhema code: everything
+;; the server does reaches Emacs through eglot's own handlers.
+;;
+;; A body is (T-run STEP...). A step is a function, run from a timer with the
+;; command loop in between (so idle timers and key presses behave as for a
+;; user); a function may return (:then STEP...) to run more steps next.
+;; (T-until WHAT COND [SECONDS]) is a step that waits until COND holds.
+;; When the steps end (or one fails), T-result goes to result.json, eglot's
+;; events buffer to events.log, and Emacs exits.
+
+(require 'eglot)
+(require 'json)
+(require 'python)
+(require 'subr-x)
+
+(defvar T-spec
+  (let ((json-object-type 'plist)
+        (json-array-type 'vector)
+        (json-key-type 'keyword))
+    (json-read-from-string (getenv "RHEMA_TEST_SPEC"))))
+
+(defvar T-workspace (file-name-as-directory (plist-get T-spec :workspace)))
+(defvar T-dir (file-name-as-directory (plist-get T-spec :dir)))
+
+;;; The recipe.
+(setq eglot-server-programs
+      `((python-mode . (,@(append (plist-get T-spec :command) nil)
+                        :initializationOptions
+                        ,(plist-get T-spec :initializationOptions)))))
+(setq eglot-confirm-server-initiated-edits nil)
+(add-hook 'python-mode-hook #'eglot-ensure)
+
+;;; Results.
+(defvar T-result nil "An alist: what the body found, written as JSON at the end.")
+
+(defun T-set (key value)
+  "Record VALUE under KEY (a string) in the result."
+  (setq T-result (cons (cons key value) (assoc-delete-all key T-result))))
+
+(defun T-get (key)
+  (cdr (assoc key T-result)))
+
+;;; Helpers.
+(defun T-path (relative)
+  (expand-file-name relative T-workspace))
+
+(defun T-buffer-text (relative)
+  (with-current-buffer (find-buffer-visiting (T-path relative))
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun T-messages ()
+  (with-current-buffer (messages-buffer)
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun T-message-matching (regexp)
+  "The first line of *Messages* matching REGEXP, or nil."
+  (with-current-buffer (messages-buffer)
+    (save-excursion
+      (goto-char (point-min))
+      (when (re-search-forward regexp nil t)
+        (buffer-substring-no-properties (line-beginning-position) (line-end-position))))))
+
+(defvar T-server nil "The eglot server of the workspace, once connected.")
+
+(defun T-command (name &optional args)
+  "Run workspace/executeCommand NAME with ARGS (a plist) as eglot does."
+  (eglot-execute-command T-server name (vector (or args eglot--{}))))
+
+(defvar T--keys-count 0)
+
+(defun T-keys (keys)
+  "Type KEYS (a string of raw terminal bytes) on the terminal, as the user would.
+The harness writes them to the pseudo-terminal; they arrive as real input."
+  (setq T--keys-count (1+ T--keys-count))
+  (let* ((file (expand-file-name (format "keys/%04d" T--keys-count) T-dir))
+         (partial (concat file ".tmp")))
+    (let ((coding-system-for-write 'no-conversion))
+      (write-region keys nil partial nil 'silent))
+    (rename-file partial file)))
+
+(defun T-open (relative)
+  "Steps: visit RELATIVE with C-x C-f, as the user does, and wait for eglot.
+\(`eglot-ensure' connects from `post-command-hook': a real command is needed.)"
+  (list (lambda () (T-keys (concat "\C-x\C-f" (T-path relative) "\r")))
+        (T-until (format "eglot to manage %s" relative)
+                 (lambda ()
+                   (when-let ((buffer (find-buffer-visiting (T-path relative))))
+                    (with-current-buffer buffer
+                     (when (and eglot--managed-mode (eglot-current-server))
+                       (setq T-server (eglot-current-server)))))))))
+
+(defun T-until (what cond &optional seconds)
+  "A step: wait (up to SECONDS, default 30) until COND returns non-nil."
+  (list :until what cond (or seconds 30)))
+
+;;; What the user sees and does.
+(defconst T--shown-marker "[eglot] Server reports (type=3): "
+  "How eglot logs a window/showMessage of type Info in *Messages*.")
+
+(defun T-shown (&optional text)
+  "The Info messages the server showed (as eglot logs them in *Messages*).
+With TEXT, the first one containing it, or nil."
+  (let ((all (cdr (split-string (T-messages) (regexp-quote T--shown-marker)))))
+    (setq all (mapcar (lambda (part) (car (split-string part "\n\\[eglot\\] "))) all))
+    (if text (seq-find (lambda (part) (string-search text part)) all) all)))
+
+(defun T-prompt ()
+  "The prompt of the active minibuffer, or nil."
+  (when-let ((window (active-minibuffer-window)))
+    (with-current-buffer (window-buffer window) (minibuffer-prompt))))
+
+(defun T-choices ()
+  "What the active minibuffer offers: prompt, choices in order and, for
+eglot's code-action menu, the actions themselves. (eglot's prompts make the
+first choice the default.)"
+  (with-current-buffer (window-buffer (active-minibuffer-window))
+    (let ((table minibuffer-completion-table))
+      `(("prompt" . ,(minibuffer-prompt))
+        ("choices" . ,(vconcat (all-completions "" table)))
+        ("actions" . ,(if (and (consp table) (consp (car table)))
+                          (vconcat (mapcar #'cdr table))
+                        []))))))
+
+(defun T-answer (regexp keys &optional record)
+  "Steps: wait for a minibuffer prompt matching REGEXP, record what it offers
+under RECORD, then type KEYS."
+  (list (T-until (format "a prompt matching %S" regexp)
+                 (lambda () (when-let ((prompt (T-prompt))) (string-match-p regexp prompt))))
+        (lambda ()
+          (when record (T-set record (T-choices)))
+          (T-keys keys))))
+
+(defun T-select-lines (relative first last)
+  "Select lines FIRST to LAST (1-based, whole lines with their newlines) of RELATIVE."
+  (switch-to-buffer (find-buffer-visiting (T-path relative)))
+  (goto-char (point-min))
+  (forward-line (1- first))
+  (let ((beg (point)))
+    (forward-line (1+ (- last first)))
+    (push-mark beg t t)))
+
+(defun T-code-action (title &optional record)
+  "Steps: M-x eglot-code-actions, then pick TITLE, as the user would."
+  (list (lambda () (T-keys "\exeglot-code-actions\r"))
+        (T-answer "Pick an action" (concat title "\r") record)))
+
+(defun T-synced (relative)
+  "A step: wait until eglot has sent RELATIVE's pending changes (its idle timer)."
+  (T-until (format "eglot to send the changes of %s" relative)
+           (lambda ()
+             (with-current-buffer (find-buffer-visiting (T-path relative))
+               (null eglot--recent-changes)))))
+
+(defun T-open-session (session)
+  "The session's history, through rhema.openSession."
+  (T-command 'rhema.openSession `(:session ,session)))
+
+;;; The runner.
+(defvar T--steps nil)
+
+(defun T-run (&rest steps)
+  (setq T--steps (T--flatten steps))
+  (run-with-timer 0.1 nil #'T--next))
+
+(defun T--flatten (steps)
+  (cl-loop for step in steps
+           if (or (functionp step) (eq (car-safe step) :until)) collect step
+           else append (T--flatten step)))
+
+(defun T--next ()
+  (if (null T--steps)
+      (T--finish nil)
+    (let ((step (pop T--steps)))
+      (condition-case err
+          (if (eq (car-safe step) :until)
+              (T--poll (nth 1 step) (nth 2 step) (+ (float-time) (nth 3 step)))
+            (let ((more (funcall step)))
+              (when (eq (car-safe more) :then)
+                (setq T--steps (append (T--flatten (cdr more)) T--steps)))
+              (run-with-timer 0 nil #'T--next)))
+        ((error quit) (T--finish (format "step failed: %S" err)))))))
+
+(defun T--poll (what cond deadline)
+  (condition-case err
+      (cond ((funcall cond) (T--next))
+            ((> (float-time) deadline)
+             (T--finish (format "timed out waiting for %s" what)))
+            (t (run-with-timer 0.05 nil #'T--poll what cond deadline)))
+    ((error quit) (T--finish (format "waiting for %s: %S" what err)))))
+
+(defun T--finish (failure)
+  (when failure (T-set "error" failure))
+  (T-set "messages" (T-messages))
+  ;; eglot's events buffer (every message both ways) and the server's stderr.
+  (with-temp-buffer
+    (dolist (buffer (buffer-list))
+      (when (string-match-p "EGLOT" (buffer-name buffer))
+        (insert "==== " (buffer-name buffer) "\n")
+        (insert-buffer-substring buffer)))
+    (let ((coding-system-for-write 'utf-8))
+      (write-region nil nil (expand-file-name "events.log" T-dir) nil 'silent)))
+  (let ((coding-system-for-write 'utf-8))
+    (with-temp-file (expand-file-name "result.json" T-dir)
+      (insert (json-encode T-result))))
+  (ignore-errors (eglot-shutdown-all))
+  (kill-emacs 0))

@@ -1,0 +1,52 @@
+"""C-g at an approval prompt: eglot never answers the request; the server's
+``approvalTimeout`` counts that as Deny, and the run ends with nothing run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.editors.emacs.harness import run_emacs, settings_for
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+QUIT_AT_PROMPT = r"""
+(T-run
+ (T-open "hello.py")
+ (lambda () (T-set "started" (T-command 'rhema.turn '(:prompt "Create ran.txt"))))
+ ;; eglot asks with completing-read; the user presses C-g on the terminal.
+ (T-answer "Choose an option" "\C-g" "prompt")
+ (T-until "the quit" (lambda () (null (T-prompt))))
+ (T-until "the turn to end" (lambda () (T-shown "Not run")))
+ (lambda ()
+   (T-set "session" (T-open-session (plist-get (T-get "started") :session)))))
+"""
+
+
+def test_c_g_at_an_approval_prompt_ends_the_run_with_nothing_run(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_reply(("run_command", {"command": "touch ran.txt"})),
+        text_reply("Not run: you denied it."),
+    )
+
+    r = run_emacs(
+        QUIT_AT_PROMPT,
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings_for(fake.base_url, mode="agent", approvalTimeout=3),
+    )
+
+    # "Deny" is listed first, so eglot makes it what RET picks.
+    assert r["prompt"]["choices"][0] == "Deny"
+    assert "touch ran.txt" in r["prompt"]["prompt"]
+    # The unanswered prompt counted as Deny: the command never ran, the model
+    # was told so (an error result), and the turn went on to its end.
+    assert not (workspace / "ran.txt").exists()
+    [result] = [
+        part
+        for message in r["session"]["messages"]
+        for part in message["content"]
+        if part["type"] == "tool_result"
+    ]
+    assert result["is_error"] is True
+    assert len(fake.requests) == 2

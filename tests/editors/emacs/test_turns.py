@@ -1,0 +1,115 @@
+"""A plain eglot user runs turns: the answer is visible, and a long turn blocks nothing.
+
+eglot 1.9 renders no ``rhema/event``, advertises no ``window.workDoneProgress``
+and no ``window.showDocument``: the server detaches the turn, writes the
+transcript and shows the outcome with ``window/showMessage``, which eglot
+logs in ``*Messages*``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.editors.emacs.harness import run_emacs, settings_for, shown, transcript
+from tests.fakes.model_server import FakeModelServer, text_reply
+
+ANSWER = "greet returns a greeting for name.\nIt concatenates two strings."
+
+# The README's recipe, typed at M-: as a user would.
+BY_COMMAND = r"""
+(T-run
+ (T-open "hello.py")
+ (lambda ()
+   (T-keys (concat "\e:(eglot-execute-command (eglot--current-server-or-lose)"
+                   " 'rhema.turn [(:prompt \"What does greet do?\")])\r")))
+ (T-until "the answer to be shown" (lambda () (T-shown "greet returns a greeting"))))
+"""
+
+BY_CODE_ACTION = r"""
+(T-run
+ (T-open "hello.py")
+ (lambda () (T-select-lines "hello.py" 1 2))
+ (T-code-action "Rhema: explain" "menu")
+ (T-until "the answer to be shown" (lambda () (T-shown "greet returns a greeting"))))
+"""
+
+
+@pytest.mark.parametrize("body", [BY_COMMAND, BY_CODE_ACTION], ids=["command", "code-action"])
+def test_the_answer_of_a_turn_is_shown_and_written_to_the_transcript(
+    body: str, workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script(text_reply(ANSWER, thinking="Read greet first.", chunk=8))
+
+    r = run_emacs(
+        body, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url)
+    )
+
+    # The answer reached the user as a message eglot shows and logs.
+    [message] = [m for m in shown(r["messages"]) if "greet returns a greeting" in m]
+    assert "greet returns a greeting for name." in message
+    # ... with the stop reason and where the whole transcript is.
+    [path] = list((workspace / ".rhema" / "transcripts").glob("*.md"))
+    assert str(path) in message or path.name in message
+    assert path == transcript(workspace, path.stem)
+    text = path.read_text(encoding="utf-8")
+    assert "Read greet first." in text
+    assert ANSWER in text
+    # The command answered at once; nothing timed out.
+    assert "Timed out" not in r["messages"]
+    assert "jsonrpc-error" not in r["messages"]
+
+
+LONG_TURN = r"""
+(defvar ticks 0)
+(T-run
+ (T-open "hello.py")
+ (lambda ()
+   (run-with-timer 0.5 0.5 (lambda () (setq ticks (1+ ticks))))
+   (T-set "started" (T-command 'rhema.turn '(:prompt "Take your time."))))
+ ;; While the model is still writing, the user switches buffers and types.
+ (lambda ()
+   (switch-to-buffer "notes")
+   (T-keys "typed while the model writes"))
+ (T-until "the typing to land"
+          (lambda () (with-current-buffer "notes"
+                       (string-search "typed while the model writes" (buffer-string)))))
+ (lambda ()
+   (T-set "shown_before_typing_landed" (T-shown "The slow model"))
+   (T-set "ticks_when_typed" ticks)
+   (T-keys "\e:(+ 20 22)\r"))
+ (T-until "M-: to evaluate" (lambda () (T-message-matching "^42")))
+ (lambda () (T-set "shown_before_eval" (T-shown "The slow model")))
+ (T-until "the slow answer" (lambda () (T-shown "The slow model")) 90)
+ (lambda () (T-set "ticks_at_end" ticks)))
+"""
+
+
+def test_a_fifteen_second_turn_neither_times_out_nor_blocks_emacs(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    # 30 characters, one a half second: the model takes about 15 s (jsonrpc
+    # gives up on a request after 10 s).
+    fake.script(text_reply("The slow model has answered!!", chunk=1, delay=0.5))
+
+    r = run_emacs(
+        LONG_TURN,
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings_for(fake.base_url),
+        timeout=150,
+    )
+
+    assert r["started"]["started"] is True
+    assert r["started"]["turn"] == 1
+    # Emacs kept working while the turn ran: typing and M-: were served before
+    # the answer arrived, and timers kept firing.
+    assert r["shown_before_typing_landed"] is None
+    assert r["shown_before_eval"] is None
+    assert r["ticks_at_end"] > r["ticks_when_typed"]
+    # The late answer was not dropped, and nothing timed out.
+    assert any("The slow model has answered!!" in m for m in shown(r["messages"]))
+    assert "Timed out" not in r["messages"]
+    text = transcript(workspace, r["started"]["session"]).read_text(encoding="utf-8")
+    assert "The slow model has answered!!" in text

@@ -19,13 +19,18 @@
 //                                            ("No code actions available"), Escape, select again, retry
 //   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
 //   {screenshot: "/path.png"}
+//   {query: "css", hasText?: "..."}          every matching element: {text, classes, checked
+//                                            (a checkbox's state, else aria-checked), label}
+//   {waitFor: "css", hasText?: "...", state?: "visible"|"hidden"}  wait for an element
+//   {dump: "css", file: "/path.html"}        write the first match's outerHTML (debugging)
 //   {sleepMs: 200}
 //   {waitStatus: "Rhema", not: ["starting", "stopped"]}  wait for the status bar item with that text
 //                                            until it contains none of `not` (the server is running)
-//   {waitPage: "css", hasText?: "..."}       wait for an element of the workbench
+//   {exec: ["prog", "arg", ...]}             run a program to completion (fails on a non-zero exit)
 // One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
 // file the extension host writes, not from the DOM.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -206,10 +211,29 @@ try {
         return current && !unwanted.some((word) => current.includes(word)) ? current : '';
       }, `the ${step.waitStatus} status item without ${JSON.stringify(unwanted)}`);
       results.push({ waitStatus: step.waitStatus, text });
-    } else if (step.waitPage !== undefined) {
-      const target = page.locator(step.waitPage, step.hasText ? { hasText: step.hasText } : {}).first();
-      await target.waitFor({ state: 'visible' });
-      results.push({ waitPage: step.waitPage, text: await target.textContent() });
+    } else if (step.query !== undefined) {
+      const found = page.locator(step.query, step.hasText ? { hasText: step.hasText } : {});
+      const elements = await found.evaluateAll((nodes) =>
+        nodes.map((node) => ({
+          text: node.textContent ?? '',
+          classes: node.className?.toString() ?? '',
+          checked: 'checked' in node ? node.checked : node.getAttribute('aria-checked') === 'true',
+          label: node.getAttribute('aria-label'),
+        })),
+      );
+      results.push({ query: step.query, elements });
+    } else if (step.waitFor !== undefined) {
+      const target = page.locator(step.waitFor, step.hasText ? { hasText: step.hasText } : {}).first();
+      await target.waitFor({ state: step.state ?? 'visible' });
+      results.push({ waitFor: step.waitFor });
+    } else if (step.dump !== undefined) {
+      const html = await page.locator(step.dump).first().evaluate((node) => node.outerHTML);
+      writeFileSync(step.file, html);
+      results.push({ dump: step.dump });
+    } else if (step.exec !== undefined) {
+      const [program, ...args] = step.exec;
+      const stdout = execFileSync(program, args, { encoding: 'utf8' });
+      results.push({ exec: program, stdout });
     } else if (step.sleepMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
       results.push({ sleepMs: step.sleepMs });

@@ -28,6 +28,7 @@ MODULES = (
     "edit_large",
     "sessions_commit",
     "context_cost",
+    "checkpoints_store",
 )
 
 

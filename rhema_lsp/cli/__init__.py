@@ -2,9 +2,9 @@
 
 ``serve`` (the default with no subcommand, for editors) runs the language
 server on stdio, or on TCP for debugging; ``acp`` runs the Agent Client
-Protocol agent on stdio, for ACP editors (Zed, JetBrains, ...). ``ask``, ``sessions`` and
-``status`` are the headless client: they start the server as a child process
-and drive it as an editor would.
+Protocol agent on stdio, for ACP editors (Zed, JetBrains, ...). ``ask``,
+``sessions``, ``status`` and ``rewind`` are the headless client: they start
+the server as a child process and drive it as an editor would.
 
 Everything that can be checked before the server starts is checked here, so
 a turn that cannot run fails before a session exists: the flags (against the
@@ -149,6 +149,14 @@ def _sessions(args: argparse.Namespace) -> int:
     return asyncio.run(sessions(options, args.json))
 
 
+def _rewind(args: argparse.Namespace) -> int:
+    from rhema_lsp.headless.run import ClientOptions, RewindRequest, rewind
+
+    options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
+    request = RewindRequest(args.session, args.turn, args.what, args.force)
+    return asyncio.run(rewind(options, request, args.json))
+
+
 def _status(args: argparse.Namespace) -> int:
     from rhema_lsp.headless.run import ClientOptions, status
 
@@ -232,6 +240,34 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("sessions", help="list the folder's sessions")
     _add_client_flags(listing, "sessions")
     listing.set_defaults(run=_sessions)
+
+    rewinding = commands.add_parser(
+        "rewind",
+        help="restore a session's files and/or conversation to before a turn",
+        description=(
+            "Restore the files a session's turns changed, from the turn given on, to what "
+            "they were before it (files changed since are left alone and reported, unless "
+            "--force), and/or cut the conversation back to before that turn."
+        ),
+        epilog="exit codes: 0 rewound, 1 some files left alone (conflicts), 2 usage error",
+    )
+    rewinding.add_argument("--session", required=True, help="the session (see `sessions`)")
+    rewinding.add_argument("--turn", required=True, type=int, help="rewind to before this turn")
+    what = rewinding.add_mutually_exclusive_group()
+    for choice, meaning in (
+        ("code", "the files only"),
+        ("conversation", "the conversation only"),
+        ("both", "the files and the conversation (the default)"),
+    ):
+        what.add_argument(
+            f"--{choice}", dest="what", action="store_const", const=choice, help=meaning
+        )
+    rewinding.set_defaults(what="both")
+    rewinding.add_argument(
+        "--force", action="store_true", help="overwrite files changed since the turn"
+    )
+    _add_client_flags(rewinding, "rewind")
+    rewinding.set_defaults(run=_rewind)
 
     status = commands.add_parser("status", help="show the chosen provider and why")
     _add_client_flags(status, "status")

@@ -30,7 +30,7 @@ __all__ = [
     "settings_from",
 ]
 
-ALL = ("ask", "sessions", "status", "acp")
+ALL = ("ask", "sessions", "status", "rewind", "acp")
 RUN = ("ask", "acp")
 """The commands that run turns, so take the settings of a turn."""
 

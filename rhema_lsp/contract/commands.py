@@ -21,11 +21,16 @@ from rhema_lsp.engine.messages import Message
 
 __all__ = [
     "CANCEL",
+    "CHANGES",
+    "CHECKPOINT_CONTENT",
+    "CHECKPOINT_SCHEME",
     "COMMANDS",
     "COMPACT",
     "DELETE_SESSION",
     "EDIT",
+    "FORK_SESSION",
     "OPEN_SESSION",
+    "REWIND",
     "SESSIONS",
     "STATUS",
     "STEP",
@@ -34,6 +39,11 @@ __all__ = [
     "CallSummary",
     "CancelArgs",
     "CancelResult",
+    "ChangedFile",
+    "ChangesArgs",
+    "ChangesResult",
+    "CheckpointContentArgs",
+    "CheckpointContentResult",
     "CommandSpec",
     "CompactResult",
     "CompactionInfo",
@@ -43,6 +53,9 @@ __all__ = [
     "Detached",
     "EditArgs",
     "EditResult",
+    "FileConflict",
+    "ForkArgs",
+    "ForkResult",
     "McpServerStatus",
     "Mode",
     "OpenSessionArgs",
@@ -51,6 +64,9 @@ __all__ = [
     "ProviderStatus",
     "Range",
     "ResumedCalls",
+    "RewindArgs",
+    "RewindResult",
+    "RewindWhat",
     "SessionArgs",
     "SessionSummary",
     "SessionsArgs",
@@ -59,6 +75,7 @@ __all__ = [
     "StepArgs",
     "StepResult",
     "TurnArgs",
+    "TurnChanges",
     "TurnResult",
     "UndoTurnArgs",
     "UndoTurnResult",
@@ -72,6 +89,12 @@ Mode = Literal["ask", "edit", "agent"]
 """Which tools the model is offered: read-only, plus edits, plus commands."""
 
 A = TypeVar("A", bound=Args)
+
+RewindWhat = Literal["code", "conversation", "both"]
+"""What a rewind takes back: the files, the conversation, or both."""
+
+CHECKPOINT_SCHEME = "rhema-checkpoint"
+"""The URI scheme of a stored pre-image (``rhema.checkpointContent`` reads one)."""
 
 
 # -- arguments ---------------------------------------------------------------
@@ -180,6 +203,37 @@ class UndoTurnArgs(Args):
 
     session: str = Field(min_length=1)
     turn: int | None = Field(default=None, ge=1)
+
+
+class RewindArgs(Args):
+    """Rewind a session to before ``turn``: its files (``code``), its
+    conversation, or both; ``force`` overwrites files changed since."""
+
+    session: str = Field(min_length=1)
+    turn: int = Field(ge=1)
+    what: RewindWhat = "both"
+    force: bool = False
+
+
+class ForkArgs(Args):
+    """Start a new session from ``session``'s conversation before ``turn``
+    (none: all of it)."""
+
+    session: str = Field(min_length=1)
+    turn: int | None = Field(default=None, ge=1)
+
+
+class ChangesArgs(Args):
+    """The files a session's turns changed; ``turn``: that turn only."""
+
+    session: str = Field(min_length=1)
+    turn: int | None = Field(default=None, ge=1)
+
+
+class CheckpointContentArgs(Args):
+    """A ``rhema-checkpoint:`` URI from ``rhema.changes``."""
+
+    uri: str = Field(min_length=1)
 
 
 class StatusArgs(Args):
@@ -308,10 +362,78 @@ class EditResult(Wire):
 
 
 class UndoTurnResult(Wire):
-    """The documents reverted, and those left alone because they changed since."""
+    """The documents reverted, those left alone because they changed since,
+    and those to save (they were clean before the turn)."""
 
     reverted: list[str]
     conflicts: list[str]
+    save: list[str] = Field(default_factory=list)
+
+
+class FileConflict(Wire):
+    """A file a rewind left alone, and why."""
+
+    uri: str
+    reason: str
+
+
+class RewindResult(Wire):
+    """What a rewind restored and left alone; ``save``: documents the client
+    saves (clean before the turn); ``messages``: the conversation's length
+    after a conversation rewind."""
+
+    session: str
+    turn: int
+    what: RewindWhat
+    restored: list[str]
+    conflicts: list[FileConflict]
+    save: list[str]
+    messages: int | None
+
+
+class ForkResult(Wire):
+    """The new session."""
+
+    session: str
+    title: str
+    turns: int
+
+
+class ChangedFile(Wire):
+    """One file a turn changed: its checkpoint (``before``, a
+    ``rhema-checkpoint:`` URI; null when the turn created it) and its state
+    now (``asLeft``: as the agent left it, ``changed``: changed since,
+    ``restored``: rewound)."""
+
+    uri: str
+    path: str
+    status: Literal["created", "modified", "deleted"]
+    before: str | None
+    state: Literal["asLeft", "changed", "restored"]
+
+
+class TurnChanges(Wire):
+    """One turn and the files it changed."""
+
+    turn: int
+    title: str
+    created_at: str
+    in_conversation: bool
+    files: list[ChangedFile]
+
+
+class ChangesResult(Wire):
+    """A session's turns, oldest first."""
+
+    session: str
+    turns: list[TurnChanges]
+
+
+class CheckpointContentResult(Wire):
+    """The text of a stored pre-image."""
+
+    uri: str
+    text: str
 
 
 class ProviderStatus(Wire):
@@ -418,9 +540,30 @@ EDIT = CommandSpec(
     "rhema.edit", EditArgs, EditResult | Detached, "rewrite the selection in place", runs=True
 )
 UNDO_TURN = CommandSpec(
-    "rhema.undoTurn", UndoTurnArgs, UndoTurnResult, "revert a turn's edits (none: the last)"
+    "rhema.undoTurn",
+    UndoTurnArgs,
+    UndoTurnResult,
+    "revert a turn's edits (none: the last): rhema.rewind of that turn's code",
 )
 STATUS = CommandSpec("rhema.status", StatusArgs, StatusResult, "version, provider and state")
+REWIND = CommandSpec(
+    "rhema.rewind",
+    RewindArgs,
+    RewindResult,
+    "restore files and/or the conversation to before a turn",
+)
+FORK_SESSION = CommandSpec(
+    "rhema.forkSession", ForkArgs, ForkResult, "start a new session from a turn"
+)
+CHANGES = CommandSpec(
+    "rhema.changes", ChangesArgs, ChangesResult, "the files each turn changed, with checkpoints"
+)
+CHECKPOINT_CONTENT = CommandSpec(
+    "rhema.checkpointContent",
+    CheckpointContentArgs,
+    CheckpointContentResult,
+    "the text of a rhema-checkpoint: URI",
+)
 
 COMMANDS: tuple[CommandSpec[Any], ...] = (
     TURN,
@@ -431,6 +574,10 @@ COMMANDS: tuple[CommandSpec[Any], ...] = (
     DELETE_SESSION,
     EDIT,
     UNDO_TURN,
+    REWIND,
+    FORK_SESSION,
+    CHANGES,
+    CHECKPOINT_CONTENT,
     COMPACT,
     STATUS,
 )

@@ -1,7 +1,9 @@
 """The headless client: start the real server as a child process, open a
 folder as the workspace, and drive it as an LSP client.
 
-``ask`` runs one turn and maps how it ended to an :class:`Exit` code (see
+``rewind`` restores a session's files (written atomically on disk, as every
+headless edit) and/or its conversation to before a turn. ``ask`` runs one
+turn and maps how it ended to an :class:`Exit` code (see
 :mod:`.errors`). The command line has already chosen the provider and
 checked every flag, so a turn that cannot start fails before a session
 exists. Ctrl-C reaches this process only (the server runs in its own
@@ -25,6 +27,7 @@ from typing import Any, TypeVar
 
 from rhema_lsp.contract import (
     EVENT_METHOD,
+    REWIND,
     SESSIONS,
     STATUS,
     TURN,
@@ -32,6 +35,9 @@ from rhema_lsp.contract import (
     CommandSpec,
     ContextRef,
     Detached,
+    RewindArgs,
+    RewindResult,
+    RewindWhat,
     RhemaEventParams,
     RunStopReason,
     SessionsArgs,
@@ -46,11 +52,14 @@ from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
 from rhema_lsp.headless.jsonrpc import RpcError, StdioEndpoint
 from rhema_lsp.headless.render import JsonRenderer, TerminalRenderer
 from rhema_lsp.headless.wire import ContractDrift, read_event, read_result, write_args
+from rhema_lsp.tools.positions import uri_to_path
 
 __all__ = [
     "AskOptions",
     "ClientOptions",
+    "RewindRequest",
     "ask",
+    "rewind",
     "sessions",
     "status",
 ]
@@ -438,6 +447,54 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
             f"{item.title}{running}"
         )
     return Exit.OK
+
+
+@dataclass(frozen=True, slots=True)
+class RewindRequest:
+    """``rhema-lsp rewind``: which session, to before which turn, what."""
+
+    session: str
+    turn: int
+    what: RewindWhat = "both"
+    force: bool = False
+
+
+async def rewind(options: ClientOptions, request: RewindRequest, as_json: bool) -> int:
+    """Rewind a session through the server, files written on disk atomically;
+    exit 1 when a file was left alone."""
+    if request.turn < 1:
+        raise UsageError(f"--turn {request.turn}: turns count from 1")
+    args = RewindArgs(
+        session=request.session,
+        turn=request.turn,
+        what=request.what,
+        force=request.force,
+    )
+    result: RewindResult = await _one_command(options, REWIND, args)
+    if as_json:
+        print(json.dumps(result.wire(), ensure_ascii=False, indent=2))
+    else:
+        for uri in result.restored:
+            print(f"restored  {_shown(options.folder, uri)}")
+        for conflict in result.conflicts:
+            print(f"conflict  {_shown(options.folder, conflict.uri)}: {conflict.reason}")
+        if result.messages is not None:
+            print(f"conversation: {result.messages} message(s) kept, before turn {request.turn}")
+    if result.conflicts:
+        _stderr_note(
+            f"rhema-lsp: {len(result.conflicts)} file(s) changed since were left alone; "
+            "--force overwrites them"
+        )
+        return Exit.FAILED
+    return Exit.OK
+
+
+def _shown(folder: Path, uri: str) -> str:
+    path = uri_to_path(uri)
+    try:
+        return str(path.relative_to(folder))
+    except ValueError:
+        return str(path)
 
 
 async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:

@@ -1,9 +1,10 @@
 """The workspace folders this server serves, and what each one owns.
 
-Every folder has its own session store and its own edit journal, opened on
-first use. A command's ``folder`` is resolved here: the folder given (a path
-or a ``file://`` URI, which must be one of the workspace folders), else the
-folder that holds the first context URI, else the first folder.
+Every folder has its own session store, opened on first use, and the
+journal that checkpoints the tools' changes into it. A command's ``folder``
+is resolved here: the folder given (a path or a ``file://`` URI, which must
+be one of the workspace folders), else the folder that holds the first
+context URI, else the first folder.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rhema_lsp.runs.checkpoints import StoreJournal
 from rhema_lsp.sessions import SessionStore, StoreLocation, UnknownSessionError
-from rhema_lsp.tools import EditJournal
 from rhema_lsp.tools.confined_fs import ConfinedFS
 from rhema_lsp.tools.positions import uri_to_path
 
@@ -40,15 +41,16 @@ def _real(path: Path) -> Path:
 
 @dataclass
 class FolderState:
-    """What one workspace folder owns: its store and its edit journal."""
+    """What one workspace folder owns: its store and the journal writing the
+    tools' changes into it as checkpoints."""
 
     path: Path
     store: SessionStore
-    journal: EditJournal
+    journal: StoreJournal
 
 
 class Folders:
-    """The workspace folders, their stores and journals."""
+    """The workspace folders and their stores."""
 
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
@@ -109,7 +111,7 @@ class Folders:
             store = await SessionStore.open(folder, location=location)
             if store.notice:
                 self.notices.append(store.notice)
-            state = FolderState(path=folder, store=store, journal=EditJournal())
+            state = FolderState(path=folder, store=store, journal=StoreJournal(store))
             self._states[key] = state
         return state
 

@@ -1,7 +1,8 @@
 """The run owner: the sessions, the runs, and the life of each run.
 
 :class:`RunLifecycle` owns everything a run touches (settings, the resolved
-provider, the editor, the workspace folders with their stores and journals,
+provider, the editor, the workspace folders with their stores (and the
+journals that checkpoint each turn's changes into them),
 the running turns, the sessions' event sequence numbers); the commands only
 translate their arguments into a :class:`Plan` or a session operation.
 
@@ -64,7 +65,7 @@ from rhema_lsp.server.lsp_editor import LspEditor
 from rhema_lsp.server.plain_output import PlainOutput, Tee
 from rhema_lsp.server.progress import RunProgress
 from rhema_lsp.server.stream import RunStream
-from rhema_lsp.sessions import SessionInfo, SessionStoreError, title_from_prompt
+from rhema_lsp.sessions import SessionInfo, SessionStoreError, TurnStart, title_from_prompt
 from rhema_lsp.tools import WorkspaceTools
 
 if TYPE_CHECKING:
@@ -81,9 +82,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-UNDOABLE_TURNS = 50
-"""Turns per folder whose edits ``rhema.undoTurn`` can still revert."""
 
 SHUTDOWN_WAIT = 5.0
 """Seconds shutdown gives cancelled runs to checkpoint their sessions."""
@@ -402,7 +400,6 @@ class RunLifecycle:
                 return await self._lease_held(plan, state, run, token, finish)
         finally:
             self.runs.remove(run)
-            state.journal.keep_last(UNDOABLE_TURNS)
             self._account(run)
 
     def transcript_path(self, state: FolderState, session: str) -> Path:
@@ -481,7 +478,8 @@ class RunLifecycle:
         session, _ = await store.open_and_resume(run.session, resolver, stream, ctx)
         if plan.prompt is not None:
             session.history.append(Message.user(plan.prompt))
-            await store.commit(run.session, session)
+            start = TurnStart(run.turn, title_from_prompt(plan.title))
+            await store.commit(run.session, session, turn=start)
         elif not session.history:
             return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
         agent = self.agent(

@@ -23,11 +23,15 @@ from pydantic import ValidationError
 from rhema_lsp import __version__
 from rhema_lsp.contract import (
     CANCEL,
+    CHANGES,
+    CHECKPOINT_CONTENT,
     COMMANDS,
     COMPACT,
     DELETE_SESSION,
     EDIT,
+    FORK_SESSION,
     OPEN_SESSION,
+    REWIND,
     SESSIONS,
     STATUS,
     STEP,
@@ -36,6 +40,10 @@ from rhema_lsp.contract import (
     CallSummary,
     CancelArgs,
     CancelResult,
+    ChangesArgs,
+    ChangesResult,
+    CheckpointContentArgs,
+    CheckpointContentResult,
     CommandSpec,
     CompactionInfo,
     CompactResult,
@@ -44,11 +52,16 @@ from rhema_lsp.contract import (
     Detached,
     EditArgs,
     EditResult,
+    FileConflict,
+    ForkArgs,
+    ForkResult,
     McpServerStatus,
     OpenSessionArgs,
     OpenSessionResult,
     ProviderStatus,
     ResumedCalls,
+    RewindArgs,
+    RewindResult,
     SessionArgs,
     SessionsArgs,
     SessionSummary,
@@ -64,6 +77,7 @@ from rhema_lsp.contract import (
     command_named,
 )
 from rhema_lsp.engine import ProviderError, ToolContext, Usage
+from rhema_lsp.runs.changes import describe_changes, parse_checkpoint_uri
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.prompts import (
     EDIT_SYSTEM,
@@ -74,12 +88,12 @@ from rhema_lsp.runs.prompts import (
     replacement_for,
 )
 from rhema_lsp.runs.registry import Run, SessionRunningError
+from rhema_lsp.runs.rewind import RewindReport, rewind
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.folders import FolderError
 from rhema_lsp.server.lifecycle import Finish, Plan, RunLifecycle, RunReport
-from rhema_lsp.server.undo import revert_turn
-from rhema_lsp.sessions import SessionInfo, SessionStoreError
+from rhema_lsp.sessions import RewindWhat, SessionInfo, SessionStoreError
 from rhema_lsp.tools import ToolError, WorkspaceTools
 from rhema_lsp.tools.positions import LineIndex, uri_to_path
 
@@ -391,18 +405,87 @@ class AgentService:
     async def delete_session(self, args: SessionArgs, request: Request) -> DeleteResult:
         return DeleteResult(deleted=await self.lifecycle.delete_session(args.session))
 
+    async def _rewind(
+        self, session: str, turn: int, what: RewindWhat, *, force: bool, label: str
+    ) -> RewindReport:
+        """Rewind under the session's lease (refused while it runs anywhere)."""
+        state = await self.lifecycle.state_of(session)
+        if self.lifecycle.runs.is_running(session):
+            raise SessionRunningError(session)
+        async with state.store.lease(session):
+            return await rewind(
+                state.store,
+                self.lifecycle.editor,
+                self.lifecycle.folders.roots() or [state.path],
+                session,
+                turn,
+                what,
+                force=force,
+                label=label,
+            )
+
     @serves(UNDO_TURN)
     async def undo_turn(self, args: UndoTurnArgs, request: Request) -> UndoTurnResult:
         state = await self.lifecycle.state_of(args.session)
         info = await state.store.info(args.session)
-        turn = args.turn or info.turns
-        reverted, conflicts = await revert_turn(
-            self.lifecycle.editor,
-            state.journal,
-            f"{info.id}:{turn}",
-            label=f"rhema: undo turn {turn}",
+        turn = args.turn or max(info.turns, 1)
+        report = await self._rewind(
+            info.id, turn, "code", force=False, label=f"rhema: undo turn {turn}"
         )
-        return UndoTurnResult(reverted=reverted, conflicts=conflicts)
+        return UndoTurnResult(
+            reverted=report.restored,
+            conflicts=[conflict.uri for conflict in report.conflicts],
+            save=report.save,
+        )
+
+    @serves(REWIND)
+    async def rewind(self, args: RewindArgs, request: Request) -> RewindResult:
+        report = await self._rewind(
+            args.session,
+            args.turn,
+            args.what,
+            force=args.force,
+            label=f"rhema: rewind to before turn {args.turn}",
+        )
+        return RewindResult(
+            session=args.session,
+            turn=args.turn,
+            what=args.what,
+            restored=report.restored,
+            conflicts=[FileConflict(uri=c.uri, reason=c.reason) for c in report.conflicts],
+            save=report.save,
+            messages=report.messages,
+        )
+
+    @serves(FORK_SESSION)
+    async def fork_session(self, args: ForkArgs, request: Request) -> ForkResult:
+        state = await self.lifecycle.state_of(args.session)
+        info = await state.store.fork(args.session, args.turn)
+        self.lifecycle.folders.remember(info.id, state.path)
+        return ForkResult(session=info.id, title=info.title, turns=info.turns)
+
+    @serves(CHANGES)
+    async def changes(self, args: ChangesArgs, request: Request) -> ChangesResult:
+        state = await self.lifecycle.state_of(args.session)
+        return await describe_changes(
+            state.store,
+            self.lifecycle.editor,
+            args.session,
+            args.turn,
+            self.lifecycle.folders.display,
+        )
+
+    @serves(CHECKPOINT_CONTENT)
+    async def checkpoint_content(
+        self, args: CheckpointContentArgs, request: Request
+    ) -> CheckpointContentResult:
+        try:
+            session, blob, _path = parse_checkpoint_uri(args.uri)
+        except ValueError as exc:
+            raise BadArguments(str(exc)) from exc
+        state = await self.lifecycle.state_of(session)
+        data = await state.store.checkpoints.blob(blob)
+        return CheckpointContentResult(uri=args.uri, text=data.decode("utf-8", errors="replace"))
 
     @serves(EDIT)
     async def edit(self, args: EditArgs, request: Request) -> EditResult | Detached:

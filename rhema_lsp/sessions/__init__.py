@@ -4,10 +4,20 @@ engine's commit hook and resume.
 :class:`SessionStore` is the whole surface: open one per workspace folder,
 create, list, load, commit (the engine's commit hook, the user's input, the
 checkpoint after each round), lease a session to run it, and open it with
-:meth:`SessionStore.open_and_resume`. Errors derive from
+:meth:`SessionStore.open_and_resume`; fork it. ``store.checkpoints``
+(:class:`Checkpoints`) keeps what each turn changed in the workspace and the
+rewinds. Errors derive from
 :class:`SessionStoreError`.
 """
 
+from rhema_lsp.sessions.blobs import content_hash
+from rhema_lsp.sessions.checkpoints import (
+    Checkpoints,
+    FileChange,
+    Restore,
+    RewindWhat,
+    TurnSummary,
+)
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
     SessionConflictError,
@@ -16,12 +26,16 @@ from rhema_lsp.sessions.errors import (
 )
 from rhema_lsp.sessions.leases import Lease
 from rhema_lsp.sessions.location import StoreLocation
-from rhema_lsp.sessions.records import SessionInfo, title_from_prompt
+from rhema_lsp.sessions.records import SessionInfo, TurnStart, title_from_prompt
 from rhema_lsp.sessions.store import DEFAULT_LEASE_TTL, SessionStore, StoreEvent
 
 __all__ = [
     "DEFAULT_LEASE_TTL",
+    "Checkpoints",
+    "FileChange",
     "Lease",
+    "Restore",
+    "RewindWhat",
     "SessionBusyError",
     "SessionConflictError",
     "SessionInfo",
@@ -29,6 +43,9 @@ __all__ = [
     "SessionStoreError",
     "StoreEvent",
     "StoreLocation",
+    "TurnStart",
+    "TurnSummary",
     "UnknownSessionError",
+    "content_hash",
     "title_from_prompt",
 ]

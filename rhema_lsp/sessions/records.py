@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-__all__ = ["TITLE_LIMIT", "SessionInfo", "now_iso", "title_from_prompt"]
+__all__ = ["TITLE_LIMIT", "SessionInfo", "TurnStart", "now_iso", "title_from_prompt"]
 
 TITLE_LIMIT = 80
 """The longest title kept, in characters (an ellipsis marks a cut)."""
@@ -41,6 +41,15 @@ class SessionInfo:
     model: str
     turns: int
     running: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStart:
+    """A turn whose prompt is being committed: its number and its title (the
+    prompt's first line, for listings such as a rewind picker)."""
+
+    turn: int
+    title: str
 
 
 def now_iso() -> str:

@@ -9,7 +9,11 @@ version intact. A store newer than this code is refused, never downgraded.
 Version 1 holds sessions and their messages (append-only, one JSON row per
 message, numbered from 0); version 2 adds the run leases; version 3 the
 compactions (append-only too: one JSON row per compaction record, numbered
-from 0; the latest decides what the model is sent).
+from 0; the latest decides what the model is sent); version 4 adds
+checkpoints (:mod:`rhema_lsp.sessions.checkpoints`): content-addressed
+``blobs`` (pre-images, zlib, possibly a line delta on an earlier blob), the
+``turns`` (where each turn's messages start), the ``turn_files`` each turn
+changed (pre-image blob, post-image hash) and the append-only ``rewinds``.
 """
 
 from __future__ import annotations
@@ -61,6 +65,53 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             seq INTEGER NOT NULL CHECK (seq >= 0),
             body TEXT NOT NULL,
             PRIMARY KEY (session_id, seq)
+        )
+        """,
+    ),
+    (
+        """
+        CREATE TABLE blobs (
+            hash TEXT PRIMARY KEY,
+            size INTEGER NOT NULL CHECK (size >= 0),
+            base TEXT REFERENCES blobs (hash),
+            depth INTEGER NOT NULL DEFAULT 0,
+            body BLOB NOT NULL
+        ) WITHOUT ROWID
+        """,
+        """
+        CREATE TABLE turns (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL CHECK (turn >= 1),
+            first_seq INTEGER NOT NULL CHECK (first_seq >= 0),
+            title TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (session_id, turn)
+        )
+        """,
+        """
+        CREATE TABLE turn_files (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL CHECK (turn >= 1),
+            uri TEXT NOT NULL,
+            before TEXT REFERENCES blobs (hash),
+            after TEXT,
+            clean INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (session_id, turn, uri)
+        )
+        """,
+        """
+        CREATE TABLE rewinds (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            turn INTEGER NOT NULL CHECK (turn >= 1),
+            what TEXT NOT NULL CHECK (what IN ('code', 'conversation', 'both')),
+            last_turn INTEGER NOT NULL,
+            from_seq INTEGER,
+            to_seq INTEGER,
+            files TEXT NOT NULL DEFAULT '[]',
+            kept INTEGER,
+            compactions INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
         )
         """,
     ),

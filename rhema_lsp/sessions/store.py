@@ -48,6 +48,7 @@ from rhema_lsp.engine import (
     pending_calls,
     resume,
 )
+from rhema_lsp.sessions.checkpoints import Checkpoints, turn_starts
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
@@ -57,7 +58,16 @@ from rhema_lsp.sessions.errors import (
 )
 from rhema_lsp.sessions.leases import Lease, LeaseRow, is_live, refuse_if_live
 from rhema_lsp.sessions.location import StoreLocation, database_path
-from rhema_lsp.sessions.records import SessionInfo, now_iso, title_from_prompt
+from rhema_lsp.sessions.records import SessionInfo, TurnStart, now_iso, title_from_prompt
+from rhema_lsp.sessions.timeline import (
+    compaction_cuts,
+    compaction_rewound,
+    dropped,
+    last_live_seq,
+    live_count,
+    next_seq,
+    seq_is_live,
+)
 
 __all__ = ["DEFAULT_LEASE_TTL", "SessionStore", "StoreEvent"]
 
@@ -88,6 +98,8 @@ class SessionStore:
         for the user. ``None`` otherwise.
     holder
         This store's lease-holder id (unique per open store).
+    checkpoints
+        What each turn changed in the workspace, and the rewinds.
     """
 
     def __init__(
@@ -108,7 +120,9 @@ class SessionStore:
         self._real_folder = os.path.realpath(folder)
         self._committed: dict[str, int] = {}
         self._compacted: dict[str, int] = {}
+        self._compaction_rows: dict[str, int] = {}
         self._held: dict[str, Lease] = {}
+        self.checkpoints = Checkpoints(db, self._committed)
 
     @classmethod
     async def open(
@@ -261,6 +275,8 @@ class SessionStore:
                     "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq",
                     (session_id,),
                 ).fetchall()
+                ranges = dropped(conn, session_id)
+                cuts = compaction_cuts(conn, session_id)
                 compaction_rows = conn.execute(
                     "SELECT body FROM compactions WHERE session_id = ? ORDER BY seq",
                     (session_id,),
@@ -274,6 +290,8 @@ class SessionStore:
                         f"session {session_id} is missing message {expected} in {self.path}; "
                         "delete the session or restore the file from a backup"
                     )
+                if not seq_is_live(seq, ranges):
+                    continue
                 try:
                     history.append(Message.model_validate_json(body))
                 except ValidationError as exc:
@@ -290,10 +308,11 @@ class SessionStore:
                         f"compaction {number} of session {session_id} cannot be read "
                         f"({exc.error_count()} problems); delete the session to go on"
                     ) from exc
-                if record.upto <= len(history):  # else a copy ahead of its messages
-                    compactions.append(record)
+                if record.upto <= len(history) and not compaction_rewound(number, record, cuts):
+                    compactions.append(record)  # else ahead of its messages, or rewound
             self._committed[session_id] = len(history)
-            self._compacted[session_id] = len(compaction_rows)
+            self._compacted[session_id] = len(compactions)
+            self._compaction_rows[session_id] = len(compaction_rows)
             return Session(history=history, compactions=compactions)
 
         return await self._db.read(f"load session {session_id}", select)
@@ -307,13 +326,22 @@ class SessionStore:
 
         return hook
 
-    async def commit(self, session_id: str, session: Session, *, durable: bool = True) -> None:
+    async def commit(
+        self,
+        session_id: str,
+        session: Session,
+        *,
+        durable: bool = True,
+        turn: TurnStart | None = None,
+    ) -> None:
         """Append the messages of ``session`` that are new since the last
         commit, in one transaction.
 
         ``durable`` commits with ``synchronous=FULL`` (on disk before this
         returns); without it the commit survives a process crash but not a
-        power loss (see :mod:`rhema_lsp.sessions.database`).
+        power loss (see :mod:`rhema_lsp.sessions.database`). ``turn`` records
+        that a turn starts at the last message committed (its prompt), so it
+        can be rewound to later.
 
         Raises
         ------
@@ -327,8 +355,10 @@ class SessionStore:
         history = session.history
         count = len(history)
         compactions = session.compactions
-        if self._committed.get(session_id) == count and self._compacted.get(session_id) == len(
-            compactions
+        if (
+            self._committed.get(session_id) == count
+            and self._compacted.get(session_id) == len(compactions)
+            and turn is None
         ):
             return
         self._event("commit.begin")
@@ -336,7 +366,9 @@ class SessionStore:
         def append(conn: sqlite3.Connection) -> int:
             if not _exists(conn, session_id):
                 raise UnknownSessionError(session_id, str(self.folder))
-            stored = _stored_count(conn, session_id)
+            total = next_seq(conn, session_id)
+            ranges = dropped(conn, session_id)
+            stored = live_count(total, ranges)
             known = self._committed.get(session_id)
             if known is not None and known != stored:
                 raise SessionConflictError(
@@ -347,33 +379,131 @@ class SessionStore:
                     session_id, f"{stored} messages stored, this copy has {count}"
                 )
             if known is None and stored:
-                _check_tail(conn, session_id, stored, history[stored - 1])
+                tail = last_live_seq(total, ranges)
+                assert tail is not None
+                _check_tail(conn, session_id, tail, history[stored - 1])
             conn.executemany(
                 "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)",
-                [(session_id, seq, history[seq].model_dump_json()) for seq in range(stored, count)],
+                [
+                    (session_id, total + index - stored, history[index].model_dump_json())
+                    for index in range(stored, count)
+                ],
             )
+            if turn is not None and count > stored:
+                conn.execute(
+                    "INSERT OR REPLACE INTO turns (session_id, turn, first_seq, title, created_at) "
+                    "VALUES (?, ?, ?, ?, ?)",
+                    (session_id, turn.turn, total + count - 1 - stored, turn.title, now_iso()),
+                )
+            # Compactions: rows are numbered apart from the copy's list, which
+            # leaves out those a conversation rewind made obsolete.
             (have,) = conn.execute(
                 "SELECT count(*) FROM compactions WHERE session_id = ?", (session_id,)
             ).fetchone()
-            if int(have) > len(compactions):
+            known_rows = self._compaction_rows.get(session_id)
+            kept = self._compacted.get(session_id, 0)
+            if known_rows is None:  # not loaded here: the copy holds every stored row
+                known_rows = kept = int(have)
+            if int(have) != known_rows or kept > len(compactions):
                 raise SessionConflictError(
-                    session_id, f"{have} compactions stored, this copy has {len(compactions)}"
+                    session_id,
+                    f"{have} compactions stored, {known_rows} known here, "
+                    f"this copy has {len(compactions)}",
                 )
             conn.executemany(
                 "INSERT INTO compactions (session_id, seq, body) VALUES (?, ?, ?)",
                 [
-                    (session_id, seq, compactions[seq].model_dump_json())
-                    for seq in range(int(have), len(compactions))
+                    (session_id, int(have) + offset, record.model_dump_json())
+                    for offset, record in enumerate(compactions[kept:])
                 ],
             )
+            rows[0] = int(have) + len(compactions) - kept
             conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))
             self._event("commit.written")
             return count
 
+        rows = [0]
         committed = await self._db.write(f"commit session {session_id}", append, durable=durable)
         self._committed[session_id] = committed
+        self._compaction_rows[session_id] = rows[0]
         self._compacted[session_id] = len(compactions)
         self._event("commit.done")
+
+    async def fork(self, session_id: str, turn: int | None = None) -> SessionInfo:
+        """A new session holding ``session_id``'s conversation before ``turn``
+        (none: all of it), with those turns' checkpoints; the original is
+        untouched.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session.
+        SessionStoreError
+            The session has no such turn in its conversation.
+        """
+        new_id = secrets.token_hex(8)
+        stamp = now_iso()
+
+        def copy(conn: sqlite3.Connection) -> SessionInfo:
+            row = conn.execute(
+                "SELECT title, model, turns FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                raise UnknownSessionError(session_id, str(self.folder))
+            title, model, turns = str(row[0]), str(row[1]), int(row[2])
+            starts = turn_starts(conn, session_id)
+            ranges = dropped(conn, session_id)
+            cut, kept_turns = next_seq(conn, session_id), turns
+            if turn is not None:
+                if turn not in starts or not seq_is_live(starts[turn], ranges):
+                    raise SessionStoreError(
+                        f"session {session_id} has no turn {turn} in its conversation to fork at"
+                    )
+                cut, kept_turns = starts[turn], turn - 1
+            conn.execute(
+                "INSERT INTO sessions (id, folder, title, created_at, updated_at, model, turns) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (new_id, self._real_folder, title, stamp, stamp, model, kept_turns),
+            )
+            renumber: dict[int, int] = {}
+            rows = conn.execute(
+                "SELECT seq, body FROM messages WHERE session_id = ? AND seq < ? ORDER BY seq",
+                (session_id, cut),
+            ).fetchall()
+            for seq, body in rows:
+                if seq_is_live(int(seq), ranges):
+                    renumber[int(seq)] = len(renumber)
+                    conn.execute(
+                        "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)",
+                        (new_id, renumber[int(seq)], body),
+                    )
+            for number, first_seq in starts.items():
+                if number <= kept_turns and first_seq in renumber:
+                    conn.execute(
+                        "INSERT INTO turns (session_id, turn, first_seq, title, created_at) "
+                        "SELECT ?, turn, ?, title, created_at FROM turns "
+                        "WHERE session_id = ? AND turn = ?",
+                        (new_id, renumber[first_seq], session_id, number),
+                    )
+            conn.execute(
+                "INSERT INTO turn_files (session_id, turn, uri, before, after, clean) "
+                "SELECT ?, turn, uri, before, after, clean FROM turn_files "
+                "WHERE session_id = ? AND turn <= ? ORDER BY rowid",
+                (new_id, session_id, kept_turns),
+            )
+            self._committed[new_id] = len(renumber)
+            return SessionInfo(
+                id=new_id,
+                folder=str(self.folder),
+                title=title,
+                created_at=stamp,
+                updated_at=stamp,
+                model=model,
+                turns=kept_turns,
+                running=False,
+            )
+
+        return await self._db.write(f"fork session {session_id}", copy)
 
     async def record_turn(self, session_id: str, *, model: str | None = None) -> None:
         """Count one finished turn, stamp ``updated_at`` and, when given, the model.
@@ -413,6 +543,7 @@ class SessionStore:
         deleted = await self._db.write(f"delete session {session_id}", remove)
         self._committed.pop(session_id, None)
         self._compacted.pop(session_id, None)
+        self._compaction_rows.pop(session_id, None)
         return deleted
 
     def lease(self, session_id: str) -> Lease:
@@ -491,25 +622,21 @@ class SessionStore:
 
 
 def _stored_count(conn: sqlite3.Connection, session_id: str) -> int:
-    (top,) = conn.execute(
-        "SELECT max(seq) FROM messages WHERE session_id = ?", (session_id,)
-    ).fetchone()
-    return 0 if top is None else int(top) + 1
+    """How many messages the live history holds."""
+    return live_count(next_seq(conn, session_id), dropped(conn, session_id))
 
 
 def _exists(conn: sqlite3.Connection, session_id: str) -> bool:
     return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
 
 
-def _check_tail(conn: sqlite3.Connection, session_id: str, stored: int, mine: Message) -> None:
+def _check_tail(conn: sqlite3.Connection, session_id: str, seq: int, mine: Message) -> None:
     (body,) = conn.execute(
-        "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, stored - 1)
+        "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
     ).fetchone()
     try:
         same = Message.model_validate_json(body) == mine
     except ValidationError:
         same = False
     if not same:
-        raise SessionConflictError(
-            session_id, f"stored message {stored - 1} differs from this copy's"
-        )
+        raise SessionConflictError(session_id, f"stored message {seq} differs from this copy's")

@@ -11,7 +11,7 @@ from rhema_lsp.tools.commands import is_allowlisted, scrubbed_environment
 from rhema_lsp.tools.disk_editor import DiskEditor
 from rhema_lsp.tools.editor import ConfirmCallback, Editor, EditOutcome, Mode, OpenDocument
 from rhema_lsp.tools.errors import PathRefused, ToolError
-from rhema_lsp.tools.journal import EditJournal, JournalEntry
+from rhema_lsp.tools.journal import EditJournal, Journal, JournalEntry
 from rhema_lsp.tools.memory_editor import MemoryEditor, ReceivedEdit
 from rhema_lsp.tools.positions import (
     LineIndex,
@@ -35,6 +35,7 @@ __all__ = [
     "EditJournal",
     "EditOutcome",
     "Editor",
+    "Journal",
     "JournalEntry",
     "LineIndex",
     "MemoryEditor",

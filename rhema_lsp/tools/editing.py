@@ -6,19 +6,25 @@ to disk: minimal :class:`TextEdit`\\ s computed against the text the editor has
 ``TextDocumentEdit`` carrying the open document's version when the client
 supports ``documentChanges`` (else ``changes``); ``CreateFile``,
 ``RenameFile`` and ``DeleteFile`` for file operations; a label naming tool and
-path; in review mode a change annotation needing confirmation.
+path; in review mode change annotations that open the editor's preview with
+every change pre-selected (:mod:`~rhema_lsp.tools.review`), and an account of
+the changes the user declined there, reported as the user's choice.
 
 Never a blind overwrite: the document is re-checked just before applying, a
 rejected edit or a version that moved is an in-band error telling the model
 to re-read, and after an "applied" answer the open buffer must hold the
 expected text (Neovim answers ``applied: true`` for a stale document it
 skipped). Protected paths (:mod:`~rhema_lsp.tools.rules`) ask the user first.
-Every applied change is recorded in the :class:`EditJournal` under the run id.
+The :class:`~rhema_lsp.tools.journal.Journal` hears of every change, under
+the run id: the text before it is sent (the turn's checkpoint), and the
+text after it landed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import anyio.to_thread
 from lsprotocol.types import (
@@ -39,9 +45,10 @@ from lsprotocol.types import (
 )
 
 from rhema_lsp.engine.tools import ToolContext
+from rhema_lsp.tools import review
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import PathRefused, ToolError
-from rhema_lsp.tools.journal import EditJournal
+from rhema_lsp.tools.journal import Journal
 from rhema_lsp.tools.positions import minimal_edits, replacement_edits
 from rhema_lsp.tools.reading import Snapshot, snapshot
 from rhema_lsp.tools.rules import write_confirmation_reason
@@ -73,11 +80,11 @@ class Editing:
     journal
         Where applied changes are recorded (optional).
     review
-        Whether edits carry change annotations that need confirmation.
+        Whether edits go through the editor's preview for the user to confirm.
     """
 
     def __init__(
-        self, ws: Workspace, editor: Editor, journal: EditJournal | None, review: bool
+        self, ws: Workspace, editor: Editor, journal: Journal | None, review: bool
     ) -> None:
         self.ws = ws
         self.editor = editor
@@ -89,16 +96,22 @@ class Editing:
     def _label(self, call: _Call, target: Target) -> str:
         return f"rhema: {call.tool} {self.ws.display(target.path)}"
 
+    @property
+    def reviewing(self) -> bool:
+        """Whether edits go through the editor's preview (review mode, and an
+        editor that takes change annotations)."""
+        return self.review and self.editor.supports_change_annotations
+
+    def _trigger(self) -> CreateFile:
+        return review.trigger(self.ws.folder.as_uri())
+
     def _annotation(
         self, call: _Call, label: str
     ) -> tuple[str | None, dict[str, ChangeAnnotation]]:
-        if not (self.review and self.editor.supports_change_annotations):
+        if not self.reviewing:
             return None, {}
         annotation_id = f"rhema:{call.ctx.run_id}:{call.call_id}"
-        annotation = ChangeAnnotation(
-            label=label, needs_confirmation=True, description="proposed by the Rhema agent"
-        )
-        return annotation_id, {annotation_id: annotation}
+        return annotation_id, review.review_annotations(annotation_id, label)
 
     async def _resolve(self, raw: object, access: Access) -> Target:
         return await anyio.to_thread.run_sync(self.ws.resolve, raw, access)
@@ -117,11 +130,42 @@ class Editing:
         if answer != _ALLOW:
             raise PathRefused(f"{shown}: the user did not allow this change ({reason})")
 
-    def _record(
+    async def _before(self, call: _Call, target: Target, text: str | None, is_open: bool) -> None:
+        """Tell the journal ``target`` is about to change (its checkpoint)."""
+        if self.journal is None:
+            return
+        clean = True
+        if is_open:
+            clean = await anyio.to_thread.run_sync(self._disk_equals, target, text)
+        await self.journal.before_change(call.ctx.run_id, target.uri, text, clean=clean)
+
+    def _disk_equals(self, target: Target, text: str | None) -> bool:
+        try:
+            data, _size = self.ws.fs.read_bytes(target.path)
+        except (OSError, ValueError, ToolError):
+            return text is None
+        return text is not None and data == text.encode("utf-8")
+
+    def _disk_reader(self, target: Target) -> Callable[[], Awaitable[str | None]]:
+        """Reads ``target``'s text from disk (``None``: absent or unreadable)."""
+
+        def read() -> str | None:
+            try:
+                data, _size = self.ws.fs.read_bytes(target.path)
+                return data.decode("utf-8")
+            except (OSError, ValueError, ToolError):
+                return None
+
+        async def reader() -> str | None:
+            return await anyio.to_thread.run_sync(read)
+
+        return reader
+
+    async def _record(
         self, call: _Call, uri: str, before: str | None, after: str | None, kind: str
     ) -> None:
         if self.journal is not None:
-            self.journal.record(call.ctx.run_id, call.call_id, uri, before, after, kind)
+            await self.journal.after_change(call.ctx.run_id, call.call_id, uri, before, after, kind)
 
     def _require_resource_operations(self, what: str) -> None:
         if not self.editor.supports_resource_operations:
@@ -140,8 +184,9 @@ class Editing:
 
     async def _change_text(
         self, call: _Call, snap: Snapshot, edits: list[TextEdit], new_text: str
-    ) -> None:
-        """Send ``edits`` (against ``snap``) unless the document moved since."""
+    ) -> str:
+        """Send ``edits`` (against ``snap``) unless the document moved since;
+        in review mode, what the user declined ("" when nothing was)."""
         target = snap.target
         shown = self.ws.display(target.path)
         current = self.editor.open_document(target.uri)
@@ -166,14 +211,48 @@ class Editing:
             identifier = OptionalVersionedTextDocumentIdentifier(
                 uri=target.uri, version=snap.version if snap.is_open else None
             )
+            document_changes: list[TextDocumentEdit | CreateFile] = [
+                TextDocumentEdit(text_document=identifier, edits=sent)
+            ]
+            if annotation_id is not None:
+                document_changes.insert(0, self._trigger())
             edit = WorkspaceEdit(
-                document_changes=[TextDocumentEdit(text_document=identifier, edits=sent)],
-                change_annotations=annotations or None,
+                document_changes=document_changes, change_annotations=annotations or None
             )
         else:
             edit = WorkspaceEdit(changes={target.uri: edits})
+        await self._before(call, target, snap.text, snap.is_open)
+        if annotation_id is not None and snap.text is not None:
+            return await self._reviewed(call, snap, snap.text, edit, edits)
         await self._apply(call, target, edit, {target.uri: new_text})
-        self._record(call, target.uri, snap.text, new_text, "edit")
+        await self._record(call, target.uri, snap.text, new_text, "edit")
+        return ""
+
+    async def _reviewed(
+        self, call: _Call, snap: Snapshot, old: str, edit: WorkspaceEdit, edits: list[TextEdit]
+    ) -> str:
+        """Apply ``edit`` through the editor's preview and account for what
+        the user kept: the hunks declined, or an error if the text shows
+        neither choice."""
+        target = snap.target
+        shown = self.ws.display(target.path)
+        await self.editor.apply_edit(edit, self._label(call, target), {})
+        current = await review.settled_text(self.editor, target.uri, old, self._disk_reader(target))
+        hunks = review.hunks_of(old, edits, self.editor.position_encoding)
+        decided = review.landed(old, hunks, current)
+        if decided is None:
+            raise ToolError(f"{shown}: the document changed while under review. {_REREAD}")
+        if any(decided):
+            await self._record(call, target.uri, old, current, "edit")
+        if all(decided):
+            return ""
+        kept = sum(decided)
+        return (
+            f"In review the user applied {kept} of {len(hunks)} changes to {shown} and "
+            f"declined {len(hunks) - kept}; that is their choice, not an error: do not "
+            f"make the declined changes again unless asked.\n"
+            f"{review.describe_declined(old, hunks, decided)}"
+        )
 
     # -- tools ---------------------------------------------------------------
 
@@ -229,7 +308,9 @@ class Editing:
         updated = "".join(pieces)
         edits = replacement_edits(text, replacements, self.editor.position_encoding)
         await self._confirm_protected(target, "edit")
-        await self._change_text(call, snap, edits, updated)
+        declined = await self._change_text(call, snap, edits, updated)
+        if declined:
+            return declined
         count = len(starts)
         return f"edited {shown}: {count} replacement{'s' if count != 1 else ''}"
 
@@ -262,7 +343,9 @@ class Editing:
         target = await self._resolve(path, Access.WRITE)
         snap = Snapshot(target, old, version, is_open)
         edits = minimal_edits(old, new, self.editor.position_encoding)
-        await self._change_text(call, snap, edits, new)
+        declined = await self._change_text(call, snap, edits, new)
+        if declined:
+            raise ToolError(declined)
 
     async def write_file(self, ctx: ToolContext, call_id: str, path: str, content: str) -> str:
         """Create ``path`` with ``content``, or replace its text by minimal edits."""
@@ -276,13 +359,15 @@ class Editing:
             return f"{shown} already has exactly this content; nothing changed"
         await self._confirm_protected(target, "write")
         if snap.text is None:
-            await self._create(call, target, content)
-            return f"created {shown} ({len(content.splitlines())} lines)"
+            declined = await self._create(call, target, content)
+            return declined or f"created {shown} ({len(content.splitlines())} lines)"
         edits = minimal_edits(snap.text, content, self.editor.position_encoding)
-        await self._change_text(call, snap, edits, content)
+        declined = await self._change_text(call, snap, edits, content)
+        if declined:
+            return declined
         return f"wrote {shown} ({len(content.splitlines())} lines)"
 
-    async def _create(self, call: _Call, target: Target, content: str) -> None:
+    async def _create(self, call: _Call, target: Target, content: str) -> str:
         self._require_resource_operations("creating files")
         if not self.editor.supports_document_changes:
             raise ToolError("the editor does not support creating files (no documentChanges)")
@@ -308,9 +393,42 @@ class Editing:
             )
             identifier = OptionalVersionedTextDocumentIdentifier(uri=target.uri, version=None)
             changes.append(TextDocumentEdit(text_document=identifier, edits=[insert]))
+        if annotation_id is not None:
+            changes.insert(0, self._trigger())
         edit = WorkspaceEdit(document_changes=changes, change_annotations=annotations or None)
+        await self._before(call, target, None, False)
+        if annotation_id is not None:
+            if not await self._reviewed_operation(call, target, edit, {target.path: True}):
+                return self._declined_operation(target, "creating")
+            current = await review.settled_text(
+                self.editor, target.uri, "", self._disk_reader(target)
+            )
+            await self._record(call, target.uri, None, current, "create")
+            return ""
         await self._apply(call, target, edit, {target.uri: content})
-        self._record(call, target.uri, None, content, "create")
+        await self._record(call, target.uri, None, content, "create")
+        return ""
+
+    async def _reviewed_operation(
+        self, call: _Call, target: Target, edit: WorkspaceEdit, exists: dict[Path, bool]
+    ) -> bool:
+        """Apply a file operation through the editor's preview; whether the
+        user let it happen (each path in ``exists`` exists, or not, as it
+        should afterwards)."""
+        await self.editor.apply_edit(edit, self._label(call, target), {})
+
+        def check() -> bool:
+            return all(
+                (self.ws.fs.lstat(path) is not None) == want for path, want in exists.items()
+            )
+
+        return await anyio.to_thread.run_sync(check)
+
+    def _declined_operation(self, target: Target, verb: str) -> str:
+        return (
+            f"In review the user declined {verb} {self.ws.display(target.path)}; that is their "
+            "choice, not an error: do not try it again unless asked."
+        )
 
     async def rename_path(self, ctx: ToolContext, call_id: str, source: str, dest: str) -> str:
         """Rename a file or folder (a symlink is renamed, not followed)."""
@@ -345,9 +463,17 @@ class Editing:
         expected: dict[str, str | None] = {old.uri: None}
         if before is not None:
             expected[new.uri] = before
-        await self._apply(call, old, edit, expected)
-        self._record(call, old.uri, before, None, "rename_from")
-        self._record(call, new.uri, None, before, "rename_to")
+        await self._before(call, old, before, False)
+        await self._before(call, new, None, False)
+        if annotation_id is not None:
+            edit.document_changes = [self._trigger(), *(edit.document_changes or [])]
+            landed = {old.path: False, new.path: True}
+            if not await self._reviewed_operation(call, old, edit, landed):
+                return self._declined_operation(old, "renaming")
+        else:
+            await self._apply(call, old, edit, expected)
+        await self._record(call, old.uri, before, None, "rename_from")
+        await self._record(call, new.uri, None, before, "rename_to")
         return f"renamed {self.ws.display(old.path)} to {self.ws.display(new.path)}"
 
     async def delete_path(self, ctx: ToolContext, call_id: str, path: str) -> str:
@@ -374,6 +500,12 @@ class Editing:
             ],
             change_annotations=annotations or None,
         )
-        await self._apply(call, target, edit, {target.uri: None})
-        self._record(call, target.uri, before, None, "delete_dir" if is_dir else "delete")
+        await self._before(call, target, before, False)
+        if annotation_id is not None:
+            edit.document_changes = [self._trigger(), *(edit.document_changes or [])]
+            if not await self._reviewed_operation(call, target, edit, {target.path: False}):
+                return self._declined_operation(target, "deleting")
+        else:
+            await self._apply(call, target, edit, {target.uri: None})
+        await self._record(call, target.uri, before, None, "delete_dir" if is_dir else "delete")
         return f"deleted {self.ws.display(target.path)}"

@@ -1,18 +1,48 @@
-"""The edit journal: every change the tools applied, so a turn can be undone.
+"""The edit journal: where the tools report every change, so a turn can be
+rewound.
 
-One :class:`JournalEntry` per document touched by an applied edit, keyed by
-the turn (the run's ``ToolContext.run_id``) and the tool call. ``before`` and
-``after`` are the full texts (``None``: the file did not / does not exist);
-a rename is recorded as the old path going away and the new one appearing.
-The server undoes a turn by walking :meth:`EditJournal.entries_for` backwards
-and restoring ``before`` where the text still equals ``after``.
+The tools call a :class:`Journal` twice per document they change:
+:meth:`Journal.before_change` with the document's text before the edit is
+sent (the journal keeps the first one of a turn: the pre-image, durably,
+before anything changes), then :meth:`Journal.after_change` once the editor
+has applied it. Turns are the run's ``ToolContext.run_id``. A rename is
+reported as the old path going away and the new one appearing.
+
+:class:`EditJournal` keeps the changes in memory (tests, ACP); the server's
+journal writes them to the session store as checkpoints
+(:mod:`rhema_lsp.runs.checkpoints`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["EditJournal", "JournalEntry"]
+__all__ = ["EditJournal", "Journal", "JournalEntry"]
+
+
+class Journal(Protocol):
+    """Receives the tools' changes (see the module docstring)."""
+
+    async def before_change(self, run_id: str, uri: str, text: str | None, *, clean: bool) -> None:
+        """``uri`` is about to change; ``text`` is what it holds now
+        (``None``: absent). ``clean``: its buffer matches the file on disk
+        (or it is not open). Raising stops the change."""
+        ...
+
+    async def after_change(
+        self,
+        run_id: str,
+        call_id: str,
+        uri: str,
+        before: str | None,
+        after: str | None,
+        kind: str,
+    ) -> None:
+        """A change to ``uri`` was applied: its text went from ``before`` to
+        ``after`` (``None``: absent). ``kind`` is ``edit``, ``create``,
+        ``delete``, ``delete_dir``, ``rename_from`` or ``rename_to``."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +74,21 @@ class EditJournal:
 
     def __init__(self) -> None:
         self._entries: list[JournalEntry] = []
+
+    async def before_change(self, run_id: str, uri: str, text: str | None, *, clean: bool) -> None:
+        """Nothing to keep: the entries hold their own before-texts."""
+
+    async def after_change(
+        self,
+        run_id: str,
+        call_id: str,
+        uri: str,
+        before: str | None,
+        after: str | None,
+        kind: str,
+    ) -> None:
+        """Append the change."""
+        self.record(run_id, call_id, uri, before, after, kind)
 
     def record(
         self,

@@ -30,7 +30,7 @@ from rhema_lsp.tools.commands import is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
 from rhema_lsp.tools.editor import DENY, Editor, Mode
 from rhema_lsp.tools.errors import PathRefused, ToolError
-from rhema_lsp.tools.journal import EditJournal
+from rhema_lsp.tools.journal import EditJournal, Journal
 from rhema_lsp.tools.reading import format_page, snapshot
 from rhema_lsp.tools.rules import read_confirmation_reason
 from rhema_lsp.tools.search import find_files, grep, list_dir
@@ -115,7 +115,7 @@ class WorkspaceTools(ToolResolver):
         *,
         command_allowlist: Sequence[str] = (),
         review: bool = False,
-        journal: EditJournal | None = None,
+        journal: Journal | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         if mode not in TOOLS_BY_MODE:
@@ -124,7 +124,7 @@ class WorkspaceTools(ToolResolver):
         self.mode: Mode = mode
         self.editor = editor
         self.command_allowlist = tuple(command_allowlist)
-        self.journal = journal if journal is not None else EditJournal()
+        self.journal: Journal = journal if journal is not None else EditJournal()
         self.env = dict(os.environ if env is None else env)
         self.editing = Editing(self.ws, editor, self.journal, review)
         self._handlers: dict[str, _Handler] = dict(

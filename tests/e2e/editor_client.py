@@ -86,6 +86,11 @@ class EditorClient(LanguageClient):
         buffer.version += 1
         self._did_change(buffer)
 
+    def save(self, uri: str) -> None:
+        """Save the buffer of ``uri`` to disk (as an editor does for the
+        ``save`` list of a rewind)."""
+        uri_to_path(uri).write_text(self.state.buffers[uri].text)
+
     def _did_change(self, buffer: Buffer) -> None:
         self.text_document_did_change(
             types.DidChangeTextDocumentParams(
@@ -132,9 +137,12 @@ class EditorClient(LanguageClient):
                 )
             elif isinstance(change, types.CreateFile):
                 path = uri_to_path(change.uri)
+                options = change.options
+                failure = None
+                if path.exists() and options is not None and options.ignore_if_exists:
+                    continue  # LSP: nothing to do
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text("")
-                failure = None
             elif isinstance(change, types.RenameFile):
                 uri_to_path(change.old_uri).rename(uri_to_path(change.new_uri))
                 failure = None

@@ -4,6 +4,7 @@ process that starts the real server and talks to a loopback fake model."""
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import signal
@@ -249,6 +250,46 @@ async def test_a_failing_handler_answers_the_server_with_an_error() -> None:
         "id": 7,
         "error": {"code": -32603, "message": "workspace/applyEdit failed: no edit in these params"},
     }
+
+
+def test_rewind_restores_the_files_on_disk_after_the_turn_and_reports_conflicts(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    originals = {"a.py": "a = 1\n", "b.py": "b = 2\n", "c.py": "c = 3\n"}
+    for name, text in originals.items():
+        (workspace / name).write_text(text)
+    digests = {name: hashlib.sha256(text.encode()).hexdigest() for name, text in originals.items()}
+    fake.script(
+        tool_reply(
+            ("edit_file", {"path": "a.py", "old_text": "1", "new_text": "10"}),
+            ("edit_file", {"path": "b.py", "old_text": "2", "new_text": "20"}),
+            ("write_file", {"path": "c.py", "content": "c = 30\n"}),
+        ),
+        text_reply("done"),
+    )
+    done = run(ask_command(fake, workspace, "--mode", "edit", "--yes", "change them"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "b.py").read_text() == "b = 20\n"
+    listed = run([*ENTRY, "sessions", "--folder", str(workspace), "--json"], tmp_path)
+    session = json.loads(listed.stdout)[0]["session"]
+    (workspace / "c.py").write_text("c = 30  # mine\n")  # the user, in between
+
+    rewind = [*ENTRY, "rewind", "--folder", str(workspace), "--session", session, "--turn", "1"]
+    undone = run([*rewind, "--code"], tmp_path)
+
+    assert undone.returncode == 1, undone.stderr
+    assert "restored  a.py" in undone.stdout and "restored  b.py" in undone.stdout
+    assert "conflict  c.py: changed since turn 1" in undone.stdout
+    assert "--force overwrites them" in undone.stderr
+    for name in ("a.py", "b.py"):
+        assert hashlib.sha256((workspace / name).read_bytes()).hexdigest() == digests[name]
+    assert (workspace / "c.py").read_text() == "c = 30  # mine\n"
+
+    forced = run([*rewind, "--both", "--force"], tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert "restored  c.py" in forced.stdout
+    assert "conversation: 0 message(s) kept, before turn 1" in forced.stdout
+    assert hashlib.sha256((workspace / "c.py").read_bytes()).hexdigest() == digests["c.py"]
 
 
 def test_ask_shows_a_compaction_and_the_context_fill(

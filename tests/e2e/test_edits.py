@@ -102,7 +102,7 @@ async def test_rhema_edit_rewrites_the_selection_in_place(
     assert all(e.range.start.line == 0 and e.range.end.line == 0 for e in changes[0].edits)
 
 
-async def test_review_mode_edits_carry_an_annotation_needing_confirmation(
+async def test_review_mode_edits_are_preselected_in_the_editors_preview(
     workspace: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
     client = await start_editor(
@@ -120,8 +120,14 @@ async def test_review_mode_edits_carry_an_annotation_needing_confirmation(
         await client.command("rhema.turn", {"prompt": "hey"})
         edit = client.state.edits[0].edit
         assert edit.change_annotations
-        annotation = next(iter(edit.change_annotations.values()))
-        assert annotation.needs_confirmation is True
-        assert "edit_file" in annotation.label
+        by_confirmation = {
+            annotation.needs_confirmation: annotation
+            for annotation in edit.change_annotations.values()
+        }
+        # The change itself is ticked; a no-op needing confirmation opens the preview.
+        assert "edit_file" in by_confirmation[False].label
+        assert "review" in by_confirmation[True].label.lower()
+        assert '"hey "' in client.buffer(workspace / "hello.py").text
+        assert client.events_of("tool_result")[0]["content"].startswith("edited hello.py")
     finally:
         await client.shutdown_session()

@@ -14,6 +14,10 @@ export const ServerCommand = {
   deleteSession: 'rhema.deleteSession',
   edit: 'rhema.edit',
   undoTurn: 'rhema.undoTurn',
+  rewind: 'rhema.rewind',
+  forkSession: 'rhema.forkSession',
+  changes: 'rhema.changes',
+  checkpointContent: 'rhema.checkpointContent',
   compact: 'rhema.compact',
   status: 'rhema.status',
 } as const;
@@ -29,6 +33,10 @@ export interface CommandTypes {
   'rhema.deleteSession': { args: SessionArgs; result: DeleteResult };
   'rhema.edit': { args: EditArgs; result: EditResult | Detached };
   'rhema.undoTurn': { args: UndoTurnArgs; result: UndoTurnResult };
+  'rhema.rewind': { args: RewindArgs; result: RewindResult };
+  'rhema.forkSession': { args: ForkArgs; result: ForkResult };
+  'rhema.changes': { args: ChangesArgs; result: ChangesResult };
+  'rhema.checkpointContent': { args: CheckpointContentArgs; result: CheckpointContentResult };
   'rhema.compact': { args: SessionArgs; result: CompactResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
 }
@@ -67,6 +75,38 @@ export interface CancelArgs {
 /** The sessions whose runs were asked to stop. */
 export interface CancelResult {
   cancelled: string[];
+}
+
+/** One file a turn changed: its checkpoint (`before`, a `rhema-checkpoint:` URI; null when the turn created it) and its state now (`asLeft`: as the agent left it, `changed`: changed since, `restored`: rewound). */
+export interface ChangedFile {
+  uri: string;
+  path: string;
+  status: 'created' | 'modified' | 'deleted';
+  before: string | null;
+  state: 'asLeft' | 'changed' | 'restored';
+}
+
+/** The files a session's turns changed; `turn`: that turn only. */
+export interface ChangesArgs {
+  session: string;
+  turn?: number | null;
+}
+
+/** A session's turns, oldest first. */
+export interface ChangesResult {
+  session: string;
+  turns: TurnChanges[];
+}
+
+/** A `rhema-checkpoint:` URI from `rhema.changes`. */
+export interface CheckpointContentArgs {
+  uri: string;
+}
+
+/** The text of a stored pre-image. */
+export interface CheckpointContentResult {
+  uri: string;
+  text: string;
 }
 
 /** Whether the session was compacted (`false`: nothing older than the latest round), and the estimated tokens of its next request before and after. */
@@ -160,6 +200,25 @@ export interface ErrorPayload {
   message: string;
 }
 
+/** A file a rewind left alone, and why. */
+export interface FileConflict {
+  uri: string;
+  reason: string;
+}
+
+/** Start a new session from `session`'s conversation before `turn` (none: all of it). */
+export interface ForkArgs {
+  session: string;
+  turn?: number | null;
+}
+
+/** The new session. */
+export interface ForkResult {
+  session: string;
+  title: string;
+  turns: number;
+}
+
 /** The contract's part of `initializationOptions` (the settings are the rest). */
 export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
@@ -249,6 +308,25 @@ export interface RetryWaitPayload {
   delaySeconds: number;
   attempt: number;
   total: number;
+}
+
+/** Rewind a session to before `turn`: its files (`code`), its conversation, or both; `force` overwrites files changed since. */
+export interface RewindArgs {
+  session: string;
+  turn: number;
+  what?: 'code' | 'conversation' | 'both';
+  force?: boolean;
+}
+
+/** What a rewind restored and left alone; `save`: documents the client saves (clean before the turn); `messages`: the conversation's length after a conversation rewind. */
+export interface RewindResult {
+  session: string;
+  turn: number;
+  what: 'code' | 'conversation' | 'both';
+  restored: string[];
+  conflicts: FileConflict[];
+  save: string[];
+  messages: number | null;
 }
 
 /** The params of one `rhema/event` notification; `seq` rises by one per notification within a session. */
@@ -430,6 +508,15 @@ export interface TurnArgs {
   detach?: boolean | null;
 }
 
+/** One turn and the files it changed. */
+export interface TurnChanges {
+  turn: number;
+  title: string;
+  createdAt: string;
+  inConversation: boolean;
+  files: ChangedFile[];
+}
+
 /** A run ended; always the last event of a run. */
 export interface TurnEndPayload {
   type: 'turn_end';
@@ -455,10 +542,11 @@ export interface UndoTurnArgs {
   turn?: number | null;
 }
 
-/** The documents reverted, and those left alone because they changed since. */
+/** The documents reverted, those left alone because they changed since, and those to save (they were clean before the turn). */
 export interface UndoTurnResult {
   reverted: string[];
   conflicts: string[];
+  save: string[];
 }
 
 /** The running tally of the step in flight (cumulative). */

@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
+import { CHECKPOINT_SCHEME, CheckpointContent, rewind, saveDocuments, showChanges } from './checkpoints';
 import { createClient, execute, notifySettingsChanged } from './client';
 import {
   asEditTarget,
@@ -82,6 +83,8 @@ class Rhema implements vscode.Disposable {
       ['rhema.openSession', () => this.openSession()],
       ['rhema.newSession', () => this.newSession()],
       ['rhema.undoLastTurn', () => this.undoLastTurn()],
+      ['rhema.rewindTo', () => this.rewindTo()],
+      ['rhema.showChanges', () => this.showChanges()],
       ['rhema.compactSession', () => this.compactSession()],
       ['rhema.showStatus', () => this.showStatus()],
       ['rhema.restartServer', () => this.restart()],
@@ -91,6 +94,9 @@ class Rhema implements vscode.Disposable {
         vscode.commands.registerCommand(id, (arg?: unknown) => this.guard(() => handler(arg))),
       );
     }
+    this.disposables.push(
+      vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointContent(() => this.start())),
+    );
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((change) => {
         if (change.affectsConfiguration('rhema.server')) {
@@ -306,6 +312,8 @@ class Rhema implements vscode.Disposable {
     const client = await this.start();
     const args: UndoTurnArgs = { session: this.state.session };
     const result = await execute<UndoResult>(client, ServerCommand.undoTurn, args);
+    // Documents that were clean before the turn are saved, so undoing leaves them clean.
+    await saveDocuments(result.save ?? []);
     this.output.appendLine(
       `↶ Undo: reverted ${result.reverted.length} file(s)${result.conflicts.length ? `, ${result.conflicts.length} conflict(s)` : ''}`,
     );
@@ -316,6 +324,22 @@ class Rhema implements vscode.Disposable {
     } else {
       void vscode.window.showInformationMessage(`Rhema: reverted ${result.reverted.length} file(s).`);
     }
+  }
+
+  private async rewindTo(): Promise<void> {
+    if (this.state.session === undefined) {
+      void vscode.window.showInformationMessage('Rhema: no session to rewind. Open one first.');
+      return;
+    }
+    await rewind(await this.start(), this.state.session, this.output);
+  }
+
+  private async showChanges(): Promise<void> {
+    if (this.state.session === undefined) {
+      void vscode.window.showInformationMessage('Rhema: no session. Open one first.');
+      return;
+    }
+    await showChanges(await this.start(), this.state.session);
   }
 
   private async compactSession(): Promise<void> {

@@ -51,6 +51,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaCompact",
         "RhemaEdit",
         "RhemaNew",
+        "RhemaRewind",
         "RhemaSessions",
         "RhemaStatus",
         "RhemaStep",

@@ -32,9 +32,9 @@ EDIT_ANSWER = "Added a header line."
 # Code actions come from the server: asking for them before it runs gets none (the menu
 # would show only VS Code's own), so the driver waits for the status bar to say so first.
 SERVER_RUNNING = {"waitStatus": "Rhema", "not": ["starting", "stopped"]}
-# ... and, on a loaded machine, until the editor's light bulb says the server's actions for
-# the selection have arrived: a request sent earlier may still come back empty.
-LIGHT_BULB = {"waitPage": ".monaco-editor .lightBulbWidget"}
+# On a loaded machine a request sent right after that may still come back empty, and VS Code
+# does not ask again for the same selection: the driver's `openActions` step reselects and
+# reopens the menu until the server's row is there.
 
 
 def reasoning_lines(text: str) -> str:
@@ -269,9 +269,11 @@ def test_edit_selection_code_action_passes_its_target(
         [
             {"openFile": "hello.py"},
             SERVER_RUNNING,
-            {"press": "Shift+End"},
-            LIGHT_BULB,
-            {"command": "Refactor...", "keepFocus": True},
+            {
+                "openActions": "Rhema: edit selection",
+                "select": ["Shift+End"],
+                "via": {"command": "Refactor..."},
+            },
             {"pickAction": "Rhema: edit selection"},
             {"input": "Say hi", "title": "Rhema: Edit Selection"},
             {"waitLog": "Rhema", "contains": "■ "},
@@ -292,9 +294,7 @@ def test_explain_selection_code_action_streams_an_ask_turn(
         [
             {"openFile": "hello.py"},
             SERVER_RUNNING,
-            {"press": "Shift+End"},
-            LIGHT_BULB,
-            {"press": "Control+."},
+            {"openActions": "Rhema: explain selection", "select": ["Shift+End"]},
             {"pickAction": "Rhema: explain selection"},
             {"waitLog": "Rhema", "contains": "■ "},
         ]

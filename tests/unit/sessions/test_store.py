@@ -58,7 +58,11 @@ def stored_rows(path: Path) -> list[tuple[str, int]]:
 def test_public_surface_is_exactly_what_is_meant() -> None:
     assert set(sessions_api.__all__) == {
         "DEFAULT_LEASE_TTL",
+        "Checkpoints",
+        "FileChange",
         "Lease",
+        "Restore",
+        "RewindWhat",
         "SessionBusyError",
         "SessionConflictError",
         "SessionInfo",
@@ -66,7 +70,10 @@ def test_public_surface_is_exactly_what_is_meant() -> None:
         "SessionStoreError",
         "StoreEvent",
         "StoreLocation",
+        "TurnStart",
+        "TurnSummary",
         "UnknownSessionError",
+        "content_hash",
         "title_from_prompt",
     }
 

@@ -16,6 +16,7 @@ from lsprotocol.types import (
 )
 
 from rhema_lsp.tools import EditJournal, MemoryEditor, OpenDocument, apply_workspace_edit_to_text
+from rhema_lsp.tools.review import REVIEW_ANNOTATION
 
 from .conftest import Bench
 
@@ -214,13 +215,24 @@ async def test_review_mode_annotates_edits(bench: Bench) -> None:
     sent = bench.editor.received[-1]
     assert sent.label == "rhema: edit_file src/app.py"
     assert sent.edit.change_annotations is not None
-    ((annotation_id, annotation),) = sent.edit.change_annotations.items()
+    annotations = dict(sent.edit.change_annotations)
+    review = annotations.pop(REVIEW_ANNOTATION)
+    ((annotation_id, annotation),) = annotations.items()
     assert "run-9" in annotation_id and "call-edit_file" in annotation_id
-    assert annotation.needs_confirmation is True
+    # The change is pre-selected; only the no-op opening the preview needs confirmation.
+    assert annotation.needs_confirmation is False
+    assert review.needs_confirmation is True
     assert "src/app.py" in annotation.label
-    change = sent.edit.document_changes[0]  # type: ignore[index]
+    trigger, change = sent.edit.document_changes  # type: ignore[misc]
+    # The no-op opening the preview: "create" the existing folder, if absent.
+    assert isinstance(trigger, CreateFile)
+    assert trigger.uri == bench.root.as_uri()
+    assert trigger.options is not None and trigger.options.ignore_if_exists is True
+    assert trigger.options.overwrite is None
+    assert trigger.annotation_id == REVIEW_ANNOTATION
     assert isinstance(change, TextDocumentEdit)
     assert all(isinstance(e, AnnotatedTextEdit) for e in change.edits)
+    assert {e.annotation_id for e in change.edits} == {annotation_id}  # type: ignore[union-attr]
 
 
 async def test_journal_records_every_applied_change(bench: Bench) -> None:

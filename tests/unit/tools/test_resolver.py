@@ -122,6 +122,7 @@ def test_public_surface() -> None:
         "ConfirmCallback",
         "DiskEditor",
         "EditJournal",
+        "Journal",
         "EditOutcome",
         "Editor",
         "JournalEntry",

@@ -162,6 +162,22 @@ function M.define()
   command('RhemaUndoTurn', function()
     runs.undo_turn(vim.api.nvim_get_current_buf())
   end, { desc = "Revert the last Rhema turn's file changes" })
+  command('RhemaRewind', function(opts)
+    local turn, what = opts.fargs[1], opts.fargs[2]
+    if turn and not tonumber(turn) then
+      turn, what = nil, turn
+    end
+    require('rhema.rewind').rewind(
+      vim.api.nvim_get_current_buf(),
+      turn and tonumber(turn) or nil,
+      what,
+      opts.bang
+    )
+  end, {
+    nargs = '*',
+    bang = true,
+    desc = 'Rewind the Rhema session: [turn] [code|conversation|both]; ! overwrites changes',
+  })
   command('RhemaCompact', function()
     runs.compact(vim.api.nvim_get_current_buf())
   end, { desc = "Summarise the Rhema session's older rounds now" })

@@ -153,6 +153,11 @@ local function command(bufnr, name, label, args, on_result)
   end)
 end
 
+M.command = command
+M.display = function(path)
+  return display(path)
+end
+
 local function context_label(context)
   local parts = {}
   for _, ref in ipairs(context or {}) do
@@ -380,6 +385,7 @@ function M.undo_turn(bufnr)
     return
   end
   command(bufnr, 'rhema.undoTurn', 'undo turn', { session = M.current }, function(result)
+    require('rhema.rewind').save(result.save)
     local names = function(uris)
       return table.concat(
         vim.tbl_map(function(uri)

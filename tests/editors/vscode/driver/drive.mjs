@@ -13,15 +13,24 @@
 //   {clickEditor: true}                      focus the active text editor
 //   {pickAction: "label"}                    choose a row of the open code action menu by keyboard
 //                                            (a pointer block covers it against stray clicks)
+//   {openActions: "label", select: ["Shift+End"], via: "Control+." | {command: "Refactor..."}}
+//                                            press the `select` keys, open the code action menu and
+//                                            wait for the row; if the server had not answered yet
+//                                            ("No code actions available"), Escape, select again, retry
 //   {waitFile: "/abs/path", contains|equals: "..."} poll a file on disk until it matches
 //   {screenshot: "/path.png"}
+//   {query: "css", hasText?: "..."}          every matching element: {text, classes, checked
+//                                            (a checkbox's state, else aria-checked), label}
+//   {waitFor: "css", hasText?: "...", state?: "visible"|"hidden"}  wait for an element
+//   {dump: "css", file: "/path.html"}        write the first match's outerHTML (debugging)
 //   {sleepMs: 200}
 //   {waitStatus: "Rhema", not: ["starting", "stopped"]}  wait for the status bar item with that text
 //                                            until it contains none of `not` (the server is running)
-//   {waitPage: "css", hasText?: "..."}       wait for an element of the workbench
+//   {exec: ["prog", "arg", ...]}             run a program to completion (fails on a non-zero exit)
 // One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
 // file the extension host writes, not from the DOM.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
@@ -95,21 +104,25 @@ try {
   // only then does the palette list its commands.
   await page.locator('.statusbar-item', { hasText: 'Rhema' }).first().waitFor({ state: 'visible' });
   const widget = page.locator('.quick-input-widget');
+  const runCommand = async (title, keepFocus) => {
+    if (!keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+    await page.keyboard.press('F1');
+    await widget.waitFor({ state: 'visible' });
+    await widget.locator('input').fill(`>${title}`);
+    // Pick the row whose label is exactly the title: Enter would take the first fuzzy
+    // match, which may be a recently used neighbour ("File: Save All").
+    const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
+    const row = widget
+      .locator('.monaco-list-row')
+      .filter({ has: page.locator('.label-name', { hasText: exact }) })
+      .first();
+    await row.waitFor({ state: 'visible' });
+    await row.click();
+  };
+  const actionRow = (label) => page.locator(`.action-widget .monaco-list-row[aria-label="${label}"]`).first();
   for (const step of scenario.steps) {
     if (step.command !== undefined) {
-      if (!step.keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
-      await page.keyboard.press('F1');
-      await widget.waitFor({ state: 'visible' });
-      await widget.locator('input').fill(`>${step.command}`);
-      // Pick the row whose label is exactly the title: Enter would take the first fuzzy
-      // match, which may be a recently used neighbour ("File: Save All").
-      const exact = new RegExp(`^${step.command.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
-      const row = widget
-        .locator('.monaco-list-row')
-        .filter({ has: page.locator('.label-name', { hasText: exact }) })
-        .first();
-      await row.waitFor({ state: 'visible' });
-      await row.click();
+      await runCommand(step.command, step.keepFocus);
       results.push({ command: step.command });
     } else if (step.input !== undefined) {
       await widget.locator('.quick-input-title', { hasText: step.title }).waitFor({ state: 'visible' });
@@ -142,8 +155,27 @@ try {
     } else if (step.typeText !== undefined) {
       await page.keyboard.type(step.typeText);
       results.push({ typeText: step.typeText });
+    } else if (step.openActions !== undefined) {
+      // VS Code asks for code actions once per selection change; an answer that came
+      // before the server had the document is not asked again, so select anew and retry.
+      const deadline = Date.now() + timeout;
+      let attempts = 0;
+      for (;;) {
+        attempts += 1;
+        for (const key of step.select ?? []) await page.keyboard.press(key);
+        if (typeof step.via === 'object') await runCommand(step.via.command, true);
+        else await page.keyboard.press(step.via ?? 'Control+.');
+        const shown = await actionRow(step.openActions)
+          .waitFor({ state: 'visible', timeout: 5_000 })
+          .then(() => true, () => false);
+        if (shown) break;
+        if (Date.now() > deadline) throw new Error(`no "${step.openActions}" code action after ${attempts} tries`);
+        await page.keyboard.press('Escape');
+        await page.keyboard.press('Home');
+      }
+      results.push({ openActions: step.openActions, attempts });
     } else if (step.pickAction !== undefined) {
-      const row = page.locator(`.action-widget .monaco-list-row[aria-label="${step.pickAction}"]`).first();
+      const row = actionRow(step.pickAction);
       await row.waitFor({ state: 'visible' });
       const rows = await page.locator('.action-widget .monaco-list-row').count();
       for (let i = 0; i <= rows && !(await row.evaluate((el) => el.classList.contains('focused'))); i++) {
@@ -179,10 +211,29 @@ try {
         return current && !unwanted.some((word) => current.includes(word)) ? current : '';
       }, `the ${step.waitStatus} status item without ${JSON.stringify(unwanted)}`);
       results.push({ waitStatus: step.waitStatus, text });
-    } else if (step.waitPage !== undefined) {
-      const target = page.locator(step.waitPage, step.hasText ? { hasText: step.hasText } : {}).first();
-      await target.waitFor({ state: 'visible' });
-      results.push({ waitPage: step.waitPage, text: await target.textContent() });
+    } else if (step.query !== undefined) {
+      const found = page.locator(step.query, step.hasText ? { hasText: step.hasText } : {});
+      const elements = await found.evaluateAll((nodes) =>
+        nodes.map((node) => ({
+          text: node.textContent ?? '',
+          classes: node.className?.toString() ?? '',
+          checked: 'checked' in node ? node.checked : node.getAttribute('aria-checked') === 'true',
+          label: node.getAttribute('aria-label'),
+        })),
+      );
+      results.push({ query: step.query, elements });
+    } else if (step.waitFor !== undefined) {
+      const target = page.locator(step.waitFor, step.hasText ? { hasText: step.hasText } : {}).first();
+      await target.waitFor({ state: step.state ?? 'visible' });
+      results.push({ waitFor: step.waitFor });
+    } else if (step.dump !== undefined) {
+      const html = await page.locator(step.dump).first().evaluate((node) => node.outerHTML);
+      writeFileSync(step.file, html);
+      results.push({ dump: step.dump });
+    } else if (step.exec !== undefined) {
+      const [program, ...args] = step.exec;
+      const stdout = execFileSync(program, args, { encoding: 'utf8' });
+      results.push({ exec: program, stdout });
     } else if (step.sleepMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
       results.push({ sleepMs: step.sleepMs });

@@ -1,4 +1,4 @@
-"""Fixtures for the Emacs + eglot tests: a workspace folder and a fake model server."""
+"""Fixtures the real-editor suites share: a workspace folder and a fake model server."""
 
 from __future__ import annotations
 

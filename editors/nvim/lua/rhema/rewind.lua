@@ -1,0 +1,101 @@
+--- Rewind: a session's files and/or conversation back to before a turn.
+---
+--- `:RhemaRewind [turn] [code|conversation|both]` runs `rhema.rewind` for the
+--- current session; without a turn it offers the session's turns (with the
+--- files each changed) through `vim.ui.select`, then what to take back. The
+--- server restores the files through `workspace/applyEdit`; the buffers it
+--- lists in `save` were clean before the turn and are written again, so a
+--- rewind leaves them unmodified. Files changed since the turn are left alone
+--- and named in a warning; `:RhemaRewind! N` forces them.
+local M = {}
+
+local WHAT = { 'both', 'code', 'conversation' }
+
+--- Write the buffers a rewind restored to their clean text.
+--- @param uris string[]|nil
+function M.save(uris)
+  for _, uri in ipairs(uris or {}) do
+    local buf = vim.uri_to_bufnr(uri)
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+      vim.api.nvim_buf_call(buf, function()
+        vim.cmd('silent noautocmd write')
+      end)
+    end
+  end
+end
+
+--- The message a rewind result gives.
+--- @param result table
+--- @return string message, integer level
+function M.describe(result)
+  local runs = require('rhema.runs')
+  local parts = { ('rewound to before turn %d: %d file(s) restored'):format(result.turn, #result.restored) }
+  if result.messages ~= vim.NIL and result.messages ~= nil then
+    table.insert(parts, ('conversation kept to %d message(s)'):format(result.messages))
+  end
+  local level = vim.log.levels.INFO
+  for _, conflict in ipairs(result.conflicts or {}) do
+    table.insert(parts, ('%s: %s'):format(runs.display(vim.uri_to_fname(conflict.uri)), conflict.reason))
+    level = vim.log.levels.WARN
+  end
+  return table.concat(parts, '; '), level
+end
+
+local function run(bufnr, session, turn, what, force)
+  local runs = require('rhema.runs')
+  local args = { session = session, turn = turn, what = what, force = force }
+  runs.command(bufnr, 'rhema.rewind', 'rewind', args, function(result)
+    M.save(result.save)
+    local message, level = M.describe(result)
+    runs.notify(message, level)
+  end)
+end
+
+--- `:RhemaRewind[!] [turn] [what]`.
+--- @param bufnr integer
+--- @param turn integer|nil
+--- @param what string|nil
+--- @param force boolean
+function M.rewind(bufnr, turn, what, force)
+  local runs = require('rhema.runs')
+  local session = runs.current
+  if not session then
+    runs.notify('no session: open one with :RhemaSessions first', vim.log.levels.WARN)
+    return
+  end
+  if what and not vim.tbl_contains(WHAT, what) then
+    runs.notify('what to rewind: code, conversation or both, not ' .. what, vim.log.levels.ERROR)
+    return
+  end
+  if turn then
+    run(bufnr, session, turn, what or 'both', force)
+    return
+  end
+  runs.command(bufnr, 'rhema.changes', 'changes', { session = session }, function(changes)
+    local turns = vim.fn.reverse(vim.deepcopy(changes.turns or {}))
+    vim.ui.select(turns, {
+      prompt = 'Rewind to before which turn?',
+      format_item = function(item)
+        local files = vim.tbl_map(function(file)
+          return file.path
+        end, item.files)
+        return ('Turn %d: %s [%s]'):format(item.turn, item.title, table.concat(files, ', '))
+      end,
+    }, function(choice)
+      if not choice then
+        return
+      end
+      if what then
+        run(bufnr, session, choice.turn, what, force)
+        return
+      end
+      vim.ui.select(WHAT, { prompt = 'Take back what?' }, function(picked)
+        if picked then
+          run(bufnr, session, choice.turn, picked, force)
+        end
+      end)
+    end)
+  end)
+end
+
+return M

@@ -1,0 +1,127 @@
+"""Rewind in real VS Code (code-server): a turn edits three files, the server is killed
+(the client starts a new one), and "Rhema: Rewind…" restores the files exactly from the
+store's checkpoints, saved as they were, leaving the one the user changed since alone
+(reported in the channel)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.editors.vscode.conftest import VSCode
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+pytestmark = pytest.mark.timeout(900)
+
+ORIGINAL = {"a.py": "a = 1\n", "b.py": "b = 2\n", "c.py": "c = 3\n"}
+EDITED = {"a.py": "a = 10\n", "b.py": "b = 20\n", "c.py": "c = 30\n"}
+USER_LINE = "# the user's line\n"
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+KILL = (
+    "import sys; from pathlib import Path; "
+    "from tests.editors.vscode.test_rewind import kill_servers; "
+    "print(kill_servers(Path(sys.argv[1])))"
+)
+
+
+def kill_servers(workspace: Path) -> int:
+    """SIGKILL every rhema-lsp server this test's code-server started (they run with the
+    workspace's code-server as an ancestor; matched by the store they opened)."""
+    listing = subprocess.run(
+        ["ps", "-eo", "pid=,args="], capture_output=True, text=True, check=True
+    ).stdout
+    killed = 0
+    for line in listing.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if "rhema_lsp serve" not in args:
+            continue
+        try:
+            if os.readlink(f"/proc/{pid}/cwd") != str(workspace) and not _holds_store(
+                int(pid), workspace
+            ):
+                continue
+            os.kill(int(pid), signal.SIGKILL)
+            killed += 1
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+    return killed
+
+
+def _holds_store(pid: int, workspace: Path) -> bool:
+    store = str(workspace / ".rhema" / "sessions.sqlite3")
+    try:
+        return any(
+            os.readlink(f"/proc/{pid}/fd/{fd}").startswith(store)
+            for fd in os.listdir(f"/proc/{pid}/fd")
+        )
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("extra_settings", [{"files.autoSave": "off"}])
+def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
+    vscode: VSCode, model: FakeModelServer, artifacts: Path, extra_settings: dict[str, Any]
+) -> None:
+    ws = vscode.workspace
+    for name, text in ORIGINAL.items():
+        (ws / name).write_text(text)
+    before = {name: digest(ws / name) for name in ORIGINAL}
+    model.script(
+        tool_reply(
+            *[
+                ("edit_file", {"path": name, "old_text": ORIGINAL[name], "new_text": new})
+                for name, new in EDITED.items()
+            ]
+        ),
+        text_reply("Changed three files."),
+    )
+    shot = artifacts / "rewind-picker.png"
+    kill = [sys.executable, "-c", KILL, str(ws)]
+    steps = vscode.drive(
+        [
+            {"command": "Rhema: Ask"},
+            {"input": "Change a, b and c", "title": "Rhema: Ask"},
+            {"waitLog": "Rhema", "contains": "Changed three files."},
+            {"command": "File: Save All Files"},
+            *[{"waitFile": str(ws / name), "equals": text} for name, text in EDITED.items()],
+            # The server dies (SIGKILL); the client starts a new one.
+            {"exec": kill},
+            # The user changes c.py (unsaved).
+            {"openFile": "c.py"},
+            {"press": "Control+End"},
+            {"typeText": USER_LINE},
+            {"command": "Rhema: Rewind…"},
+            {"waitFor": ".quick-input-widget .monaco-list-row", "hasText": "Turn 1"},
+            {"screenshot": str(shot)},
+            {"input": "Turn 1", "title": "Rhema: Rewind"},
+            {"input": "Code only", "title": "Rhema: Take Back Turn 1"},
+            {"waitLog": "Rhema", "contains": "↶ Rewind to before turn 1"},
+            {"waitFile": str(ws / "a.py"), "equals": ORIGINAL["a.py"]},
+            {"waitFile": str(ws / "b.py"), "equals": ORIGINAL["b.py"]},
+            {"openFile": "c.py"},
+            {"command": "File: Save"},
+            {"waitFile": str(ws / "c.py"), "equals": EDITED["c.py"] + USER_LINE},
+        ],
+        timeout_s=90,
+    )
+    assert int(steps[7]["stdout"]) >= 1  # a server was killed
+    (text,) = [step["text"] for step in steps if step.get("waitLog")][-1:]
+    assert "↶ Rewind to before turn 1: 2 file(s) restored (2 saved), 1 left alone\n" in text
+    assert "  c.py: changed since turn 1 left it; not restored (force overwrites it)\n" in text
+    assert digest(ws / "a.py") == before["a.py"]
+    assert digest(ws / "b.py") == before["b.py"]
+    assert steps[-1]["text"] == EDITED["c.py"] + USER_LINE  # the user's edit survived
+    assert shot.stat().st_size > 0
+    assert len(model.requests) == 2  # rewinding asks nothing of the model

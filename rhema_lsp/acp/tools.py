@@ -23,9 +23,9 @@ from rhema_lsp.engine import (
     Progress,
     ReplaySafety,
     StatusReporter,
+    StreamingToolResolver,
     ToolCall,
     ToolContext,
-    ToolResolver,
     ToolResult,
     ToolSpec,
 )
@@ -36,7 +36,7 @@ __all__ = ["AcpTools"]
 _PATH_ARGUMENTS = ("path", "from", "to")
 
 
-class AcpTools(ToolResolver):
+class AcpTools(StreamingToolResolver):
     """:class:`WorkspaceTools` with ACP's reads, locations and diffs.
 
     Parameters
@@ -61,10 +61,6 @@ class AcpTools(ToolResolver):
     def replay_safety(self, name: str) -> ReplaySafety:
         """As the workspace tools say."""
         return self.inner.replay_safety(name)
-
-    async def resolve(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one call (no output streaming)."""
-        return await self.resolve_streaming(call, ctx, lambda _chunk: None)
 
     async def resolve_streaming(
         self,

@@ -65,6 +65,7 @@ from rhema_lsp.engine.tools import (
     Progress,
     ReplaySafety,
     StatusReporter,
+    StreamingToolResolver,
     ToolContext,
     ToolResolver,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "StepLimitError",
     "StepStart",
     "StopReason",
+    "StreamingToolResolver",
     "TextDelta",
     "TextPart",
     "ThinkingDelta",

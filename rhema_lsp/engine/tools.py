@@ -27,6 +27,7 @@ __all__ = [
     "Progress",
     "ReplaySafety",
     "StatusReporter",
+    "StreamingToolResolver",
     "ToolContext",
     "ToolResolver",
 ]
@@ -131,3 +132,29 @@ class ToolResolver(Protocol):
         live status through ``status``) as they land; the full text still
         arrives in the result. The default ignores both."""
         return await self.resolve(call, ctx)
+
+
+class StreamingToolResolver(ToolResolver):
+    """A resolver whose calls always run through :meth:`resolve_streaming`.
+
+    Subclasses implement :meth:`resolve_streaming` only; :meth:`resolve` is
+    the same call with its progress dropped.
+    """
+
+    async def resolve(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
+        """Run one call, ignoring its progress."""
+        return await self.resolve_streaming(call, ctx, _ignore_progress)
+
+    async def resolve_streaming(
+        self,
+        call: ToolCall,
+        ctx: ToolContext,
+        progress: Progress,
+        status: StatusReporter | None = None,
+    ) -> ToolResult:
+        """Run one call, reporting output through ``progress`` and ``status``."""
+        raise NotImplementedError
+
+
+def _ignore_progress(_chunk: str) -> None:
+    """Progress nobody reads."""

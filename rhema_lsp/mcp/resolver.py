@@ -30,7 +30,14 @@ import anyio
 from rhema_lsp.engine.events import ToolStatus
 from rhema_lsp.engine.messages import ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
-from rhema_lsp.engine.tools import Progress, ReplaySafety, StatusReporter, ToolContext, ToolResolver
+from rhema_lsp.engine.tools import (
+    Progress,
+    ReplaySafety,
+    StatusReporter,
+    StreamingToolResolver,
+    ToolContext,
+    ToolResolver,
+)
 from rhema_lsp.mcp.errors import McpError
 from rhema_lsp.tools.editor import DENY, Editor
 
@@ -57,7 +64,7 @@ def _preview(args: dict[str, Any]) -> str:
     return text if len(text) <= _PREVIEW else text[: _PREVIEW - 3] + "..."
 
 
-class McpTools(ToolResolver):
+class McpTools(StreamingToolResolver):
     """The inner resolver's tools plus ``offered`` (see the module docstring).
 
     Parameters
@@ -86,10 +93,6 @@ class McpTools(ToolResolver):
             return self.inner.replay_safety(name)
         safe = tool.connection.config.is_safe(tool.tool)
         return ReplaySafety.SAFE if safe else ReplaySafety.UNSAFE
-
-    async def resolve(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one call; a bad call is an in-band failure."""
-        return await self.resolve_streaming(call, ctx, lambda _chunk: None)
 
     async def resolve_streaming(
         self,

@@ -88,21 +88,7 @@ class EditJournal:
         kind: str,
     ) -> None:
         """Append the change."""
-        self.record(run_id, call_id, uri, before, after, kind)
-
-    def record(
-        self,
-        turn_id: str,
-        call_id: str,
-        uri: str,
-        before: str | None,
-        after: str | None,
-        kind: str,
-    ) -> JournalEntry:
-        """Append one change and return its entry."""
-        entry = JournalEntry(turn_id, call_id, uri, before, after, kind)
-        self._entries.append(entry)
-        return entry
+        self._entries.append(JournalEntry(run_id, call_id, uri, before, after, kind))
 
     def entries_for(self, turn_id: str) -> list[JournalEntry]:
         """The changes of one turn, oldest first."""

@@ -24,7 +24,13 @@ import anyio.to_thread
 from rhema_lsp.engine.events import ToolStatus
 from rhema_lsp.engine.messages import ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
-from rhema_lsp.engine.tools import Progress, ReplaySafety, StatusReporter, ToolContext, ToolResolver
+from rhema_lsp.engine.tools import (
+    Progress,
+    ReplaySafety,
+    StatusReporter,
+    StreamingToolResolver,
+    ToolContext,
+)
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.commands import is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
@@ -83,7 +89,7 @@ def _ignore_status(_status: ToolStatus) -> None:
     """The status reporter when the driver passed none."""
 
 
-class WorkspaceTools(ToolResolver):
+class WorkspaceTools(StreamingToolResolver):
     """The agent's hands, confined to the workspace.
 
     Parameters
@@ -148,10 +154,6 @@ class WorkspaceTools(ToolResolver):
     def replay_safety(self, name: str) -> ReplaySafety:
         """Read tools are ``SAFE``; every other tool ``UNSAFE``."""
         return replay_safety_of(name)
-
-    async def resolve(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        """Run one call; a bad call is an in-band failure."""
-        return await self.resolve_streaming(call, ctx, lambda _chunk: None)
 
     async def resolve_streaming(
         self,

@@ -103,15 +103,7 @@ function optionalInt(
   range: { min: number; max: number },
   problems: string[],
 ): number | undefined {
-  const value = get(key);
-  if (value === undefined || value === null) {
-    return undefined;
-  }
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < range.min || value > range.max) {
-    problems.push(`rhema.${key} must be an integer from ${range.min} to ${range.max}, or null; using the server's default.`);
-    return undefined;
-  }
-  return value;
+  return optionalInRange(get, key, range, problems, Number.isInteger, 'an integer');
 }
 
 function optionalNumber(
@@ -120,12 +112,24 @@ function optionalNumber(
   range: { min: number; max: number },
   problems: string[],
 ): number | undefined {
+  return optionalInRange(get, key, range, problems, Number.isFinite, 'a number');
+}
+
+/** A number the setting may leave out (null: the server's default), checked against its range. */
+function optionalInRange(
+  get: SettingGetter,
+  key: string,
+  range: { min: number; max: number },
+  problems: string[],
+  accepts: (value: number) => boolean,
+  what: string,
+): number | undefined {
   const value = get(key);
   if (value === undefined || value === null) {
     return undefined;
   }
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < range.min || value > range.max) {
-    problems.push(`rhema.${key} must be a number from ${range.min} to ${range.max}, or null; using the server's default.`);
+  if (typeof value !== 'number' || !accepts(value) || value < range.min || value > range.max) {
+    problems.push(`rhema.${key} must be ${what} from ${range.min} to ${range.max}, or null; using the server's default.`);
     return undefined;
   }
   return value;

@@ -301,13 +301,7 @@ class SessionStore:
                     ) from exc
             compactions = []
             for number, (body,) in enumerate(compaction_rows):
-                try:
-                    record = Compaction.model_validate_json(body)
-                except ValidationError as exc:
-                    raise SessionStoreError(
-                        f"compaction {number} of session {session_id} cannot be read "
-                        f"({exc.error_count()} problems); delete the session to go on"
-                    ) from exc
+                record = _compaction(session_id, number, body)
                 if record.upto <= len(history) and not compaction_rewound(number, record, cuts):
                     compactions.append(record)  # else ahead of its messages, or rewound
             self._committed[session_id] = len(history)
@@ -491,7 +485,9 @@ class SessionStore:
                 "WHERE session_id = ? AND turn <= ? ORDER BY rowid",
                 (new_id, session_id, kept_turns),
             )
+            copied = self._copy_compactions(conn, session_id, new_id, len(renumber))
             self._committed[new_id] = len(renumber)
+            self._compacted[new_id] = self._compaction_rows[new_id] = copied
             return SessionInfo(
                 id=new_id,
                 folder=str(self.folder),
@@ -504,6 +500,25 @@ class SessionStore:
             )
 
         return await self._db.write(f"fork session {session_id}", copy)
+
+    @staticmethod
+    def _copy_compactions(conn: sqlite3.Connection, source: str, target: str, messages: int) -> int:
+        """Copy to ``target`` the compactions of ``source`` that still apply to
+        its first ``messages`` live messages (the fork's history); their count."""
+        cuts = compaction_cuts(conn, source)
+        rows = conn.execute(
+            "SELECT body FROM compactions WHERE session_id = ? ORDER BY seq", (source,)
+        ).fetchall()
+        copied = 0
+        for number, (body,) in enumerate(rows):
+            record = _compaction(source, number, body)
+            if record.upto <= messages and not compaction_rewound(number, record, cuts):
+                conn.execute(
+                    "INSERT INTO compactions (session_id, seq, body) VALUES (?, ?, ?)",
+                    (target, copied, body),
+                )
+                copied += 1
+        return copied
 
     async def record_turn(self, session_id: str, *, model: str | None = None) -> None:
         """Count one finished turn, stamp ``updated_at`` and, when given, the model.
@@ -640,3 +655,14 @@ def _check_tail(conn: sqlite3.Connection, session_id: str, seq: int, mine: Messa
         same = False
     if not same:
         raise SessionConflictError(session_id, f"stored message {seq} differs from this copy's")
+
+
+def _compaction(session_id: str, number: int, body: str) -> Compaction:
+    """Stored compaction ``number`` of ``session_id``; damage is a clear error."""
+    try:
+        return Compaction.model_validate_json(body)
+    except ValidationError as exc:
+        raise SessionStoreError(
+            f"compaction {number} of session {session_id} cannot be read "
+            f"({exc.error_count()} problems); delete the session to go on"
+        ) from exc

@@ -113,3 +113,40 @@ async def test_a_compaction_of_rewound_messages_stops_applying(tmp_path: Path) -
         assert [c.summary for c in final.compactions] == ["one, a"]
     finally:
         await store.close()
+
+
+async def test_a_fork_keeps_the_compactions_of_the_part_it_copies(tmp_path: Path) -> None:
+    from rhema_lsp.engine import Compaction
+
+    store = await SessionStore.open(tmp_path)
+    try:
+        info = await store.create("t")
+        session = Session(history=[])
+        for number, (prompt, answer) in enumerate((("one", "a"), ("two", "b"), ("three", "c")), 1):
+            session.history.append(Message.user(prompt))
+            await store.commit(info.id, session, turn=TurnStart(number, prompt))
+            session.history.append(Message.assistant(answer))
+            await store.commit(info.id, session)
+            if number == 1:
+                session.compactions.append(Compaction(upto=2, summary="one, a"))
+            if number == 2:
+                session.compactions.append(Compaction(upto=4, summary="one, a, two, b"))
+            await store.commit(info.id, session)
+
+        at_three = await store.fork(info.id, 3)  # turns 1 and 2: both summaries apply
+        forked = await store.load(at_three.id)
+        assert [m.text for m in forked.history] == ["one", "a", "two", "b"]
+        assert [c.summary for c in forked.compactions] == ["one, a", "one, a, two, b"]
+        at_two = await store.fork(info.id, 2)  # turn 1 only: the later summary is ahead of it
+        assert [c.summary for c in (await store.load(at_two.id)).compactions] == ["one, a"]
+
+        # The fork's own commits line up after the copied records.
+        forked.history.append(Message.user("four"))
+        await store.commit(at_three.id, forked, turn=TurnStart(3, "four"))
+        forked.compactions.append(Compaction(upto=5, summary="all"))
+        await store.commit(at_three.id, forked)
+        again = await store.load(at_three.id)
+        assert [c.summary for c in again.compactions][-1] == "all"
+        assert len((await store.load(info.id)).compactions) == 2  # the original is untouched
+    finally:
+        await store.close()

@@ -38,7 +38,6 @@ from pydantic import ValidationError
 
 from rhema_lsp.engine import (
     CommitHook,
-    Compaction,
     EventSink,
     Message,
     ResumeReport,
@@ -48,7 +47,7 @@ from rhema_lsp.engine import (
     pending_calls,
     resume,
 )
-from rhema_lsp.sessions.checkpoints import Checkpoints, turn_starts
+from rhema_lsp.sessions.checkpoints import Checkpoints
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
@@ -56,6 +55,7 @@ from rhema_lsp.sessions.errors import (
     SessionStoreError,
     UnknownSessionError,
 )
+from rhema_lsp.sessions.fork import copy_session
 from rhema_lsp.sessions.leases import Lease, LeaseRow, is_live, refuse_if_live
 from rhema_lsp.sessions.location import StoreLocation, database_path
 from rhema_lsp.sessions.records import SessionInfo, TurnStart, now_iso, title_from_prompt
@@ -66,6 +66,7 @@ from rhema_lsp.sessions.timeline import (
     last_live_seq,
     live_count,
     next_seq,
+    read_compaction,
     seq_is_live,
 )
 
@@ -301,7 +302,7 @@ class SessionStore:
                     ) from exc
             compactions = []
             for number, (body,) in enumerate(compaction_rows):
-                record = _compaction(session_id, number, body)
+                record = read_compaction(session_id, number, body)
                 if record.upto <= len(history) and not compaction_rewound(number, record, cuts):
                     compactions.append(record)  # else ahead of its messages, or rewound
             self._committed[session_id] = len(history)
@@ -439,86 +440,21 @@ class SessionStore:
         stamp = now_iso()
 
         def copy(conn: sqlite3.Connection) -> SessionInfo:
-            row = conn.execute(
-                "SELECT title, model, turns FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
-            if row is None:
-                raise UnknownSessionError(session_id, str(self.folder))
-            title, model, turns = str(row[0]), str(row[1]), int(row[2])
-            starts = turn_starts(conn, session_id)
-            ranges = dropped(conn, session_id)
-            cut, kept_turns = next_seq(conn, session_id), turns
-            if turn is not None:
-                if turn not in starts or not seq_is_live(starts[turn], ranges):
-                    raise SessionStoreError(
-                        f"session {session_id} has no turn {turn} in its conversation to fork at"
-                    )
-                cut, kept_turns = starts[turn], turn - 1
-            conn.execute(
-                "INSERT INTO sessions (id, folder, title, created_at, updated_at, model, turns) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (new_id, self._real_folder, title, stamp, stamp, model, kept_turns),
-            )
-            renumber: dict[int, int] = {}
-            rows = conn.execute(
-                "SELECT seq, body FROM messages WHERE session_id = ? AND seq < ? ORDER BY seq",
-                (session_id, cut),
-            ).fetchall()
-            for seq, body in rows:
-                if seq_is_live(int(seq), ranges):
-                    renumber[int(seq)] = len(renumber)
-                    conn.execute(
-                        "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)",
-                        (new_id, renumber[int(seq)], body),
-                    )
-            for number, first_seq in starts.items():
-                if number <= kept_turns and first_seq in renumber:
-                    conn.execute(
-                        "INSERT INTO turns (session_id, turn, first_seq, title, created_at) "
-                        "SELECT ?, turn, ?, title, created_at FROM turns "
-                        "WHERE session_id = ? AND turn = ?",
-                        (new_id, renumber[first_seq], session_id, number),
-                    )
-            conn.execute(
-                "INSERT INTO turn_files (session_id, turn, uri, before, after, clean) "
-                "SELECT ?, turn, uri, before, after, clean FROM turn_files "
-                "WHERE session_id = ? AND turn <= ? ORDER BY rowid",
-                (new_id, session_id, kept_turns),
-            )
-            copied = self._copy_compactions(conn, session_id, new_id, len(renumber))
-            self._committed[new_id] = len(renumber)
-            self._compacted[new_id] = self._compaction_rows[new_id] = copied
+            fork = copy_session(conn, session_id, new_id, turn, self._real_folder, stamp)
+            self._committed[new_id] = fork.messages
+            self._compacted[new_id] = self._compaction_rows[new_id] = fork.compactions
             return SessionInfo(
                 id=new_id,
                 folder=str(self.folder),
-                title=title,
+                title=fork.title,
                 created_at=stamp,
                 updated_at=stamp,
-                model=model,
-                turns=kept_turns,
+                model=fork.model,
+                turns=fork.turns,
                 running=False,
             )
 
         return await self._db.write(f"fork session {session_id}", copy)
-
-    @staticmethod
-    def _copy_compactions(conn: sqlite3.Connection, source: str, target: str, messages: int) -> int:
-        """Copy to ``target`` the compactions of ``source`` that still apply to
-        its first ``messages`` live messages (the fork's history); their count."""
-        cuts = compaction_cuts(conn, source)
-        rows = conn.execute(
-            "SELECT body FROM compactions WHERE session_id = ? ORDER BY seq", (source,)
-        ).fetchall()
-        copied = 0
-        for number, (body,) in enumerate(rows):
-            record = _compaction(source, number, body)
-            if record.upto <= messages and not compaction_rewound(number, record, cuts):
-                conn.execute(
-                    "INSERT INTO compactions (session_id, seq, body) VALUES (?, ?, ?)",
-                    (target, copied, body),
-                )
-                copied += 1
-        return copied
 
     async def record_turn(self, session_id: str, *, model: str | None = None) -> None:
         """Count one finished turn, stamp ``updated_at`` and, when given, the model.
@@ -655,14 +591,3 @@ def _check_tail(conn: sqlite3.Connection, session_id: str, seq: int, mine: Messa
         same = False
     if not same:
         raise SessionConflictError(session_id, f"stored message {seq} differs from this copy's")
-
-
-def _compaction(session_id: str, number: int, body: str) -> Compaction:
-    """Stored compaction ``number`` of ``session_id``; damage is a clear error."""
-    try:
-        return Compaction.model_validate_json(body)
-    except ValidationError as exc:
-        raise SessionStoreError(
-            f"compaction {number} of session {session_id} cannot be read "
-            f"({exc.error_count()} problems); delete the session to go on"
-        ) from exc

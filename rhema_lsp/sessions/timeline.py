@@ -24,7 +24,10 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pydantic import ValidationError
+
 from rhema_lsp.engine import Compaction
+from rhema_lsp.sessions.errors import SessionStoreError
 
 __all__ = [
     "Ranges",
@@ -134,3 +137,14 @@ def compaction_rewound(number: int, record: Compaction, cuts: list[tuple[int, in
     """Whether compaction ``number`` summarised messages a later conversation
     rewind dropped."""
     return any(number < count and record.upto > kept for count, kept in cuts)
+
+
+def read_compaction(session_id: str, number: int, body: str) -> Compaction:
+    """Stored compaction ``number`` of ``session_id``; damage is a clear error."""
+    try:
+        return Compaction.model_validate_json(body)
+    except ValidationError as exc:
+        raise SessionStoreError(
+            f"compaction {number} of session {session_id} cannot be read "
+            f"({exc.error_count()} problems); delete the session to go on"
+        ) from exc

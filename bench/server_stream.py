@@ -237,6 +237,7 @@ class RhemaClient:
             "baseUrl": base_url,
             "model": "fake-model",
             "mode": "ask",
+            "clientCapabilities": {"events": True},  # else turns are detached (plain clients)
         }
         await server.request("initialize", initialize_params(folder, options))
         server.notify("initialized", {})

@@ -23,6 +23,7 @@ from typing import Any
 MODULES = (
     "providers_stream",
     "server_stream",
+    "acp_stream",
     "server_startup",
     "grep_tree",
     "edit_large",

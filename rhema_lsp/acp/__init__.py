@@ -13,6 +13,7 @@ Modules: :mod:`~rhema_lsp.acp.agent` (sessions, prompts, cancellation),
 ``session/request_permission``), :mod:`~rhema_lsp.acp.tools` (locations,
 fetches and diffs around each call), :mod:`~rhema_lsp.acp.prompt`,
 :mod:`~rhema_lsp.acp.replay`, :mod:`~rhema_lsp.acp.calls`,
+:mod:`~rhema_lsp.acp.mcp_servers` (the MCP servers the client passes),
 :mod:`~rhema_lsp.acp.errors` and :mod:`~rhema_lsp.acp.main` (the stdio loop).
 """
 

@@ -16,6 +16,12 @@ stop reason once every update is sent. ``session/cancel`` cancels the run:
 the provider stream closes, no further tool starts, a running command is
 killed, a pending permission request is abandoned, the session is
 checkpointed, and the prompt answers ``cancelled``.
+
+MCP: the servers the client passes with ``session/new`` or ``session/load``
+(:mod:`~rhema_lsp.acp.mcp_servers`) join the user's own in the agent's
+:class:`~rhema_lsp.mcp.hub.McpHub`; a prompt whose mode is in ``mcpModes``
+gets their tools, each call asked through ``session/request_permission``;
+every server stops when the agent shuts down.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -60,6 +67,7 @@ from rhema_lsp.acp.errors import (
     UnknownSession,
     to_request_error,
 )
+from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.prompt import PromptBlock, user_text
 from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.tools import AcpTools
@@ -74,6 +82,8 @@ from rhema_lsp.engine import (
     ThinkingEffort,
     ToolContext,
 )
+from rhema_lsp.mcp import McpServerConfig
+from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.prompts import system_prompt
@@ -135,6 +145,8 @@ class AcpSession:
     store: SessionStore
     editor: AcpEditor
     stored: bool
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    """The MCP servers the client passed for this session."""
     journal: EditJournal = field(default_factory=EditJournal)
 
 
@@ -156,10 +168,14 @@ class RhemaAcpAgent:
     settings
         The agent's settings (from the command line); ``mode`` is each new
         session's starting mode.
+    mcp
+        The MCP servers of every session (default: a hub reading the user
+        config file).
     """
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, mcp: McpHub | None = None) -> None:
         self.settings = settings
+        self.mcp = McpHub() if mcp is None else mcp
         self.runs = RunRegistry()
         self.sessions: dict[str, AcpSession] = {}
         self._client: AcpClient | None = None
@@ -195,6 +211,7 @@ class RhemaAcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
@@ -223,7 +240,13 @@ class RhemaAcpAgent:
         return store
 
     async def _open(
-        self, session_id: str, cwd: str, additional: list[str] | None, *, stored: bool
+        self,
+        session_id: str,
+        cwd: str,
+        additional: list[str] | None,
+        servers: list[ClientServer] | None,
+        *,
+        stored: bool,
     ) -> AcpSession:
         folder = _folder(cwd, "cwd")
         roots = [folder] + [_folder(extra, "additional directory") for extra in additional or []]
@@ -242,6 +265,7 @@ class RhemaAcpAgent:
                 write_through=bool(fs and fs.write_text_file),
             ),
             stored=stored,
+            mcp_servers=client_servers(servers),
         )
         self.sessions[session_id] = session
         return session
@@ -253,22 +277,26 @@ class RhemaAcpAgent:
         self,
         cwd: str,
         additional_directories: list[str] | None = None,
-        mcp_servers: list[Any] | None = None,
+        mcp_servers: list[ClientServer] | None = None,
         **kwargs: Any,
     ) -> NewSessionResponse:
-        """A new session on ``cwd`` (plus additional roots); stored on its first prompt."""
-        session = await self._open(secrets.token_hex(8), cwd, additional_directories, stored=False)
+        """A new session on ``cwd`` (plus additional roots, and the client's
+        MCP servers); stored on its first prompt."""
+        session = await self._open(
+            secrets.token_hex(8), cwd, additional_directories, mcp_servers, stored=False
+        )
         return NewSessionResponse(session_id=session.id, modes=self._modes(session))
 
     async def load_session(
         self,
         cwd: str,
         session_id: str,
-        mcp_servers: list[Any] | None = None,
+        mcp_servers: list[ClientServer] | None = None,
         additional_directories: list[str] | None = None,
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
-        """Open a stored session of ``cwd``'s folder and replay its history."""
+        """Open a stored session of ``cwd``'s folder (with the client's MCP
+        servers) and replay its history."""
         store = await self._store(_folder(cwd, "cwd"))
         try:
             await store.info(session_id)
@@ -276,7 +304,9 @@ class RhemaAcpAgent:
             raise to_request_error(UnknownSession(session_id, str(store.folder))) from exc
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-        session = await self._open(session_id, cwd, additional_directories, stored=True)
+        session = await self._open(
+            session_id, cwd, additional_directories, mcp_servers, stored=True
+        )
         try:
             if self.runs.is_running(session_id):
                 history = await store.load(session_id)
@@ -416,7 +446,17 @@ class RhemaAcpAgent:
         resolved: ResolvedProvider,
     ) -> Outcome:
         store, s = session.store, self.settings
-        tools = AcpTools(self._workspace_tools(session), session.editor, stream)
+        workspace = self._workspace_tools(session)
+        resolver = await self.mcp.resolver(
+            workspace,
+            session.mode,
+            session.cwd,
+            session.editor,
+            resolved.protocol,
+            s,
+            given=session.mcp_servers,
+        )
+        tools = AcpTools(workspace, session.editor, stream, resolver)
         ctx = ToolContext(cwd=session.cwd, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
         history, _ = await store.open_and_resume(session.id, tools, stream, ctx)
         history.history.append(Message.user(text))
@@ -455,7 +495,8 @@ class RhemaAcpAgent:
     # -- shutdown ----------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        """Cancel every prompt, give them a moment to checkpoint, close the stores."""
+        """Cancel every prompt, give them a moment to checkpoint, close the
+        stores, stop the MCP servers."""
         self.runs.cancel()
         with anyio.move_on_after(SHUTDOWN_WAIT):
             await self.runs.wait_idle()
@@ -463,3 +504,4 @@ class RhemaAcpAgent:
         self._stores.clear()
         for store in stores:
             await store.close()
+        await self.mcp.aclose()

@@ -2,8 +2,8 @@
 
 stdout carries only the protocol; the log goes to stderr (keys never appear
 in it). When the client closes stdin the connection ends, every running
-prompt is cancelled and checkpointed, and the session stores are closed
-before the process exits.
+prompt is cancelled and checkpointed, the session stores are closed and the
+MCP servers stopped before the process exits.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""The workspace tools as an ACP session runs them.
+"""The session's tools as an ACP session runs them.
 
-:class:`AcpTools` wraps :class:`~rhema_lsp.tools.WorkspaceTools` (same
-specs, same confinement, same in-band failures) and adds what ACP needs
-around each call: the paths it touches resolved to absolute paths (its
+:class:`AcpTools` wraps the run's resolver (the
+:class:`~rhema_lsp.tools.WorkspaceTools`, plus the MCP tools in the modes
+that have them: same specs, same confinement, same in-band failures) and
+adds what ACP needs around each call: the paths it touches resolved to absolute paths (its
 ``locations``), the client's buffers of those files fetched before it runs
 (see :class:`~rhema_lsp.acp.editor.AcpEditor`), a ``tool_call_update``
 saying it runs, and afterwards the diffs of what it changed for the update
@@ -26,6 +27,7 @@ from rhema_lsp.engine import (
     StreamingToolResolver,
     ToolCall,
     ToolContext,
+    ToolResolver,
     ToolResult,
     ToolSpec,
 )
@@ -37,20 +39,31 @@ _PATH_ARGUMENTS = ("path", "from", "to")
 
 
 class AcpTools(StreamingToolResolver):
-    """:class:`WorkspaceTools` with ACP's reads, locations and diffs.
+    """The run's tools with ACP's reads, locations and diffs.
 
     Parameters
     ----------
-    inner
-        The confined tools (built on ``editor``).
+    workspace
+        The confined tools (built on ``editor``); they resolve the paths a
+        call names.
     editor
         The session's ACP editor.
     stream
         Where the prompt's updates go.
+    inner
+        What runs the calls: ``workspace`` itself, or ``workspace`` with the
+        MCP tools around it.
     """
 
-    def __init__(self, inner: WorkspaceTools, editor: AcpEditor, stream: UpdateStream) -> None:
-        self.inner = inner
+    def __init__(
+        self,
+        workspace: WorkspaceTools,
+        editor: AcpEditor,
+        stream: UpdateStream,
+        inner: ToolResolver | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.inner = workspace if inner is None else inner
         self.editor = editor
         self.stream = stream
 
@@ -59,7 +72,7 @@ class AcpTools(StreamingToolResolver):
         return self.inner.specs()
 
     def replay_safety(self, name: str) -> ReplaySafety:
-        """As the workspace tools say."""
+        """As the inner resolver says."""
         return self.inner.replay_safety(name)
 
     async def resolve_streaming(
@@ -100,7 +113,7 @@ class AcpTools(StreamingToolResolver):
             if not isinstance(raw, str) or not raw:
                 continue
             try:
-                target = await anyio.to_thread.run_sync(self.inner.ws.resolve, raw, Access.READ)
+                target = await anyio.to_thread.run_sync(self.workspace.ws.resolve, raw, Access.READ)
             except ToolError:
                 continue
             if target.kind == "file":

@@ -13,8 +13,11 @@ Secrets never sit in a setting: every HTTP header value must take its
 secret from the server's environment (``"Bearer ${GITHUB_TOKEN}"``), and
 ``${NAME}`` (or ``${env:NAME}``) in ``env`` values expands the same way.
 Expansion happens when the server starts, and the expanded values are never
-logged. This module is light to import (pydantic only): the settings parse
-it before anything else loads.
+logged. A server a **client passes** (an ACP editor's own MCP servers, with
+``session/new``) is built with :meth:`McpServerConfig.given`: its values are
+the editor's, final, so its header values may be literal (and the hub
+expands nothing in them). This module is light to import (pydantic only):
+the settings parse it before anything else loads.
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ import re
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    model_validator,
+)
 
 from rhema_lsp.mcp.errors import McpUnavailable
 
@@ -38,6 +49,8 @@ __all__ = [
 DEFAULT_CALL_TIMEOUT_S = 120.0
 _REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _HTTP_TYPES = ("http", "streamable-http", "streamableHttp", "streamable_http")
+_GIVEN = "given"
+"""The validation context key of a server a client passes (values final)."""
 
 
 def references(template: str) -> list[str]:
@@ -92,8 +105,21 @@ class McpServerConfig(BaseModel):
     disabled: bool = False
     timeout: float = Field(default=DEFAULT_CALL_TIMEOUT_S, gt=0, le=3600)
 
+    @classmethod
+    def given(cls, entry: Mapping[str, object]) -> McpServerConfig:
+        """A server as a client passes it (an ACP editor's ``mcpServers``):
+        validated like a setting, except that header values may be literal,
+        since the editor, not a settings file, holds them.
+
+        Raises
+        ------
+        pydantic.ValidationError
+            The entry is not a valid server.
+        """
+        return cls.model_validate(entry, context={_GIVEN: True})
+
     @model_validator(mode="after")
-    def _one_transport(self) -> McpServerConfig:
+    def _one_transport(self, info: ValidationInfo) -> McpServerConfig:
         kind = (self.type or "").strip()
         if kind == "sse":
             raise ValueError(
@@ -111,8 +137,9 @@ class McpServerConfig(BaseModel):
             raise ValueError("an HTTP server needs `url`")
         if self.url is not None and not self.url.startswith(("http://", "https://")):
             raise ValueError("`url` must start with http:// or https://")
+        given = isinstance(info.context, Mapping) and info.context.get(_GIVEN) is True
         for header, value in self.headers.items():
-            if not references(value):
+            if not given and not references(value):
                 raise ValueError(
                     f"header {header!r} must take its value from the environment, "
                     'e.g. "Bearer ${MY_TOKEN}"; literal header values are not accepted'

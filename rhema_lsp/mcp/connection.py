@@ -17,7 +17,9 @@ any task go through that client while it is ``ready``.
   ``rhema_lsp.mcp.server``); the last lines are kept for the error message.
 - The child's environment is the SDK's minimal default (``HOME``, ``PATH``,
   ...) plus the entry's ``env``: none of the editor's keys leak to it.
-  Environment and header values are never logged.
+  ``${NAME}`` in an ``env`` or header value is expanded, refused or kept as
+  written, as the connection's :data:`Placeholders` policy says. Environment
+  and header values are never logged.
 - Calls: SDK errors are mapped here, once, to :mod:`rhema_lsp.mcp.errors`.
   A call cancelled by the run, or over its timeout, is abandoned with MCP's
   ``notifications/cancelled`` (the SDK sends it when the awaiting task is
@@ -41,7 +43,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 import anyio
 import httpx2
@@ -64,6 +66,7 @@ __all__ = [
     "CallOutcome",
     "McpConnection",
     "McpTool",
+    "Placeholders",
     "ServerState",
     "render_result",
 ]
@@ -78,6 +81,12 @@ STABLE_S = 60.0
 """A server that ran this long before it stopped starts a fresh series of restarts."""
 STDERR_TAIL = 20
 MAX_TOOL_PAGES = 50
+
+Placeholders = Literal["expand", "refuse", "keep"]
+"""What ``${NAME}`` in an ``env`` or header value does: ``expand`` from the
+server's environment (the user's own configuration), ``refuse`` to start (a
+workspace file, which may not read the environment), or ``keep`` as written
+(the values a client passes are final)."""
 
 
 class ServerState(StrEnum):
@@ -151,9 +160,8 @@ class McpConnection:
         Where ``${NAME}`` references are read from (the server's environment).
     cwd
         The working directory of a stdio server when its entry sets none.
-    expand
-        Whether ``${NAME}`` references may be expanded (``False`` for a
-        workspace file's servers, which may not read the environment).
+    placeholders
+        What ``${NAME}`` in a value does (see :data:`Placeholders`).
     backoff
         Seconds before restart number *n* (tests shorten it).
     """
@@ -165,7 +173,7 @@ class McpConnection:
         *,
         environ: Mapping[str, str],
         cwd: Path | None = None,
-        expand: bool = True,
+        placeholders: Placeholders = "expand",
         backoff: Callable[[int], float] = backoff_delay,
     ) -> None:
         self.name = name
@@ -176,7 +184,7 @@ class McpConnection:
         self.restarts = 0
         self._environ = environ
         self._cwd = cwd
-        self._expand = expand
+        self._placeholders = placeholders
         self._backoff = backoff
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
@@ -304,10 +312,10 @@ class McpConnection:
         )
 
     def _value(self, template: str, what: str) -> str:
-        if not references(template):
+        if self._placeholders == "keep" or not references(template):
             return template
         where = f"MCP server {self.name}: {what}"
-        if not self._expand:
+        if self._placeholders == "refuse":
             raise McpUnavailable(
                 f"{where} reads the environment, which a workspace .mcp.json may not: "
                 "define this server in your user settings instead"

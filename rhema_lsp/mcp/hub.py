@@ -11,7 +11,12 @@ Where servers come from, in order (a name seen earlier wins):
 
 1. the ``mcpServers`` setting (the editor's **user** settings);
 2. ``mcpServers`` in the user config file (:mod:`rhema_lsp.mcp.userfile`);
-3. the session folder's ``.mcp.json``, only after the user confirmed that
+3. the servers the client passes for the session (an ACP editor's own, from
+   ``session/new``; :meth:`~rhema_lsp.mcp.config.McpServerConfig.given`):
+   they run in the session folder, every call asks, and their values are
+   used as given (no expansion). Each lives until the hub closes; sessions
+   of a folder passing the same entry share it;
+4. the session folder's ``.mcp.json``, only after the user confirmed that
    exact file for that folder (asked once, the answer kept in the user config
    file; "Not now" is kept until the server exits). Its servers run in the
    folder, with nothing allow-listed or safe and no environment expansion.
@@ -21,6 +26,7 @@ Where servers come from, in order (a name seen earlier wins):
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import os
@@ -47,7 +53,7 @@ from rhema_lsp.mcp.userfile import (
 from rhema_lsp.tools.editor import Editor
 
 if TYPE_CHECKING:
-    from rhema_lsp.mcp.connection import McpConnection
+    from rhema_lsp.mcp.connection import McpConnection, Placeholders
 
 __all__ = ["START_WAIT_S", "McpHub", "McpOptions", "ServerReport"]
 
@@ -55,7 +61,9 @@ logger = logging.getLogger(__name__)
 
 START_WAIT_S = 30.0
 USE, NOT_NOW, NEVER = "Use them", "Not now", "Never"
-Source = Literal["settings", "user config", "workspace"]
+Source = Literal["settings", "user config", "client", "workspace"]
+_PLACEHOLDERS: dict[Source, Placeholders] = {"client": "keep", "workspace": "refuse"}
+"""What ``${NAME}`` does in a value, by where the server comes from (else: expand)."""
 
 
 class McpOptions(Protocol):
@@ -90,6 +98,9 @@ class _Wanted:
 
     @property
     def key(self) -> str:
+        if self.source == "client":
+            digest = hashlib.sha256(self.config.model_dump_json().encode()).hexdigest()[:16]
+            return f"{self.folder}#client#{self.name}#{digest}"
         return self.name if self.folder is None else f"{self.folder}#{self.name}"
 
 
@@ -132,14 +143,34 @@ class McpHub:
         editor: Editor,
         wire: str,
         options: McpOptions,
+        given: Mapping[str, McpServerConfig] | None = None,
     ) -> ToolResolver:
         """``inner`` plus the MCP tools of the servers that are ready, or
         ``inner`` itself when ``mode`` is not in ``mcpModes`` or no server is
-        configured. Starts the servers it needs."""
+        configured. Starts the servers it needs.
+
+        Parameters
+        ----------
+        inner
+            The run's workspace tools.
+        mode
+            The run's mode; only the modes of ``mcpModes`` get MCP tools.
+        folder
+            The session folder (its ``.mcp.json``; where client servers run).
+        editor
+            Asks the user (a workspace file, each call not allow-listed).
+        wire
+            The provider's wire, which shapes the tools' schemas.
+        options
+            The settings: ``mcpServers`` and ``mcpModes``.
+        given
+            The servers the client passed for this session, by name.
+        """
         if mode not in options.mcp_modes:
             return inner
         user = await self._user_config()
         wanted = self._configured(options, user)
+        wanted += self._given(folder, given or {}, {w.name for w in wanted})
         wanted += await self._workspace(folder, editor, user, {w.name for w in wanted})
         wanted = [w for w in wanted if not w.config.disabled]
         async with self._reconciling:
@@ -156,6 +187,20 @@ class McpHub:
         wanted = [_Wanted(n, "settings", c) for n, c in options.mcp_servers.items()]
         seen = set(options.mcp_servers)
         wanted += [_Wanted(n, "user config", c) for n, c in user.servers.items() if n not in seen]
+        return wanted
+
+    def _given(
+        self, folder: Path, given: Mapping[str, McpServerConfig], taken: set[str]
+    ) -> list[_Wanted]:
+        wanted = []
+        for name, config in given.items():
+            if name in taken:
+                logger.info(
+                    "MCP server %s the client passed is also in your own configuration, which wins",
+                    name,
+                )
+                continue
+            wanted.append(_Wanted(name, "client", config, folder))
         return wanted
 
     async def _user_config(self) -> UserConfig:
@@ -251,7 +296,7 @@ class McpHub:
                     want.config,
                     environ=self.environ,
                     cwd=want.folder,
-                    expand=want.source != "workspace",
+                    placeholders=_PLACEHOLDERS.get(want.source, "expand"),
                 )
                 self._connections[want.key] = (want, connection)
             connections.append(self._connections[want.key][1])

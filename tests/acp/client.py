@@ -71,6 +71,8 @@ class RecordingClient:
     asked: list[PermissionAsked] = field(default_factory=list)
     withdrawn: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    agent_pid: int = 0
+    """The agent process's id, once :func:`start_agent` started it."""
 
     # -- the Client interface ------------------------------------------------
 
@@ -193,6 +195,7 @@ async def start_agent(
     env = {
         "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
         "XDG_STATE_HOME": str(state),
+        "XDG_CONFIG_HOME": str(state / "config"),  # no user config file of the machine's
         "OPENAI_API_KEY": "",
     }
     log = (state / "agent.log").open("ab")
@@ -206,7 +209,8 @@ async def start_agent(
             env=env,
             transport_kwargs={"stderr": log.fileno()},
             observers=[record],
-        ) as (conn, _process):
+        ) as (conn, process):
+            client.agent_pid = process.pid
             capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
             )

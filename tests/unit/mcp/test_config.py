@@ -56,3 +56,13 @@ def test_modes_default_to_agent() -> None:
     settings, _ = parse_settings({})
     assert settings.mcp_modes == ("agent",)
     assert settings.mcp_servers == {}
+
+
+def test_a_server_a_client_passes_may_carry_literal_header_values() -> None:
+    entry = {"url": "https://h/mcp", "headers": {"Authorization": "Bearer ghp_x"}}
+    with pytest.raises(ValueError, match="environment"):
+        McpServerConfig.model_validate(entry)
+    given = McpServerConfig.given(entry)
+    assert given.headers == {"Authorization": "Bearer ghp_x"}
+    with pytest.raises(ValueError, match="SSE"):
+        McpServerConfig.given({"type": "sse", "url": "https://h/sse"})

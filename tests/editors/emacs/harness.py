@@ -47,18 +47,6 @@ def emacs_binary() -> str:
     return found
 
 
-def settings_for(base_url: str, **extra: Any) -> dict[str, Any]:
-    """The ``initializationOptions`` that point the server at the fake model server."""
-    return {
-        "provider": "custom",
-        "protocol": "openai",
-        "baseUrl": base_url,
-        "model": "fake-model",
-        "mode": "edit",
-        **extra,
-    }
-
-
 class _Terminal:
     """The pseudo-terminal Emacs runs on: drains its output, types requested keys."""
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.editors.emacs.harness import run_emacs, settings_for
+from tests.editors.emacs.harness import run_emacs
+from tests.editors.fake_settings import settings_for
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 QUIT_AT_PROMPT = r"""

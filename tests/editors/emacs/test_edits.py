@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from tests.editors.emacs.harness import run_emacs, settings_for
+from tests.editors.emacs.harness import run_emacs
+from tests.editors.fake_settings import settings_for
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 ORIGINAL = 'def greet(name):\n    return "hello " + name\n'

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.editors.emacs.harness import run_emacs, settings_for, shown, transcript
+from tests.editors.emacs.harness import run_emacs, shown, transcript
+from tests.editors.fake_settings import settings_for
 from tests.fakes.model_server import FakeModelServer, text_reply
 
 ANSWER = "greet returns a greeting for name.\nIt concatenates two strings."

@@ -40,18 +40,6 @@ class NvimTestError(AssertionError):
     """The Lua body failed, or Neovim did not finish."""
 
 
-def settings_for(base_url: str, **extra: Any) -> dict[str, Any]:
-    """The ``rhema`` settings that point the server at the fake model server."""
-    return {
-        "provider": "custom",
-        "protocol": "openai",
-        "baseUrl": base_url,
-        "model": "fake-model",
-        "mode": "edit",
-        **extra,
-    }
-
-
 def run_nvim(
     body: str,
     *,

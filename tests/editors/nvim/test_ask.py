@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from tests.editors.nvim.harness import run_nvim, settings_for
+from tests.editors.fake_settings import settings_for
+from tests.editors.nvim.harness import run_nvim
 from tests.fakes.model_server import FakeModelServer, text_reply
 
 ASK = r"""

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.editors.nvim.harness import run_nvim, settings_for
+from tests.editors.fake_settings import settings_for
+from tests.editors.nvim.harness import run_nvim
 from tests.fakes.model_server import FakeModelServer
 
 HEALTH = r"""

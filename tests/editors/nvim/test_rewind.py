@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from tests.editors.nvim.harness import run_nvim, settings_for
+from tests.editors.fake_settings import settings_for
+from tests.editors.nvim.harness import run_nvim
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 ORIGINAL = {"a.py": "a = 1\n", "b.py": "b = 2\n", "c.py": "c = 3\n"}

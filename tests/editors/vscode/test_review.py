@@ -52,7 +52,7 @@ def test_review_preselects_every_change_and_reports_the_declined_ones(
             {"command": "Rhema: Ask"},
             {"input": "Change w.py", "title": "Rhema: Ask"},
             {"waitFor": CHECKBOXES},
-            {"click": f".monaco-list-row[aria-level='2']:has-text('c = 3') input.edit-checkbox"},
+            {"click": ".monaco-list-row[aria-level='2']:has-text('c = 3') input.edit-checkbox"},
             {"query": CHECKBOXES},
             {"screenshot": str(unticked)},
             APPLY,

@@ -38,6 +38,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from rhema_lsp.engine import (
     EventSink,
     Message,
@@ -61,7 +63,7 @@ from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
     WireDecoder,
-    parse_event,
+    decode_event,
     tool_args,
 )
 
@@ -269,6 +271,21 @@ def _detail(args: Any) -> str:
     return ""
 
 
+class _Event(msgspec.Struct, gc=False):
+    """What this adapter reads of an event's data."""
+
+    type: str | None = None
+    index: int = -1
+    delta: dict[str, Any] | None = None
+    content_block: dict[str, Any] | None = None
+    message: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+
+_EVENT = msgspec.json.Decoder(_Event)
+
+
 class _Block:
     __slots__ = ("citations", "id", "kind", "name", "parts", "signature", "start")
 
@@ -317,15 +334,15 @@ class AnthropicStreamDecoder:
         self.out.flush()
 
     def feed(self, event: str | None, data: bytes) -> bool:
-        payload = parse_event(self.name, data)
-        kind = payload.get("type") or event
+        payload = decode_event(self.name, data, _EVENT)
+        kind = payload.type or event
         if kind == "content_block_delta":
-            block = self.blocks.get(payload.get("index", -1))
+            block = self.blocks.get(payload.index)
             if block is None:
                 raise ProviderStreamError(
                     f"{self.name} sent a delta for a block it never opened", transient=True
                 )
-            delta = payload.get("delta") or {}
+            delta = payload.delta or {}
             delta_type = delta.get("type")
             if delta_type == "text_delta":
                 text = delta.get("text") or ""
@@ -349,10 +366,10 @@ class AnthropicStreamDecoder:
                 block.parts.append(delta.get("content") or "")
             return False
         if kind == "content_block_start":
-            start = payload.get("content_block") or {}
+            start = payload.content_block or {}
             block_kind = start.get("type", "")
             block = _Block(block_kind, start)
-            self.blocks[payload.get("index", len(self.blocks))] = block
+            self.blocks[payload.index if payload.index >= 0 else len(self.blocks)] = block
             if block_kind == "tool_use":
                 self.out.emit(ToolCallStart(block.id, block.name))
             elif block_kind == "text":
@@ -365,23 +382,23 @@ class AnthropicStreamDecoder:
                 self.out.thinking(start["thinking"])
             return False
         if kind == "content_block_stop":
-            block = self.blocks.get(payload.get("index", -1))
+            block = self.blocks.get(payload.index)
             if block is not None:
                 self._stop(block)
             return False
         if kind == "message_start":
-            self._usage((payload.get("message") or {}).get("usage"))
+            self._usage((payload.message or {}).get("usage"))
             return False
         if kind == "message_delta":
-            reason = (payload.get("delta") or {}).get("stop_reason")
+            reason = (payload.delta or {}).get("stop_reason")
             if reason:
                 self.stop_reason = reason
-            self._usage(payload.get("usage"))
+            self._usage(payload.usage)
             return False
         if kind == "message_stop":
             return True
         if kind == "error":
-            error = payload.get("error") or {}
+            error = payload.error or {}
             error_type = error.get("type", "error")
             raise ProviderStreamError(
                 f"{self.name} reported {error_type} in the stream: {error.get('message', '')}",

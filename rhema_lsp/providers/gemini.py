@@ -21,6 +21,8 @@ from itertools import count
 from typing import Any
 from urllib.parse import quote
 
+import msgspec
+
 from rhema_lsp.engine import (
     EventSink,
     Message,
@@ -44,7 +46,7 @@ from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
     WireDecoder,
-    parse_event,
+    decode_event,
 )
 
 __all__ = ["GeminiProvider", "gemini_contents"]
@@ -177,6 +179,36 @@ class GeminiProvider(HttpStreamProvider):
         return GeminiStreamDecoder(sink, self.name)
 
 
+class _Content(msgspec.Struct, gc=False):
+    parts: list[dict[str, Any]] | None = None
+
+
+class _Candidate(msgspec.Struct, gc=False):
+    content: _Content | None = None
+    finishReason: str | None = None
+
+
+class _Usage(msgspec.Struct, gc=False):
+    """Gemini's cumulative tally (the wire's camelCase names)."""
+
+    promptTokenCount: int = 0
+    candidatesTokenCount: int = 0
+    thoughtsTokenCount: int = 0
+    cachedContentTokenCount: int = 0
+
+
+class _Chunk(msgspec.Struct, gc=False):
+    """What this adapter reads of a ``GenerateContentResponse``."""
+
+    candidates: list[_Candidate] | None = None
+    usageMetadata: _Usage | None = None
+    error: dict[str, Any] | None = None
+
+
+# Without alt=sse a stream item is a JSON array of responses.
+_CHUNK = msgspec.json.Decoder(_Chunk | list[_Chunk])
+
+
 class _Text:
     """A run of text or thought parts that becomes one part of the message."""
 
@@ -203,7 +235,7 @@ class GeminiStreamDecoder:
         self.parts: list[_Text | ToolCall | ProviderPart] = []
         self.finish_reason: str | None = None
         self.tally = (0, 0, 0)
-        self.usage: dict[str, Any] | None = None  # the latest tally, read at the next flush
+        self.usage: _Usage | None = None  # the latest tally, read at the next flush
 
     def flush(self) -> None:
         if self.usage is not None:
@@ -211,19 +243,19 @@ class GeminiStreamDecoder:
         self.out.flush()
 
     def _take_usage(self) -> None:
-        usage, self.usage = self.usage or {}, None
+        usage, self.usage = self.usage or _Usage(), None
         self.tally = (
-            int(usage.get("promptTokenCount") or 0),
-            int(usage.get("candidatesTokenCount") or 0) + int(usage.get("thoughtsTokenCount") or 0),
-            int(usage.get("cachedContentTokenCount") or 0),
+            usage.promptTokenCount,
+            usage.candidatesTokenCount + usage.thoughtsTokenCount,
+            usage.cachedContentTokenCount,
         )
         self.out.usage(*self.tally)
 
     def feed(self, event: str | None, data: bytes) -> bool:
-        chunk = parse_event(self.name, data)
-        if isinstance(chunk, list):  # a JSON-array stream item, as without alt=sse
-            chunk = chunk[0] if chunk else {}
-        error = chunk.get("error")
+        chunk = decode_event(self.name, data, _CHUNK)
+        if isinstance(chunk, list):
+            chunk = chunk[0] if chunk else _Chunk()
+        error = chunk.error
         if error:
             code = error.get("code")
             raise ProviderStreamError(
@@ -232,10 +264,10 @@ class GeminiStreamDecoder:
                 transient=code in TRANSIENT_STATUSES,
                 status=code if isinstance(code, int) else None,
             )
-        candidates = chunk.get("candidates")
-        if candidates:
-            candidate = candidates[0]  # one candidate is requested
-            for part in (candidate.get("content") or {}).get("parts") or ():
+        if chunk.candidates:
+            candidate = chunk.candidates[0]  # one candidate is requested
+            content = candidate.content
+            for part in (content.parts if content else None) or ():
                 text = part.get("text")
                 if type(text) is str:
                     last = self.parts[-1] if self.parts else None
@@ -254,11 +286,11 @@ class GeminiStreamDecoder:
                     self._call(part["functionCall"] or {}, part.get("thoughtSignature"))
                 else:
                     self._provider_part(part)
-            reason = candidate.get("finishReason")
+            reason = candidate.finishReason
             if reason:
                 self.finish_reason = reason
-        usage = chunk.get("usageMetadata")
-        if usage:
+        usage = chunk.usageMetadata
+        if usage is not None and (usage.promptTokenCount or usage.candidatesTokenCount):
             self.usage = usage
         # Keep reading after the finish: a last usage chunk may follow; EOF ends it.
         return False

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
+
 from rhema_lsp.engine import (
     EventSink,
     Message,
@@ -43,7 +45,7 @@ from rhema_lsp.providers.transport import (
     EventBatcher,
     HttpStreamProvider,
     WireDecoder,
-    parse_event,
+    decode_event,
     tool_args,
 )
 
@@ -183,6 +185,23 @@ class OpenAIProvider(HttpStreamProvider):
         return OpenAIStreamDecoder(sink, self.name)
 
 
+class _Choice(msgspec.Struct, gc=False):
+    delta: dict[str, Any] | None = None
+    finish_reason: str | None = None
+
+
+class _Chunk(msgspec.Struct, gc=False):
+    """What this adapter reads of a ``chat.completion.chunk``."""
+
+    choices: list[_Choice] | None = None
+    usage: dict[str, Any] | None = None
+    x_groq: dict[str, Any] | None = None  # Groq's usage rides here
+    error: Any = None
+
+
+_CHUNK = msgspec.json.Decoder(_Chunk)
+
+
 class _PendingCall:
     __slots__ = ("args", "id", "name")
 
@@ -212,15 +231,12 @@ class OpenAIStreamDecoder:
     def feed(self, event: str | None, data: bytes) -> bool:
         if data == b"[DONE]":
             return True
-        chunk = parse_event(self.name, data)
-        if not isinstance(chunk, dict):
-            return False
-        if chunk.get("error") is not None:
-            self._raise_error(chunk["error"])
-        choices = chunk.get("choices")
-        if choices:
-            choice = choices[0]  # one choice is requested
-            delta = choice.get("delta")
+        chunk = decode_event(self.name, data, _CHUNK)
+        if chunk.error is not None:
+            self._raise_error(chunk.error)
+        if chunk.choices:
+            choice = chunk.choices[0]  # one choice is requested
+            delta = choice.delta
             if delta:
                 content = delta.get("content")
                 if len(delta) == 1 and content and type(content) is str:
@@ -228,14 +244,14 @@ class OpenAIStreamDecoder:
                     self.out.text(content)
                 else:
                     self._delta(delta)
-            reason = choice.get("finish_reason")
+            reason = choice.finish_reason
             if reason:
                 if reason == "error":
-                    self._raise_error(chunk.get("error") or {"message": "finish_reason error"})
+                    self._raise_error({"message": "finish_reason error"})
                 self.finish_reason = reason
-        usage = chunk.get("usage")
-        if usage is None and "x_groq" in chunk:
-            usage = (chunk["x_groq"] or {}).get("usage")
+        usage = chunk.usage
+        if usage is None and chunk.x_groq:
+            usage = chunk.x_groq.get("usage")
         if usage:
             self._usage(usage)
         return False

@@ -11,18 +11,22 @@ supplies the URL, headers and JSON body for a request, and a
 
 SSE is read straight from the byte stream (:class:`SSEParser`): lines split
 on ``\\n`` after normalising ``\\r\\n``, comments (``: keep-alive``)
-skipped, ``data:`` lines joined, each event's data handed over as bytes; a
-decoder parses it with :func:`parse_json` (orjson, several times faster than
-``json.loads`` on these small events). No intermediate objects per delta.
+skipped, ``data:`` lines joined, each event's data handed over as bytes. A
+decoder reads it with :func:`decode_event` into its wire's typed envelope
+(msgspec structs naming only the fields the adapter reads) or with
+:func:`parse_event` (orjson); both are several times faster than
+``json.loads`` on these small events.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Protocol
+import re
+from typing import Any, Protocol, TypeVar
 
 import httpx
+import msgspec
 import orjson
 
 from rhema_lsp.engine import (
@@ -51,6 +55,7 @@ __all__ = [
     "HttpStreamProvider",
     "SSEParser",
     "WireDecoder",
+    "decode_event",
     "parse_event",
     "parse_json",
     "tool_args",
@@ -62,6 +67,14 @@ CONNECT_TIMEOUT = 10.0
 """Seconds to establish a connection."""
 
 _ERROR_BODY_LIMIT = 8192
+
+Envelope = TypeVar("Envelope")
+
+_DATA_BLOCKS = b"\n\ndata: "
+"""What separates two one-line ``data:`` events (the end of one, the start of the next)."""
+
+_NAMED_BLOCK = re.compile(rb"(?:\A|\n\n)event: ([^\n]*)\ndata: ([^\n]*)(?=\n\n|\Z)")
+"""A named event of one ``event:`` and one ``data:`` line: its name and data."""
 
 
 class WireDecoder(Protocol):
@@ -114,6 +127,31 @@ def parse_event(name: str, data: bytes) -> Any:
         raise ProviderStreamError(
             f"{name} sent a malformed event: {data[:200]!r}", transient=True
         ) from exc
+
+
+def decode_event(name: str, data: bytes, decoder: msgspec.json.Decoder[Envelope]) -> Envelope:
+    """One event's data decoded into a wire's typed envelope.
+
+    ``decoder`` (msgspec) reads only the fields its struct declares and skips
+    the rest without building them, which is most of an event's bytes. Data
+    it refuses goes through :func:`parse_event` and is converted: that reads
+    what msgspec refuses but the JSON grammar allows (a number beyond a
+    float) and says precisely what is wrong with the rest.
+
+    Raises
+    ------
+    ProviderStreamError
+        Transient, when the data is not JSON (a cut or garbled event).
+    msgspec.ValidationError
+        When it is JSON of a shape the wire never sends (a ``ValueError``,
+        which the exchange reports as an event the adapter cannot read).
+    """
+    try:
+        return decoder.decode(data)
+    except msgspec.MsgspecError:
+        value = parse_event(name, data)
+    converted: Envelope = msgspec.convert(value, decoder.type)
+    return converted
 
 
 def tool_args(raw: str) -> dict[str, Any]:
@@ -229,10 +267,21 @@ class SSEParser:
             chunk, hold = chunk[:-1], b"\r"
         if b"\r" in chunk:
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        blocks = chunk.split(b"\n\n")
-        self._pending = blocks.pop() + hold
+        end = chunk.rfind(b"\n\n")
+        if end < 0:
+            self._pending = chunk + hold
+            return []
+        complete = chunk[:end]
+        self._pending = chunk[end + 2 :] + hold
+        if complete[:6] == b"data: " and complete.count(b"\n") == 2 * complete.count(_DATA_BLOCKS):
+            # Every newline is in a separator: each block is one ``data: `` line.
+            return [(None, data) for data in complete[6:].split(_DATA_BLOCKS)]
+        if complete[:7] == b"event: ":
+            named = self._named_blocks(complete)
+            if named is not None:
+                return named
         events: list[tuple[str | None, bytes]] = []
-        for block in blocks:
+        for block in complete.split(b"\n\n"):
             if block[:6] == b"data: " and b"\n" not in block:
                 events.append((None, block[6:]))
                 continue
@@ -241,7 +290,7 @@ class SSEParser:
                 if block[newline + 1 : newline + 7] == b"data: " and (
                     block.find(b"\n", newline + 1) < 0
                 ):
-                    events.append((self._name(block[:newline]), block[newline + 7 :]))
+                    events.append((self._name(block[7:newline]), block[newline + 7 :]))
                     continue
             self._lines(block.split(b"\n"), events)
             self._dispatch(events)
@@ -257,12 +306,30 @@ class SSEParser:
         self._dispatch(events)
         return events
 
-    def _name(self, line: bytes) -> str:
-        name = self._names.get(line)
+    def _named_blocks(self, complete: bytes) -> list[tuple[str | None, bytes]] | None:
+        """The events of blocks that are all ``event: `` then ``data: ``, one
+        line each; ``None`` when any block is not.
+
+        Each match of :data:`_NAMED_BLOCK` holds one newline of its own, plus
+        the two of the blank line before it unless it starts the text. With
+        ``3 m - 2`` newlines in all for ``m`` matches, the first match starts
+        the text and every newline is in a match, so the matches, each ending
+        at a blank line or the end, follow each other with nothing between:
+        they are the blocks.
+        """
+        matches = _NAMED_BLOCK.findall(complete)
+        if complete.count(b"\n") != 3 * len(matches) - 2:
+            return None
+        names = self._names
+        return [(names.get(name) or self._name(name), data) for name, data in matches]
+
+    def _name(self, value: bytes) -> str:
+        """The event name whose ``event:`` line holds ``value``."""
+        name = self._names.get(value)
         if name is None:
-            name = line[6:].strip().decode("utf-8", "replace")
+            name = value.strip().decode("utf-8", "replace")
             if len(self._names) < 64:  # a handful per wire; never grows without bound
-                self._names[line] = name
+                self._names[value] = name
         return name
 
     def _dispatch(self, events: list[tuple[str | None, bytes]]) -> None:
@@ -282,7 +349,7 @@ class SSEParser:
             elif line[:1] == b":":
                 continue
             elif line[:6] == b"event:":
-                self._event = self._name(line)
+                self._event = self._name(line[6:])
 
 
 def error_text(body: bytes) -> str:

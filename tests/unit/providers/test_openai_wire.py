@@ -285,6 +285,29 @@ async def test_groq_usage_in_x_groq(openai_server: FakeModelServer) -> None:
     assert output.usage == Usage(input=3, output=1)
 
 
+async def test_an_event_the_fast_decoder_refuses_is_still_read(
+    openai_server: FakeModelServer,
+) -> None:
+    # JSON allows a number beyond a float (msgspec refuses it, json reads inf);
+    # the event goes the slow way and nothing in it is lost.
+    openai_server.script(
+        raw_reply(
+            [
+                chunk({"content": "hi"}),
+                "",
+                'data: {"choices": [], "usage": {"prompt_tokens": 4, '
+                '"completion_tokens": 2, "cost": 1e400}}',
+                "",
+                "data: [DONE]",
+                "",
+            ]
+        )
+    )
+    output = await adapter(openai_server).complete(ask(), Recorder())
+    assert output.message.text == "hi"
+    assert output.usage == Usage(input=4, output=2)
+
+
 async def test_request_body_history_and_tools(openai_server: FakeModelServer) -> None:
     openai_server.script(text_reply("ok"))
     history = [

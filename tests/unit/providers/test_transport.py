@@ -43,6 +43,47 @@ def test_events_survive_any_chunking_and_line_ending(newline: bytes, size: int) 
     assert events == EXPECTED
 
 
+def _spec_events(stream: bytes) -> list[tuple[str | None, bytes]]:
+    """The events of a ``\\n``-only stream, read line by line as the SSE spec says."""
+    events: list[tuple[str | None, bytes]] = []
+    name: str | None = None
+    data: list[bytes] = []
+    for line in stream.split(b"\n"):
+        if not line:
+            if data:
+                events.append((name, b"\n".join(data)))
+            name, data = None, []
+        elif line.startswith(b"data:"):
+            data.append(line[6:] if line[5:6] == b" " else line[5:])
+        elif line.startswith(b"event:"):
+            name = line[6:].strip().decode()
+    return events
+
+
+# Streams made of the blocks the parser slices in bulk (one ``data:`` line;
+# ``event:`` then one ``data:`` line), with one block in each that is not.
+LOOKALIKES = [
+    b'data: {"a": 1}\n\ndata: {"b": 2}\n\n\n\ndata: {"c": 3}\n\n',
+    b'data: {"a": 1}\n\ndata: one\ndata: two\n\ndata: {"c": 3}\n\n',
+    b'data: {"a": 1}\n\n: keep-alive\n\ndata: {"c": 3}\n\n',
+    b'event: a\ndata: 1\n\nevent: b\ndata: {"x": "event: c"}\ndata: 2\n\nevent: d\n\n',
+    b"event: a\ndata: 1\n\nevent: b\nid: 4\ndata: 2\n\nevent: c\ndata: 3\n\n",
+    b"event: a\ndata: 1\n\ndata: 2\n\nevent: c\ndata: 3\n\n",
+    b"event: a\ndata: 1\n\nevent: b\ndata:2\n\n",
+]
+
+
+@pytest.mark.parametrize("stream", LOOKALIKES)
+@pytest.mark.parametrize("size", [1, 5, 16, 1000])
+def test_bulk_slicing_gives_the_events_the_spec_gives(stream: bytes, size: int) -> None:
+    parser = SSEParser()
+    events = []
+    for start in range(0, len(stream), size):
+        events += parser.feed(stream[start : start + size])
+    events += parser.close()
+    assert events == _spec_events(stream)
+
+
 def test_last_event_without_blank_line_still_counts() -> None:
     parser = SSEParser()
     assert parser.feed(b"data: [DONE]") == []

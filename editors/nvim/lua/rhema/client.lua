@@ -10,7 +10,9 @@
 --- handler, bufnr)` sends `workspace/executeCommand` with one argument object
 --- through `client:request` and returns the request id, so the request can be
 --- cancelled. Workspace edits are applied with an undo break before each
---- buffer they touch: one undo step per edit.
+--- buffer they touch: one undo step per edit; an edit asking for confirmation
+--- (review mode; the client advertises change annotations) goes through
+--- rhema.review first.
 local config = require('rhema.config')
 
 local M = {}
@@ -60,25 +62,49 @@ local function buffers_of(edit)
   return uris
 end
 
---- `workspace/applyEdit`: apply the edit as one undo step per buffer, unsaved.
-local function apply_edit(_, params, ctx)
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  if not client then
-    return { applied = false, failureReason = 'the rhema client has stopped' }
-  end
-  for _, uri in ipairs(buffers_of(params.edit or {})) do
+--- Apply `edit` as one undo step per buffer, unsaved; the applyEdit answer.
+--- @param edit table a WorkspaceEdit
+--- @param offset_encoding string
+--- @return {applied: boolean, failureReason: string|nil}
+function M.apply(edit, offset_encoding)
+  for _, uri in ipairs(buffers_of(edit)) do
     local bufnr = vim.uri_to_bufnr(uri)
     vim.fn.bufload(bufnr)
     break_undo(bufnr)
   end
-  local ok, failure = pcall(vim.lsp.util.apply_workspace_edit, params.edit, client.offset_encoding)
-  for _, uri in ipairs(buffers_of(params.edit or {})) do
+  local ok, failure = pcall(vim.lsp.util.apply_workspace_edit, edit, offset_encoding)
+  for _, uri in ipairs(buffers_of(edit)) do
     break_undo(vim.uri_to_bufnr(uri))
   end
   if not ok then
     return { applied = false, failureReason = tostring(failure) }
   end
   return { applied = true }
+end
+
+--- `workspace/applyEdit`: an edit whose change annotations ask for
+--- confirmation (review mode) opens a review (rhema.review) and is answered
+--- once the user is done; any other applies at once.
+local function apply_edit(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client then
+    return { applied = false, failureReason = 'the rhema client has stopped' }
+  end
+  local edit = params.edit or {}
+  local review = require('rhema.review')
+  if review.wants_review(edit) then
+    return review.handle(params, client)
+  end
+  return M.apply(edit, client.offset_encoding)
+end
+
+--- What the client can do beyond Neovim's defaults: change annotations
+--- (review mode's per-change confirmation).
+--- @return table
+function M.capabilities()
+  return vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(), {
+    workspace = { workspaceEdit = { changeAnnotationSupport = { groupsOnLabel = false } } },
+  })
 end
 
 local function attach_without_filetype(bufnr)
@@ -115,6 +141,7 @@ function M.setup(opts, on_event)
       on_dir(M.root(bufnr))
     end,
     init_options = M.init_options(opts.settings),
+    capabilities = M.capabilities(),
     settings = { rhema = vim.deepcopy(opts.settings) },
     handlers = {
       ['rhema/event'] = function(_, params, ctx)

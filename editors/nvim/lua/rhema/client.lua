@@ -67,14 +67,34 @@ end
 --- @param offset_encoding string
 --- @return {applied: boolean, failureReason: string|nil}
 function M.apply(edit, offset_encoding)
+  -- A file the edit creates is not loaded before it exists: its buffer would
+  -- be a new file's, which `:write` then refuses to overwrite (E13).
+  local created = {}
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.kind == 'create' then
+      created[vim.uri_to_fname(change.uri)] = true
+    end
+  end
   for _, uri in ipairs(buffers_of(edit)) do
-    local bufnr = vim.uri_to_bufnr(uri)
-    vim.fn.bufload(bufnr)
-    break_undo(bufnr)
+    if not created[vim.uri_to_fname(uri)] then
+      local bufnr = vim.uri_to_bufnr(uri)
+      vim.fn.bufload(bufnr)
+      break_undo(bufnr)
+    end
   end
   local ok, failure = pcall(vim.lsp.util.apply_workspace_edit, edit, offset_encoding)
   for _, uri in ipairs(buffers_of(edit)) do
-    break_undo(vim.uri_to_bufnr(uri))
+    local bufnr = vim.uri_to_bufnr(uri)
+    if ok and created[vim.uri_to_fname(uri)] and vim.api.nvim_buf_is_loaded(bufnr) then
+      -- The new file's buffer started as one empty line, which the inserted
+      -- text pushed to the end: drop it, so the buffer holds exactly the text.
+      local count = vim.api.nvim_buf_line_count(bufnr)
+      local last = vim.api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1]
+      if count > 1 and last == '' then
+        vim.api.nvim_buf_set_lines(bufnr, count - 1, count, false, {})
+      end
+    end
+    break_undo(bufnr)
   end
   if not ok then
     return { applied = false, failureReason = tostring(failure) }
@@ -149,6 +169,11 @@ function M.setup(opts, on_event)
       end,
       ['workspace/applyEdit'] = apply_edit,
     },
+    on_exit = function(_, _, client_id)
+      vim.schedule(function()
+        require('rhema.review').decline_all('the rhema client stopped', client_id)
+      end)
+    end,
   })
   vim.lsp.enable(M.name)
   local group = vim.api.nvim_create_augroup('rhema.attach', { clear = true })

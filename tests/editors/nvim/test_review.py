@@ -78,7 +78,8 @@ local qf = vim.fn.getqflist({ title = 1, items = 1 })
 r.qf_title = qf.title
 r.qf = {}
 for _, item in ipairs(qf.items) do
-  table.insert(r.qf, { file = vim.api.nvim_buf_get_name(item.bufnr), lnum = item.lnum, text = item.text })
+  local file = vim.api.nvim_buf_get_name(item.bufnr)
+  table.insert(r.qf, { file = file, lnum = item.lnum, text = item.text })
 end
 -- :RhemaDiff from the quickfix window, on w.py's entry.
 vim.cmd('copen')
@@ -106,7 +107,8 @@ local function diff_pair(path)
   for _, win in ipairs(right) do
     if vim.api.nvim_win_get_tabpage(win) == vim.api.nvim_win_get_tabpage(left) then
       pair.right_diff = vim.wo[win].diff
-      pair.left_is_left = vim.api.nvim_win_get_position(left)[2] < vim.api.nvim_win_get_position(win)[2]
+      local left_col = vim.api.nvim_win_get_position(left)[2]
+      pair.left_is_left = left_col < vim.api.nvim_win_get_position(win)[2]
     end
   end
   pair.current_is_file = vim.api.nvim_get_current_buf() == last.file
@@ -217,6 +219,13 @@ T.wait('a review', function()
   return review.current() ~= nil
 end)
 local r = { tabs = #vim.api.nvim_list_tabpages(), started = vim.uv.now() }
+-- q hides the review, :RhemaReview shows it again.
+vim.api.nvim_feedkeys('q', 'x', false)
+r.tabs_hidden = #vim.api.nvim_list_tabpages()
+r.pending_hidden = #review.pending
+vim.cmd('RhemaReview')
+r.tabs_shown = #vim.api.nvim_list_tabpages()
+r.shown_buf = vim.api.nvim_get_current_buf() == review.current().buf
 -- Nobody answers: after approvalTimeout (1 s) the review is declined.
 T.wait('the review to time out', function()
   return review.last ~= nil
@@ -245,6 +254,8 @@ def test_a_review_nobody_answers_is_declined_after_the_approval_timeout(
     r = run_nvim(UNANSWERED, workspace=workspace, tmp_path=tmp_path, settings=settings)
 
     assert r["tabs"] == 2 and r["tabs_after"] == 1 and r["pending"] == 0
+    assert r["tabs_hidden"] == 1 and r["pending_hidden"] == 1
+    assert r["tabs_shown"] == 2 and r["shown_buf"] is True
     assert 500 <= r["waited"] <= 5000
     assert r["answer"] == {
         "applied": False,
@@ -255,6 +266,68 @@ def test_a_review_nobody_answers_is_declined_after_the_approval_timeout(
     assert (workspace / "v.py").read_text() == V_OLD
     (result,) = tool_results(fake.requests[1])
     assert "the user applied 0 of 3 changes to v.py and declined 3" in result
+    assert any("not answered in 1 s: declined" in message["message"] for message in r["messages"])
+
+
+FILE_OPERATIONS = r"""
+local review = require('rhema.review')
+vim.cmd.edit(T.workspace .. '/hello.py')
+T.attached()
+vim.cmd('RhemaAsk Add new.py and remove old.py')
+local r = { seen = {} }
+local handled = 0
+while handled < 2 do
+  T.wait('a review', function()
+    local current = review.current()
+    return current ~= nil and current.id > handled and current.buf ~= nil
+      and vim.api.nvim_get_current_buf() == current.buf
+  end)
+  local current = review.current()
+  handled = current.id
+  local seen = { label = current.label, lines = T.lines(current.buf) }
+  if current.label:find('old.py', 1, true) then
+    vim.api.nvim_feedkeys(vim.keycode('r<CR>'), 'x', false)
+  else
+    vim.api.nvim_feedkeys(vim.keycode('<CR>'), 'x', false)
+  end
+  seen.answer = review.last.result
+  table.insert(r.seen, seen)
+end
+T.idle()
+vim.cmd('silent wall')
+T.result = r
+"""
+
+
+def test_review_covers_creating_and_deleting_files(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    (workspace / "old.py").write_text("x = 1\ny = 2\n")
+    fake.script(
+        tool_reply(
+            ("write_file", {"path": "new.py", "content": "z = 3\n"}),
+            ("delete_path", {"path": "old.py"}),
+        ),
+        text_reply("Done."),
+    )
+    settings = settings_for(fake.base_url, review=True)
+
+    r = run_nvim(FILE_OPERATIONS, workspace=workspace, tmp_path=tmp_path, settings=settings)
+
+    by_file = {("old.py" if "old.py" in seen["label"] else "new.py"): seen for seen in r["seen"]}
+    created, deleted = by_file["new.py"], by_file["old.py"]
+    assert created["lines"][-2:] == ["@@ [x] change 1 · create new.py @@", "+z = 3"]
+    assert deleted["lines"][-3:] == ["@@ [x] change 1 · delete old.py @@", "-x = 1", "-y = 2"]
+    assert created["answer"] == {"applied": True}
+    assert deleted["answer"] == {
+        "applied": False,
+        "failureReason": "the user declined every change in review",
+    }
+    assert (workspace / "new.py").read_text() == "z = 3\n"
+    assert (workspace / "old.py").read_text() == "x = 1\ny = 2\n"
+    results = tool_results(fake.requests[1])
+    assert "created new.py (1 lines)" in results
     assert any(
-        "not answered in 1 s: declined" in message["message"] for message in r["messages"]
+        "In review the user declined deleting old.py; that is their choice" in text
+        for text in results
     )

@@ -43,7 +43,7 @@ M.CONTEXT = 2
 --- @field client_id integer
 --- @field encoding string
 --- @field items rhema.ReviewItem[]
---- @field deadline integer vim.uv.now() when it is declined
+--- @field declined_at integer os.time() when it is declined unanswered
 --- @field answer fun(result: table)
 --- @field done boolean
 --- @field buf integer|nil
@@ -161,6 +161,32 @@ local function text_hunk(lines, text_edit, encoding)
   return out, where
 end
 
+--- At most this many lines of a file to delete are shown.
+M.DELETED_LINES = 200
+
+--- The lines a file delete removes, as `-` lines (none for a folder).
+local function deleted_lines(uri)
+  local path = vim.uri_to_fname(uri)
+  local bufnr = vim.fn.bufnr(path)
+  local lines
+  if bufnr ~= -1 and vim.api.nvim_buf_is_loaded(bufnr) then
+    lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  elseif vim.fn.filereadable(path) == 1 then
+    lines = vim.fn.readfile(path, '', M.DELETED_LINES + 1)
+  else
+    return {}
+  end
+  local out = {}
+  for index, line in ipairs(lines) do
+    if index > M.DELETED_LINES then
+      table.insert(out, '-…')
+      break
+    end
+    table.insert(out, '-' .. line)
+  end
+  return out
+end
+
 --- The review's changes, in the order the edit lists them.
 local function items_of(edit, encoding)
   local items = {}
@@ -215,7 +241,7 @@ local function items_of(edit, encoding)
         change = change,
         accepted = not is_confirm(edit, change.annotationId),
         header = 'delete ' .. display(change.uri),
-        lines = {},
+        lines = deleted_lines(change.uri),
       })
     elseif change.textDocument then
       local uri = change.textDocument.uri
@@ -305,17 +331,16 @@ local function render(review)
   if not buf or not vim.api.nvim_buf_is_valid(buf) then
     return
   end
-  local left = math.max(0, math.ceil((review.deadline - vim.uv.now()) / 1000))
   local accepted = #vim.tbl_filter(function(item)
     return item.accepted
   end, review.items)
   local lines = {
     'Rhema review: ' .. review.label,
     help_line(),
-    ('%d of %d change(s) accepted · declined in %d s if not answered'):format(
+    ('%d of %d change(s) accepted · declined at %s if not answered'):format(
       accepted,
       #review.items,
-      left
+      os.date('%H:%M:%S', review.declined_at)
     ),
   }
   review.item_at = {}
@@ -464,11 +489,15 @@ function M.decline(review, why)
   settle(review, { applied = false, failureReason = why })
 end
 
---- Decline every pending review (the run was cancelled, the client stopped).
+--- Decline every pending review (the run was cancelled), or those of
+--- client `client_id`.
 --- @param why string
-function M.decline_all(why)
+--- @param client_id integer|nil
+function M.decline_all(why, client_id)
   for _, review in ipairs(vim.list_slice(M.pending)) do
-    M.decline(review, why)
+    if client_id == nil or review.client_id == client_id then
+      M.decline(review, why)
+    end
   end
 end
 
@@ -605,7 +634,7 @@ function M.handle(params, client)
     client_id = client.id,
     encoding = client.offset_encoding,
     items = items,
-    deadline = vim.uv.now() + seconds * 1000,
+    declined_at = os.time() + seconds,
     done = false,
   }
   review.answer = function(result)

@@ -120,6 +120,10 @@ r.diff_w = diff_pair(T.workspace .. '/w.py')
 vim.cmd('tabnew')
 vim.cmd('RhemaDiff v.py')
 r.diff_v = diff_pair(T.workspace .. '/v.py')
+-- Closing the checkpoint's window ends the diff in the file's.
+local last = require('rhema.changes').last_diff
+vim.api.nvim_win_close(vim.fn.win_findbuf(last.before)[1], true)
+r.diff_after_close = vim.wo.diff
 T.result = r
 """
 
@@ -208,6 +212,7 @@ def test_review_applies_the_accepted_hunks_and_tells_the_model_the_declined_ones
         assert pair["left_is_left"] is True
         assert pair["current_is_file"] is True
         assert pair["turn"] == 1
+    assert r["diff_after_close"] is False
 
 
 UNANSWERED = r"""

@@ -173,6 +173,18 @@ local function open_diff(path, turn, text)
   vim.cmd('diffthis')
   vim.api.nvim_set_current_win(file_win)
   vim.cmd('diffthis')
+  -- Closing the checkpoint's window (which wipes it) ends the diff.
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      if vim.api.nvim_win_is_valid(file_win) then
+        vim.api.nvim_win_call(file_win, function()
+          vim.cmd('diffoff')
+        end)
+      end
+    end,
+  })
   M.last_diff = { path = path, turn = turn, before = buf, file = file_buf }
 end
 

@@ -336,3 +336,41 @@ def test_review_covers_creating_and_deleting_files(
         "In review the user declined deleting old.py; that is their choice" in text
         for text in results
     )
+
+
+CANCELLED = r"""
+local review = require('rhema.review')
+vim.cmd.edit(T.workspace .. '/v.py')
+T.attached()
+vim.cmd('RhemaAsk Change v')
+T.wait('a review', function()
+  return review.current() ~= nil
+end)
+vim.cmd('RhemaCancel')
+local r = {
+  answer = review.last and review.last.result,
+  pending = #review.pending,
+  tabs = #vim.api.nvim_list_tabpages(),
+}
+T.idle()
+r.v = T.lines(vim.fn.bufnr(T.workspace .. '/v.py'))
+T.result = r
+"""
+
+
+def test_cancelling_the_run_declines_the_open_review(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    (workspace / "v.py").write_text(V_OLD)
+    fake.script(
+        tool_reply(("write_file", {"path": "v.py", "content": V_NEW})),
+        text_reply("Not reached."),
+    )
+    settings = settings_for(fake.base_url, review=True)
+
+    r = run_nvim(CANCELLED, workspace=workspace, tmp_path=tmp_path, settings=settings)
+
+    assert r["answer"] == {"applied": False, "failureReason": "the user cancelled the run"}
+    assert r["pending"] == 0 and r["tabs"] == 1
+    assert "\n".join(r["v"]) + "\n" == V_OLD
+    assert (workspace / "v.py").read_text() == V_OLD

@@ -567,8 +567,7 @@ show = function(review)
     map_keys(review, buf)
     render(review)
   end
-  vim.cmd('tab split')
-  vim.api.nvim_win_set_buf(0, review.buf)
+  vim.cmd('tab sbuffer ' .. review.buf)
   vim.wo.foldenable = false
   local row = row_of(review, 1)
   if row then

@@ -74,8 +74,10 @@ vim.cmd('silent wall')
 T.wait('the quickfix list', function()
   return require('rhema.changes').last ~= nil
 end)
-local qf = vim.fn.getqflist({ title = 1, items = 1 })
+local qf = vim.fn.getqflist({ title = 1, items = 1, context = 1 })
 r.qf_title = qf.title
+r.qf_turn = qf.context.rhema.turn
+r.qf_session_is_current = qf.context.rhema.session == require('rhema').session()
 r.qf = {}
 for _, item in ipairs(qf.items) do
   local file = vim.api.nvim_buf_get_name(item.bufnr)
@@ -199,6 +201,7 @@ def test_review_applies_the_accepted_hunks_and_tells_the_model_the_declined_ones
 
     # The quickfix list: both files, at their first changed line.
     assert r["qf_title"] == "Rhema: turn 1"
+    assert r["qf_turn"] == 1 and r["qf_session_is_current"] is True
     assert sorted((Path(item["file"]).name, item["lnum"], item["text"]) for item in r["qf"]) == [
         ("v.py", 1, "modified +2 -2"),
         ("w.py", 6, "modified +2 -2"),

@@ -2,16 +2,18 @@
 ---
 --- Contract: `after_turn(client, session, turn)` (called when a `rhema.turn`
 --- or `rhema.step` answers) asks `rhema.changes` for that turn and, when it
---- changed files, makes a new quickfix list titled `Rhema: turn N` with one
---- entry per file: its first changed line (the checkpoint's pre-image from
---- `rhema.checkpointContent` against the buffer, else the disk) and what
---- happened (`modified +3 -1`, `created`, `deleted`). It does not open the
---- quickfix window. `diff(bufnr, path)` (`:RhemaDiff [path]`) opens the
---- pre-image of the last turn of the current session that changed the file
---- (the quickfix entry under the cursor in the quickfix window, else the
---- current buffer's file, else `path`) in a scratch buffer split to the left,
---- diffed against the file's buffer: `:diffget` in the file rejects a hunk
---- (takes it back to the checkpoint's text).
+--- changed files, makes a new quickfix list titled `Rhema: turn N` (its
+--- context `{rhema = {session, turn}}`; the next step of the same turn
+--- replaces it) with one entry per file: its first changed line (the
+--- checkpoint's pre-image from `rhema.checkpointContent` against the buffer,
+--- else the disk) and what happened (`modified +3 -1`, `created`,
+--- `deleted`). It does not open the quickfix window. `diff(bufnr, path)`
+--- (`:RhemaDiff [path]`) opens the pre-image of the last turn of the current
+--- session that changed the file (`path`, else the quickfix entry under the
+--- cursor in the quickfix window, else the current buffer's file) in a
+--- scratch buffer split to the left, diffed against the file's buffer:
+--- `:diffget` in the file rejects a hunk (takes it back to the checkpoint's
+--- text); closing the scratch window ends the diff.
 local M = {}
 
 --- The last quickfix items made, and their turn (a test hook).
@@ -103,7 +105,18 @@ function M.after_turn(c, session, turn, done)
         return
       end
       local title = ('Rhema: turn %d'):format(turn)
-      vim.fn.setqflist({}, ' ', { title = title, items = items })
+      -- A new list per turn (`:colder` goes back); the same turn again (its
+      -- next step) replaces its list.
+      local context = vim.fn.getqflist({ context = 1 }).context
+      local same = type(context) == 'table'
+        and type(context.rhema) == 'table'
+        and context.rhema.session == session
+        and context.rhema.turn == turn
+      vim.fn.setqflist({}, same and 'r' or ' ', {
+        title = title,
+        items = items,
+        context = { rhema = { session = session, turn = turn } },
+      })
       M.last = { session = session, turn = turn, items = items }
       if done then
         done(items)

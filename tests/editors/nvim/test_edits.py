@@ -197,3 +197,32 @@ def test_the_edit_selection_code_action_prompts_and_edits(
     assert r["input_prompt"] == "Rhema edit: "
     assert r["lines"] == ["def greet(name):", '    return f"hello {name}"']
     assert "Use an f-string" in str(fake.requests[0]["messages"][-1]["content"])
+
+
+CREATE_FILE = r"""
+vim.cmd.edit(T.workspace .. '/hello.py')
+T.attached()
+vim.cmd('RhemaAsk Add new.py')
+T.idle()
+local r = { lines = T.lines(vim.fn.bufnr(T.workspace .. '/new.py')) }
+vim.cmd('silent wall')
+T.result = r
+"""
+
+
+def test_a_created_file_holds_exactly_its_text_and_can_be_written(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_reply(("write_file", {"path": "new.py", "content": "z = 3\nw = 4\n"})),
+        text_reply("Added new.py."),
+    )
+
+    r = run_nvim(
+        CREATE_FILE, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url)
+    )
+
+    assert r["lines"] == ["z = 3", "w = 4"]
+    assert (workspace / "new.py").read_text() == "z = 3\nw = 4\n"
+    (result,) = [str(m["content"]) for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert result == "created new.py (2 lines)"

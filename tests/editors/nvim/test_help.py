@@ -22,7 +22,8 @@ for name in pairs(vim.api.nvim_get_commands({})) do
 end
 table.sort(r.commands)
 for _, tag in ipairs({ 'rhema', 'rhema-options', 'rhema-panel', 'rhema-cancel', 'rhema-edits',
-                       'rhema-progress', 'rhema-health', 'rhema.setup()', 'rhema.status()' }) do
+                       'rhema-progress', 'rhema-health', 'rhema-review', 'rhema-quickfix',
+                       'rhema.setup()', 'rhema.status()' }) do
   if not pcall(vim.cmd.help, tag) then
     table.insert(r.missing, tag)
   end
@@ -49,8 +50,10 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaAsk",
         "RhemaCancel",
         "RhemaCompact",
+        "RhemaDiff",
         "RhemaEdit",
         "RhemaNew",
+        "RhemaReview",
         "RhemaRewind",
         "RhemaSessions",
         "RhemaStatus",

@@ -10,7 +10,9 @@
 --- handler, bufnr)` sends `workspace/executeCommand` with one argument object
 --- through `client:request` and returns the request id, so the request can be
 --- cancelled. Workspace edits are applied with an undo break before each
---- buffer they touch: one undo step per edit.
+--- buffer they touch: one undo step per edit; an edit asking for confirmation
+--- (review mode; the client advertises change annotations) goes through
+--- rhema.review first.
 local config = require('rhema.config')
 
 local M = {}
@@ -60,25 +62,69 @@ local function buffers_of(edit)
   return uris
 end
 
---- `workspace/applyEdit`: apply the edit as one undo step per buffer, unsaved.
-local function apply_edit(_, params, ctx)
-  local client = vim.lsp.get_client_by_id(ctx.client_id)
-  if not client then
-    return { applied = false, failureReason = 'the rhema client has stopped' }
+--- Apply `edit` as one undo step per buffer, unsaved; the applyEdit answer.
+--- @param edit table a WorkspaceEdit
+--- @param offset_encoding string
+--- @return {applied: boolean, failureReason: string|nil}
+function M.apply(edit, offset_encoding)
+  -- A file the edit creates is not loaded before it exists: its buffer would
+  -- be a new file's, which `:write` then refuses to overwrite (E13).
+  local created = {}
+  for _, change in ipairs(edit.documentChanges or {}) do
+    if change.kind == 'create' then
+      created[vim.uri_to_fname(change.uri)] = true
+    end
   end
-  for _, uri in ipairs(buffers_of(params.edit or {})) do
+  for _, uri in ipairs(buffers_of(edit)) do
+    if not created[vim.uri_to_fname(uri)] then
+      local bufnr = vim.uri_to_bufnr(uri)
+      vim.fn.bufload(bufnr)
+      break_undo(bufnr)
+    end
+  end
+  local ok, failure = pcall(vim.lsp.util.apply_workspace_edit, edit, offset_encoding)
+  for _, uri in ipairs(buffers_of(edit)) do
     local bufnr = vim.uri_to_bufnr(uri)
-    vim.fn.bufload(bufnr)
+    if ok and created[vim.uri_to_fname(uri)] and vim.api.nvim_buf_is_loaded(bufnr) then
+      -- The new file's buffer started as one empty line, which the inserted
+      -- text pushed to the end: drop it, so the buffer holds exactly the text.
+      local count = vim.api.nvim_buf_line_count(bufnr)
+      local last = vim.api.nvim_buf_get_lines(bufnr, count - 1, count, false)[1]
+      if count > 1 and last == '' then
+        vim.api.nvim_buf_set_lines(bufnr, count - 1, count, false, {})
+      end
+    end
     break_undo(bufnr)
-  end
-  local ok, failure = pcall(vim.lsp.util.apply_workspace_edit, params.edit, client.offset_encoding)
-  for _, uri in ipairs(buffers_of(params.edit or {})) do
-    break_undo(vim.uri_to_bufnr(uri))
   end
   if not ok then
     return { applied = false, failureReason = tostring(failure) }
   end
   return { applied = true }
+end
+
+--- `workspace/applyEdit`: an edit whose change annotations ask for
+--- confirmation (review mode) opens a review (rhema.review) and is answered
+--- once the user is done; any other applies at once.
+local function apply_edit(_, params, ctx)
+  local client = vim.lsp.get_client_by_id(ctx.client_id)
+  if not client then
+    return { applied = false, failureReason = 'the rhema client has stopped' }
+  end
+  local edit = params.edit or {}
+  local review = require('rhema.review')
+  if review.wants_review(edit) then
+    return review.handle(params, client)
+  end
+  return M.apply(edit, client.offset_encoding)
+end
+
+--- What the client can do beyond Neovim's defaults: change annotations
+--- (review mode's per-change confirmation).
+--- @return table
+function M.capabilities()
+  return vim.tbl_deep_extend('force', vim.lsp.protocol.make_client_capabilities(), {
+    workspace = { workspaceEdit = { changeAnnotationSupport = { groupsOnLabel = false } } },
+  })
 end
 
 local function attach_without_filetype(bufnr)
@@ -115,6 +161,7 @@ function M.setup(opts, on_event)
       on_dir(M.root(bufnr))
     end,
     init_options = M.init_options(opts.settings),
+    capabilities = M.capabilities(),
     settings = { rhema = vim.deepcopy(opts.settings) },
     handlers = {
       ['rhema/event'] = function(_, params, ctx)
@@ -122,6 +169,11 @@ function M.setup(opts, on_event)
       end,
       ['workspace/applyEdit'] = apply_edit,
     },
+    on_exit = function(_, _, client_id)
+      vim.schedule(function()
+        require('rhema.review').decline_all('the rhema client stopped', client_id)
+      end)
+    end,
   })
   vim.lsp.enable(M.name)
   local group = vim.api.nvim_create_augroup('rhema.attach', { clear = true })

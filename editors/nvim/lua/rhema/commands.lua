@@ -178,6 +178,16 @@ function M.define()
     bang = true,
     desc = 'Rewind the Rhema session: [turn] [code|conversation|both]; ! overwrites changes',
   })
+  command('RhemaReview', function()
+    require('rhema.review').open()
+  end, { desc = 'Show the Rhema review waiting for an answer' })
+  command('RhemaDiff', function(opts)
+    require('rhema.changes').diff(vim.api.nvim_get_current_buf(), opts.args)
+  end, {
+    nargs = '?',
+    complete = 'file',
+    desc = 'Diff a file against its checkpoint before the last Rhema turn that changed it',
+  })
   command('RhemaCompact', function()
     runs.compact(vim.api.nvim_get_current_buf())
   end, { desc = "Summarise the Rhema session's older rounds now" })

@@ -241,6 +241,9 @@ function M.finished(request, err, result)
     if p.open then
       p:close_turn(result.stopReason or 'end_turn', result.steps, result.usage)
     end
+    if result.turn and request.client then
+      require('rhema.changes').after_turn(request.client, result.session, result.turn)
+    end
   end
 end
 
@@ -287,6 +290,7 @@ end
 
 --- Stop the running turns of the current session (or all runs of the plugin).
 function M.cancel()
+  require('rhema.review').decline_all('the user cancelled the run')
   if #M.running == 0 then
     notify('nothing is running')
     return

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart, Usage, UsageUpdate
+from rhema_lsp.providers.sse import SSEParser
 from rhema_lsp.providers.transport import (
     EventBatcher,
-    SSEParser,
     error_text,
     parse_json,
     tool_args,

@@ -10,10 +10,10 @@ supplies the URL, headers and JSON body for a request, and a
 :class:`WireDecoder` that turns server-sent events into engine events.
 
 The response's bytes go through :class:`~rhema_lsp.providers.sse.SSEParser`,
-which hands each event's data over as bytes; a decoder reads it with :func:`decode_event` into its wire's typed envelope
-(msgspec structs naming only the fields the adapter reads) or with
-:func:`parse_event` (orjson); both are several times faster than
-``json.loads`` on these small events.
+which hands each event's data over as bytes; a decoder reads it with
+:func:`decode_event` into its wire's typed envelope (msgspec structs naming
+only the fields the adapter reads) or with :func:`parse_event` (orjson); both
+are several times faster than ``json.loads`` on these small events.
 """
 
 from __future__ import annotations

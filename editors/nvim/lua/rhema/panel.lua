@@ -83,6 +83,7 @@ function M.new(title, session)
     usage = nil,
   }, Panel)
   M.by_buf[buf] = panel
+  require('rhema.chat').panel_keys(buf)
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = buf,
     once = true,

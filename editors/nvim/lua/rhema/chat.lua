@@ -1,0 +1,644 @@
+--- The chat: the current session's panel with an input buffer under it.
+---
+--- Contract: `open()` shows the current session's panel in the panel window
+--- (an empty one for a new session) and, just below it, the one input
+--- buffer (`rhema://chat`, 'buftype' acwrite, markdown), and focuses the
+--- input. `send()` (`<CR>` in normal mode, `:w`) sends the input as a
+--- `rhema.turn` of the current session (`runs.run`), so every message after
+--- the first is a follow-up in the same session; it is refused while a run
+--- is in flight. The mentions `#buffer`, `#selection` and `#diagnostics`
+--- name the chat's source buffer (the last file buffer entered) and become
+--- its one `context` ref: the buffer, with the range of its last visual
+--- selection, with its diagnostics as `ContextDiagnostic`s; without a
+--- mention no context goes along. Sent prompts are kept in `history`,
+--- recalled with `<C-p>`/`<C-n>` (and `<Up>`/`<Down>` on the first/last
+--- line). In every panel, `gf` on a tool line opens the tool's file (at its
+--- line when the call names one) in a window other than the chat's.
+local client = require('rhema.client')
+local config = require('rhema.config')
+local runs = require('rhema.runs')
+
+local M = {}
+
+--- The input buffer, once made.
+--- @type integer|nil
+M.input = nil
+--- The input window, while open.
+--- @type integer|nil
+M.input_win = nil
+--- The file buffer the mentions name.
+--- @type integer|nil
+M.source = nil
+--- Prompts sent, oldest first.
+--- @type string[]
+M.history = {}
+--- While recalling: the history index shown and the draft put aside.
+--- @type {index: integer, draft: string[]}|nil
+local recall = nil
+
+M.mention_kinds = { 'buffer', 'selection', 'diagnostics' }
+
+local function notify(message, level)
+  runs.notify(message, level or vim.log.levels.WARN)
+end
+
+local function valid_win(win)
+  return win ~= nil and vim.api.nvim_win_is_valid(win)
+end
+
+-- mentions --------------------------------------------------------------------
+
+--- The mentions in `text`: a set of `buffer`, `selection`, `diagnostics`.
+--- A mention is `#word` (the whole word) at the start or after a character
+--- that is not a word character, `#`, `/` or `:`.
+--- @param text string
+--- @return table<string, boolean>
+function M.mentions(text)
+  local found = {}
+  for from, word in text:gmatch('()#([%w_]+)') do
+    local before = from > 1 and text:sub(from - 1, from - 1) or ''
+    if not before:match('[%w_#/:]') and vim.tbl_contains(M.mention_kinds, word) then
+      found[word] = true
+    end
+  end
+  return found
+end
+
+--- The buffer the mentions name: the last file buffer entered, else a file
+--- buffer shown in the current tab.
+--- @return integer|nil
+function M.source_buffer()
+  if M.source and client.is_file_buffer(M.source) then
+    return M.source
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local buf = vim.api.nvim_win_get_buf(win)
+    if client.is_file_buffer(buf) then
+      return buf
+    end
+  end
+  return nil
+end
+
+local severity_names = { 'error', 'warning', 'information', 'hint' }
+
+--- An LSP position from a 0-based row and byte column of `lines`.
+local function position(lines, row, col, encoding)
+  if row >= #lines then
+    return { line = #lines, character = 0 }
+  end
+  local text = lines[row + 1] or ''
+  col = math.max(0, math.min(col or 0, #text))
+  if encoding == 'utf-8' then
+    return { line = row, character = col }
+  end
+  return { line = row, character = vim.str_utfindex(text, encoding, col, false) }
+end
+
+--- The diagnostics of `bufnr` as `ContextDiagnostic`s, for `encoding`.
+--- @param diagnostics vim.Diagnostic[]
+--- @param lines string[]
+--- @param encoding string
+--- @return table[]
+local function context_diagnostics(diagnostics, lines, encoding)
+  local out = {}
+  for _, d in ipairs(diagnostics) do
+    local entry = {
+      range = {
+        start = position(lines, d.lnum, d.col, encoding),
+        ['end'] = position(lines, d.end_lnum or d.lnum, d.end_col or d.col, encoding),
+      },
+      message = d.message ~= '' and d.message or '(no message)',
+      severity = severity_names[d.severity] or 'error',
+      source = d.source,
+    }
+    local code = d.code
+    if code == nil and type(d.user_data) == 'table' and type(d.user_data.lsp) == 'table' then
+      code = d.user_data.lsp.code
+    end
+    if type(code) == 'string' or type(code) == 'number' then
+      entry.code = code
+    end
+    table.insert(out, entry)
+  end
+  return out
+end
+
+--- The `context` the mentions of `text` ask for, as a function of the
+--- client (positions need its encoding); nil when there is no mention;
+--- `nil, problem` when a mention cannot be honoured.
+--- @param text string
+--- @return (fun(c: vim.lsp.Client): table[])|nil context
+--- @return string|nil problem
+--- @return integer|nil source buffer
+function M.context(text)
+  local kinds = M.mentions(text)
+  if next(kinds) == nil then
+    return nil, nil, nil
+  end
+  local src = M.source_buffer()
+  if not src then
+    return nil, 'no file buffer for ' .. table.concat(vim.tbl_keys(kinds), ', '), nil
+  end
+  local uri = vim.uri_from_bufnr(src)
+  local ranges
+  if kinds.selection then
+    local first = vim.api.nvim_buf_get_mark(src, '<')
+    local last = vim.api.nvim_buf_get_mark(src, '>')
+    if first[1] == 0 or last[1] == 0 then
+      local name = runs.display(vim.api.nvim_buf_get_name(src))
+      return nil, ('#selection: no visual selection in %s yet'):format(name), src
+    end
+    local selection_range = require('rhema.commands').selection_range
+    ranges = {}
+    -- visualmode() is the last visual mode of the current buffer: read it in `src`.
+    vim.api.nvim_buf_call(src, function()
+      for _, encoding in ipairs({ 'utf-8', 'utf-16', 'utf-32' }) do
+        ranges[encoding] = selection_range(src, first[1], last[1], encoding)
+      end
+    end)
+  end
+  local diagnostics
+  if kinds.diagnostics then
+    diagnostics = vim.diagnostic.get(src)
+    table.sort(diagnostics, function(a, b)
+      return a.lnum < b.lnum or (a.lnum == b.lnum and a.col < b.col)
+    end)
+    if #diagnostics == 0 then
+      local name = runs.display(vim.api.nvim_buf_get_name(src))
+      notify(('#diagnostics: %s has none'):format(name), vim.log.levels.INFO)
+    end
+  end
+  local lines = vim.api.nvim_buf_get_lines(src, 0, -1, false)
+  return function(c)
+    local encoding = c.offset_encoding or 'utf-16'
+    local ref = { uri = uri }
+    if ranges then
+      ref.range = ranges[encoding] or ranges['utf-16']
+    end
+    if diagnostics and #diagnostics > 0 then
+      ref.diagnostics = context_diagnostics(diagnostics, lines, encoding)
+    end
+    return { ref }
+  end,
+    nil,
+    src
+end
+
+--- Omni completion of the mentions in the input (`i_CTRL-X_CTRL-O`).
+function M.omnifunc(findstart, base)
+  if findstart == 1 then
+    local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
+    local start = line:find('#[%w_]*$')
+    return start and start - 1 or -3
+  end
+  local items = {}
+  for _, kind in ipairs(M.mention_kinds) do
+    local word = '#' .. kind
+    if vim.startswith(word, base) then
+      table.insert(items, word)
+    end
+  end
+  return items
+end
+
+-- the input ---------------------------------------------------------------------
+
+local function input_lines()
+  return vim.api.nvim_buf_get_lines(M.input, 0, -1, false)
+end
+
+local function set_input(lines)
+  vim.api.nvim_buf_set_lines(M.input, 0, -1, false, lines)
+  vim.bo[M.input].modified = false
+  if valid_win(M.input_win) and vim.api.nvim_win_get_buf(M.input_win) == M.input then
+    local last = #lines
+    vim.api.nvim_win_set_cursor(M.input_win, { last, #(lines[last] or '') })
+  end
+end
+
+--- Send the input as the next message of the current session.
+--- @return boolean sent
+function M.send()
+  local text = vim.trim(table.concat(input_lines(), '\n'))
+  if text == '' then
+    notify('nothing to send: write a message first', vim.log.levels.INFO)
+    return false
+  end
+  if runs.is_running() then
+    notify('a turn is running: <C-c> or :RhemaCancel stops it')
+    return false
+  end
+  local context, problem, src = M.context(text)
+  if problem then
+    notify(problem)
+    return false
+  end
+  if M.history[#M.history] ~= text then
+    table.insert(M.history, text)
+  end
+  recall = nil
+  set_input({ '' })
+  runs.run('turn', { prompt = text, context = context }, src or M.source_buffer() or M.input)
+  return true
+end
+
+--- Show history entry `index` (past the newest: the draft) in the input.
+local function show_history(step)
+  if #M.history == 0 then
+    return
+  end
+  if recall == nil then
+    if step > 0 then
+      return
+    end
+    recall = { index = #M.history + 1, draft = input_lines() }
+  end
+  local index = math.max(1, math.min(#M.history + 1, recall.index + step))
+  if index == recall.index then
+    return
+  end
+  recall.index = index
+  if index > #M.history then
+    local draft = recall.draft
+    recall = nil
+    set_input(draft)
+  else
+    set_input(vim.split(M.history[index], '\n', { plain = true }))
+  end
+end
+
+--- Recall the previous sent prompt.
+function M.history_prev()
+  show_history(-1)
+end
+
+--- Recall the next sent prompt (past the newest: what was being written).
+function M.history_next()
+  show_history(1)
+end
+
+--- The input buffer (made on first use).
+--- @return integer
+function M.input_buffer()
+  if M.input and vim.api.nvim_buf_is_valid(M.input) then
+    return M.input
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  M.input = buf
+  vim.bo[buf].buftype = 'acwrite'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.api.nvim_buf_set_name(buf, 'rhema://chat')
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].omnifunc = "v:lua.require'rhema.chat'.omnifunc"
+  vim.api.nvim_create_autocmd('BufWriteCmd', {
+    buffer = buf,
+    callback = function()
+      if M.send() then
+        vim.bo[buf].modified = false
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    buffer = buf,
+    once = true,
+    callback = function()
+      M.input, M.input_win, recall = nil, nil, nil
+    end,
+  })
+  local function map(modes, lhs, rhs, desc, opts)
+    local options = { buffer = buf, desc = 'Rhema chat: ' .. desc }
+    vim.keymap.set(modes, lhs, rhs, vim.tbl_extend('force', options, opts or {}))
+  end
+  map('n', '<CR>', M.send, 'send')
+  map('n', '<C-p>', M.history_prev, 'previous prompt')
+  map('n', '<C-n>', M.history_next, 'next prompt')
+  local function at_edge(first)
+    return function()
+      local row = vim.api.nvim_win_get_cursor(0)[1]
+      local edge = first and 1 or vim.api.nvim_buf_line_count(buf)
+      return row == edge
+    end
+  end
+  local up, down = at_edge(true), at_edge(false)
+  map({ 'n', 'i' }, '<Up>', function()
+    if up() then
+      M.history_prev()
+    else
+      vim.api.nvim_feedkeys(vim.keycode('<Up>'), 'n', false)
+    end
+  end, 'previous prompt on the first line')
+  map({ 'n', 'i' }, '<Down>', function()
+    if down() then
+      M.history_next()
+    else
+      vim.api.nvim_feedkeys(vim.keycode('<Down>'), 'n', false)
+    end
+  end, 'next prompt on the last line')
+  M.chat_keys(buf)
+  return buf
+end
+
+--- The keys the input and the transcript share: `<C-c>` stops, `q` closes.
+--- @param buf integer
+function M.chat_keys(buf)
+  vim.keymap.set('n', '<C-c>', function()
+    runs.cancel()
+  end, { buffer = buf, desc = 'Rhema: stop the running turn' })
+  vim.keymap.set('n', 'q', M.close, { buffer = buf, desc = 'Rhema: close the chat' })
+end
+
+-- the windows -------------------------------------------------------------------
+
+--- The winbar of the input window.
+--- @return string
+function M.winbar()
+  local src = M.source_buffer()
+  local name = src and runs.display(vim.api.nvim_buf_get_name(src)) or 'no file'
+  local state = runs.is_running() and 'running · <C-c> stops' or '<CR> or :w sends'
+  return ('Rhema chat · %s · #buffer #selection #diagnostics → %s'):format(state, name)
+end
+
+--- The panel the chat shows: the current session's, else an empty one that
+--- the first message streams into.
+--- @return rhema.Panel
+local function chat_panel()
+  local p = runs.current_panel
+  if p and vim.api.nvim_buf_is_valid(p.buf) then
+    return p
+  end
+  local blank = runs.blank
+  if blank and vim.api.nvim_buf_is_valid(blank.buf) then
+    return blank
+  end
+  blank = require('rhema.panel').new('chat', nil)
+  runs.blank = blank
+  return blank
+end
+
+--- Whether the chat's input window is open.
+--- @return boolean
+function M.is_open()
+  return valid_win(M.input_win) and vim.api.nvim_win_get_buf(M.input_win) == M.input
+end
+
+--- Open the chat (or focus it): the session's panel, the input under it.
+--- @param opts {text: string|nil, selection: boolean|nil}|nil
+function M.open(opts)
+  opts = opts or {}
+  local current = vim.api.nvim_get_current_buf()
+  if client.is_file_buffer(current) then
+    M.source = current
+  end
+  local panel_win = chat_panel():show()
+  local input = M.input_buffer()
+  if not M.is_open() then
+    M.input_win = vim.api.nvim_open_win(input, false, {
+      split = 'below',
+      win = panel_win,
+      height = config.options.chat.height,
+    })
+    local wo = vim.wo[M.input_win]
+    wo.wrap = true
+    wo.linebreak = true
+    wo.number = false
+    wo.relativenumber = false
+    wo.signcolumn = 'no'
+    wo.foldenable = false
+    wo.winfixheight = true
+    wo.winbar = "%{v:lua.require'rhema.chat'.winbar()}"
+  end
+  vim.api.nvim_set_current_win(M.input_win)
+  if opts.selection then
+    local lines = input_lines()
+    local last = lines[#lines]
+    lines[#lines] = last .. ((last == '' or last:match('%s$')) and '' or ' ') .. '#selection '
+    set_input(lines)
+  end
+  if opts.text and opts.text ~= '' then
+    set_input(vim.split(opts.text, '\n', { plain = true }))
+    M.send()
+  end
+end
+
+--- Close the chat's windows; the buffers stay.
+function M.close()
+  local wins = {}
+  if valid_win(M.input_win) then
+    table.insert(wins, M.input_win)
+  end
+  local panel_win = require('rhema.window').win
+  if valid_win(panel_win) then
+    table.insert(wins, panel_win)
+  end
+  for _, win in ipairs(wins) do
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+      pcall(vim.api.nvim_win_close, win, false)
+    end
+  end
+  M.input_win = nil
+end
+
+-- gf on tool lines ------------------------------------------------------------------
+
+--- The first line of `needle`'s first non-blank line in `path` (1-based), or nil.
+local function line_of(path, needle)
+  if type(needle) ~= 'string' then
+    return nil
+  end
+  local want = nil
+  for _, line in ipairs(vim.split(needle, '\n', { plain = true })) do
+    if vim.trim(line) ~= '' then
+      want = line
+      break
+    end
+  end
+  if not want then
+    return nil
+  end
+  local bufnr = vim.fn.bufnr(path)
+  local lines
+  if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
+    lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
+  else
+    local ok, read = pcall(vim.fn.readfile, path)
+    lines = ok and read or {}
+  end
+  for index, line in ipairs(lines) do
+    if line == want then
+      return index
+    end
+  end
+  for index, line in ipairs(lines) do
+    if line:find(vim.trim(want), 1, true) then
+      return index
+    end
+  end
+  return nil
+end
+
+--- The workspace root paths of the tools are relative to.
+local function root_of()
+  local c = client.get(M.source_buffer())
+  if c and c.root_dir then
+    return c.root_dir
+  end
+  return vim.fn.getcwd()
+end
+
+local function absolute(path)
+  if path:sub(1, 1) == '/' or path:match('^%a:[/\\]') then
+    return path
+  end
+  return vim.fs.joinpath(root_of(), path)
+end
+
+--- The file (absolute) and line a tool block points at, or nil.
+--- @param block rhema.Block
+--- @return string|nil path
+--- @return integer|nil line
+function M.tool_target(block)
+  local ok, args = pcall(vim.json.decode, block.args or '')
+  if not ok or type(args) ~= 'table' then
+    return nil
+  end
+  local path = args.path
+  if block.name == 'rename_path' and type(args.to) == 'string' then
+    path = args.to
+  end
+  if type(path) ~= 'string' or path == '' then
+    return nil
+  end
+  path = absolute(path)
+  local line = nil
+  if type(args.offset) == 'number' and args.offset >= 1 then
+    line = math.floor(args.offset)
+  elseif block.name == 'edit_file' then
+    line = line_of(path, args.new_text)
+  end
+  return path, line
+end
+
+--- The file and line under the cursor in panel `p` (row 0-based): the tool
+--- line's file, else a `path` or `path:line` under the cursor.
+--- @return string|nil path
+--- @return integer|nil line
+function M.target_at(p, row)
+  p:flush()
+  for _, block in ipairs(p.blocks) do
+    if block.kind == 'tool' and row >= block.start and row < block.start + block.count then
+      local path, line = M.tool_target(block)
+      if path then
+        return path, line
+      end
+    end
+  end
+  local cfile = vim.fn.expand('<cfile>')
+  if cfile == '' then
+    return nil
+  end
+  local text = vim.api.nvim_get_current_line()
+  local at = text:find(cfile, 1, true)
+  local line = at and tonumber(text:sub(at + #cfile):match('^:(%d+)')) or nil
+  local plain, suffix = cfile:match('^(.-):(%d+)$')
+  if plain then
+    cfile, line = plain, line or tonumber(suffix)
+  end
+  local path = absolute(cfile)
+  if vim.uv.fs_stat(path) == nil then
+    return nil
+  end
+  return path, line
+end
+
+--- A window to open a file in: the previous one, else one that shows
+--- neither the chat nor a panel, else a new split left of the panel.
+local function target_window()
+  local panels = require('rhema.panel').by_buf
+  local function usable(win)
+    if not valid_win(win) or vim.api.nvim_win_get_config(win).relative ~= '' then
+      return false
+    end
+    local buf = vim.api.nvim_win_get_buf(win)
+    return buf ~= M.input and panels[buf] == nil
+  end
+  local previous = vim.fn.win_getid(vim.fn.winnr('#'))
+  if usable(previous) then
+    return previous
+  end
+  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    if usable(win) then
+      return win
+    end
+  end
+  vim.cmd('topleft vsplit')
+  return vim.api.nvim_get_current_win()
+end
+
+--- `gf` in a panel: open the file of the tool line under the cursor (at
+--- its line when it has one), in a window other than the chat's.
+function M.goto_file()
+  local buf = vim.api.nvim_get_current_buf()
+  local p = require('rhema.panel').by_buf[buf]
+  if not p then
+    return
+  end
+  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
+  local path, line = M.target_at(p, row)
+  if not path then
+    notify('no file on this line')
+    return
+  end
+  local win = target_window()
+  vim.api.nvim_set_current_win(win)
+  vim.cmd.edit(vim.fn.fnameescape(path))
+  if line then
+    local last = vim.api.nvim_buf_line_count(0)
+    vim.api.nvim_win_set_cursor(0, { math.min(line, last), 0 })
+    vim.cmd('normal! zvzz')
+  end
+end
+
+--- The keys of a panel buffer: `gf`, and the chat's `<C-c>`, `q` and `i`.
+--- @param buf integer
+function M.panel_keys(buf)
+  vim.keymap.set('n', 'gf', M.goto_file, {
+    buffer = buf,
+    desc = 'Rhema: open the file of this tool line',
+  })
+  vim.keymap.set('n', 'i', function()
+    M.open()
+    vim.cmd.startinsert({ bang = true })
+  end, { buffer = buf, desc = 'Rhema: write in the chat' })
+  M.chat_keys(buf)
+end
+
+--- Follow the file buffer the user works in, and close the input with the panel.
+function M.setup()
+  local group = vim.api.nvim_create_augroup('rhema.chat', { clear = true })
+  vim.api.nvim_create_autocmd('BufEnter', {
+    group = group,
+    callback = function(args)
+      if client.is_file_buffer(args.buf) then
+        M.source = args.buf
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('WinClosed', {
+    group = group,
+    callback = function(args)
+      local closed = tonumber(args.match)
+      if closed and closed == require('rhema.window').win and M.is_open() then
+        vim.schedule(function()
+          if M.is_open() and #vim.api.nvim_tabpage_list_wins(0) > 1 then
+            pcall(vim.api.nvim_win_close, M.input_win, false)
+          end
+          M.input_win = nil
+        end)
+      end
+    end,
+  })
+end
+
+return M

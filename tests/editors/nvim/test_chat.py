@@ -202,6 +202,19 @@ vim.cmd('normal! 0wve\27')
 vim.cmd("'<,'>RhemaChat")
 local chat = require('rhema.chat')
 local r = { range_input = T.lines(chat.input) }
+local mention_ns = vim.api.nvim_get_namespaces()['rhema.chat']
+local function marks()
+  local out = {}
+  for _, mark in ipairs(vim.api.nvim_buf_get_extmarks(chat.input, mention_ns, 0, -1,
+                                                       { details = true })) do
+    table.insert(out, { mark[2], mark[3], mark[4].end_col, mark[4].hl_group })
+  end
+  return out
+end
+vim.api.nvim_buf_set_lines(chat.input, 0, -1, false,
+  { '#diagnostics here,', 'not a.md#buffer nor #buffers but (#buffer)' })
+T.wait('the mentions to be highlighted', function() return #marks() == 2 end)
+r.marks = marks()
 local function send(text)
   vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { text })
   vim.cmd.normal(vim.keycode('<CR>'))
@@ -229,6 +242,7 @@ def test_chat_mentions_become_context(
     )
 
     assert r["range_input"] == ["#selection "]
+    assert r["marks"] == [[0, 0, 12, "RhemaMention"], [1, 34, 41, "RhemaMention"]]
     users = [str(request["messages"][-1]["content"]) for request in fake.requests]
     assert len(users) == 5
     source = 'return "hello " + name'
@@ -301,6 +315,9 @@ vim.api.nvim_set_current_win(panel_win)
 vim.api.nvim_win_set_cursor(panel_win, { 1, 0 })
 vim.cmd.normal('gf')
 r.nothing_win_is_panel = vim.api.nvim_get_current_win() == panel_win
+-- i in the panel goes to the chat's input.
+vim.cmd.normal('i')
+r.i_goes_to_input = vim.api.nvim_get_current_buf() == chat.input
 T.result = r
 """
 
@@ -346,6 +363,7 @@ def test_gf_on_a_tool_line_opens_its_file_at_the_line(
     # A line without a file leaves the cursor in the panel.
     assert r["nothing_win_is_panel"] is True
     assert any("no file on this line" in m["message"] for m in r["messages"])
+    assert r["i_goes_to_input"] is True
 
 
 STOP = r"""
@@ -372,9 +390,10 @@ T.wait('rhema.cancel to answer', function() return runs.last['rhema.cancel'] ~= 
 r.result = runs.last['rhema.turn']
 r.status = T.command('rhema.status')
 r.running = require('rhema').is_running()
--- The chat goes on in the same session.
+-- The chat goes on in the same session: <C-s> sends from insert mode.
 vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { 'Shorter, please.' })
-vim.cmd.normal(vim.keycode('<CR>'))
+vim.api.nvim_feedkeys(vim.keycode('A<C-s><Esc>'), 'mx', false)
+r.input_after_ctrl_s = T.lines(chat.input)
 T.idle()
 r.next = runs.last['rhema.turn']
 r.lines = T.panel_lines()
@@ -394,6 +413,7 @@ def test_ctrl_c_in_the_chat_stops_the_turn(
     assert r["status"]["running"] == []
     assert r["running"] is False
     assert fake.disconnects >= 1
+    assert r["input_after_ctrl_s"] == [""]
     assert r["next"]["stopReason"] == "end_turn"
     assert r["next"]["session"] == r["result"]["session"]
     assert r["lines"][-3:] == ["Short.", "", "── done · 1 step · 10 in / 6 out tokens ──"]

@@ -48,20 +48,52 @@ end
 
 -- mentions --------------------------------------------------------------------
 
+--- The mentions in one line: `{from, to, kind}` (1-based byte columns,
+--- inclusive). A mention is `#word` (the whole word) at the start or after a
+--- character that is not a word character, `#`, `/` or `:`.
+--- @param line string
+--- @return {[1]: integer, [2]: integer, [3]: string}[]
+local function spans(line)
+  local found = {}
+  for from, word in line:gmatch('()#([%w_]+)') do
+    local before = from > 1 and line:sub(from - 1, from - 1) or ''
+    if not before:match('[%w_#/:]') and vim.tbl_contains(M.mention_kinds, word) then
+      table.insert(found, { from, from + #word, word })
+    end
+  end
+  return found
+end
+
 --- The mentions in `text`: a set of `buffer`, `selection`, `diagnostics`.
---- A mention is `#word` (the whole word) at the start or after a character
---- that is not a word character, `#`, `/` or `:`.
 --- @param text string
 --- @return table<string, boolean>
 function M.mentions(text)
   local found = {}
-  for from, word in text:gmatch('()#([%w_]+)') do
-    local before = from > 1 and text:sub(from - 1, from - 1) or ''
-    if not before:match('[%w_#/:]') and vim.tbl_contains(M.mention_kinds, word) then
-      found[word] = true
+  for _, line in ipairs(vim.split(text, '\n', { plain = true })) do
+    for _, span in ipairs(spans(line)) do
+      found[span[3]] = true
     end
   end
   return found
+end
+
+local mention_ns = vim.api.nvim_create_namespace('rhema.chat')
+
+--- Highlight the mentions of the input with `RhemaMention`.
+--- @param buf integer
+function M.highlight_mentions(buf)
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
+  vim.api.nvim_buf_clear_namespace(buf, mention_ns, 0, -1)
+  for row, line in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    for _, span in ipairs(spans(line)) do
+      vim.api.nvim_buf_set_extmark(buf, mention_ns, row - 1, span[1] - 1, {
+        end_col = span[2],
+        hl_group = 'RhemaMention',
+      })
+    end
+  end
 end
 
 --- The buffer the mentions name: the last file buffer entered, else a file
@@ -170,7 +202,7 @@ function M.context(text)
     end
   end
   local lines = vim.api.nvim_buf_get_lines(src, 0, -1, false)
-  return function(c)
+  local function context(c)
     local encoding = c.offset_encoding or 'utf-16'
     local ref = { uri = uri }
     if ranges then
@@ -180,9 +212,8 @@ function M.context(text)
       ref.diagnostics = context_diagnostics(diagnostics, lines, encoding)
     end
     return { ref }
-  end,
-    nil,
-    src
+  end
+  return context, nil, src
 end
 
 --- Omni completion of the mentions in the input (`i_CTRL-X_CTRL-O`).
@@ -307,11 +338,24 @@ function M.input_buffer()
       M.input, M.input_win, recall = nil, nil, nil
     end,
   })
+  local pending = false
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      if not pending then
+        pending = true
+        vim.schedule(function()
+          pending = false
+          M.highlight_mentions(buf)
+        end)
+      end
+    end,
+  })
   local function map(modes, lhs, rhs, desc, opts)
     local options = { buffer = buf, desc = 'Rhema chat: ' .. desc }
     vim.keymap.set(modes, lhs, rhs, vim.tbl_extend('force', options, opts or {}))
   end
   map('n', '<CR>', M.send, 'send')
+  map({ 'n', 'i' }, '<C-s>', M.send, 'send')
   map('n', '<C-p>', M.history_prev, 'previous prompt')
   map('n', '<C-n>', M.history_next, 'next prompt')
   local function at_edge(first)

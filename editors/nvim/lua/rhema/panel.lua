@@ -50,6 +50,7 @@ function M.define_highlights()
   set(0, 'RhemaTool', { default = true, link = 'Special' })
   set(0, 'RhemaError', { default = true, link = 'DiagnosticError' })
   set(0, 'RhemaClosing', { default = true, link = 'NonText' })
+  set(0, 'RhemaMention', { default = true, link = 'Special' })
 end
 
 --- A new, empty panel.

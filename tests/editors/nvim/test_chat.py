@@ -96,6 +96,14 @@ r.reopened = { input_current = vim.api.nvim_get_current_buf() == chat.input,
                windows = #vim.api.nvim_tabpage_list_wins(0) }
 vim.cmd('RhemaChat')
 r.focused_again_windows = #vim.api.nvim_tabpage_list_wins(0)
+-- :RhemaNew empties the chat's panel; closing the panel closes the input.
+local old_panel = require('rhema').panel_buffer()
+vim.cmd('RhemaNew')
+local shown = vim.api.nvim_win_get_buf(require('rhema.window').win)
+r.after_new = { other = shown ~= old_panel, lines = T.lines(shown), input = chat.is_open() }
+vim.api.nvim_win_close(require('rhema.window').win, false)
+T.wait('the input to close with the panel', function() return not chat.is_open() end)
+r.windows_after_panel_close = #vim.api.nvim_tabpage_list_wins(0)
 T.result = r
 """
 
@@ -184,6 +192,8 @@ def test_chat_sends_streams_follows_up_and_recalls_history(
     assert r["reopened"]["panel"] == r["second"]
     assert r["reopened"]["windows"] == 3
     assert r["focused_again_windows"] == 3
+    assert r["after_new"] == {"other": True, "lines": [""], "input": True}
+    assert r["windows_after_panel_close"] == 1
 
 
 MENTIONS = r"""
@@ -417,3 +427,54 @@ def test_ctrl_c_in_the_chat_stops_the_turn(
     assert r["next"]["stopReason"] == "end_turn"
     assert r["next"]["session"] == r["result"]["session"]
     assert r["lines"][-3:] == ["Short.", "", "── done · 1 step · 10 in / 6 out tokens ──"]
+
+
+HISTORY_WRITE = r"""
+vim.cmd('RhemaChat')
+local chat = require('rhema.chat')
+for _, text in ipairs({ 'one', 'two', 'three' }) do
+  vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { text })
+  vim.cmd.normal(vim.keycode('<CR>'))
+  T.idle()
+end
+T.result = { file = chat.history_file() }
+"""
+
+HISTORY_READ = r"""
+vim.cmd('RhemaChat')
+local chat = require('rhema.chat')
+local seen = {}
+for _ = 1, 3 do
+  vim.cmd.normal(vim.keycode('<C-p>'))
+  table.insert(seen, T.lines(chat.input)[1])
+end
+T.result = { seen = seen }
+"""
+
+
+def test_chat_history_outlives_neovim(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script(*(text_reply("ok") for _ in range(3)))
+    settings = settings_for(fake.base_url)
+    extra = {"chat": {"history": 2}}
+
+    first = run_nvim(
+        HISTORY_WRITE,
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings,
+        setup_extra=extra,
+    )
+    second = run_nvim(
+        HISTORY_READ,
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings,
+        setup_extra=extra,
+    )
+
+    # The newest two are kept, in the user's state directory.
+    assert first["file"].startswith(str(tmp_path / "xdg" / "state"))
+    assert Path(first["file"]).read_text() == '["two","three"]'
+    assert second["seen"] == ["three", "two", "two"]

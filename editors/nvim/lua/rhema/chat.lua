@@ -10,9 +10,9 @@
 --- name the chat's source buffer (the last file buffer entered) and become
 --- its one `context` ref: the buffer, with the range of its last visual
 --- selection, with its diagnostics as `ContextDiagnostic`s; without a
---- mention no context goes along. Sent prompts are kept in `history`,
---- recalled with `<C-p>`/`<C-n>` (and `<Up>`/`<Down>` on the first/last
---- line). In every panel, `gf` on a tool line opens the tool's file (at its
+--- mention no context goes along. Sent prompts are kept in `history` (and
+--- on disk, across restarts), recalled with `<C-p>`/`<C-n>` (and
+--- `<Up>`/`<Down>` on the first/last line). In every panel, `gf` on a tool line opens the tool's file (at its
 --- line when the call names one) in a window other than the chat's.
 local client = require('rhema.client')
 local config = require('rhema.config')
@@ -29,9 +29,9 @@ M.input_win = nil
 --- The file buffer the mentions name.
 --- @type integer|nil
 M.source = nil
---- Prompts sent, oldest first.
---- @type string[]
-M.history = {}
+--- Prompts sent, oldest first (loaded from `history_file()` on first use).
+--- @type string[]|nil
+M.history = nil
 --- While recalling: the history index shown and the draft put aside.
 --- @type {index: integer, draft: string[]}|nil
 local recall = nil
@@ -233,6 +233,62 @@ function M.omnifunc(findstart, base)
   return items
 end
 
+-- history -------------------------------------------------------------------------
+
+--- Where the sent prompts are kept across restarts.
+--- @return string
+function M.history_file()
+  return vim.fs.joinpath(vim.fn.stdpath('state'), 'rhema', 'chat_history.json')
+end
+
+--- The sent prompts, oldest first.
+--- @return string[]
+function M.get_history()
+  if M.history then
+    return M.history
+  end
+  M.history = {}
+  local file = io.open(M.history_file(), 'r')
+  if file then
+    local ok, list = pcall(vim.json.decode, file:read('*a'))
+    file:close()
+    if ok and type(list) == 'table' then
+      for _, item in ipairs(list) do
+        if type(item) == 'string' then
+          table.insert(M.history, item)
+        end
+      end
+    end
+  end
+  return M.history
+end
+
+--- Remember a sent prompt: the newest `chat.history` are kept, on disk too
+--- (0: kept in memory only, for this Neovim).
+--- @param text string
+local function remember(text)
+  local history = M.get_history()
+  if history[#history] ~= text then
+    table.insert(history, text)
+  end
+  local size = config.options.chat.history
+  if size <= 0 then
+    return
+  end
+  while #history > size do
+    table.remove(history, 1)
+  end
+  local path = M.history_file()
+  vim.fn.mkdir(vim.fs.dirname(path), 'p')
+  local temp = path .. '.tmp'
+  local file = io.open(temp, 'w')
+  if file then
+    file:write(vim.json.encode(history))
+    file:close()
+    os.rename(temp, path)
+  end
+end
+
 -- the input ---------------------------------------------------------------------
 
 local function input_lines()
@@ -265,9 +321,7 @@ function M.send()
     notify(problem)
     return false
   end
-  if M.history[#M.history] ~= text then
-    table.insert(M.history, text)
-  end
+  remember(text)
   recall = nil
   set_input({ '' })
   runs.run('turn', { prompt = text, context = context }, src or M.source_buffer() or M.input)
@@ -276,26 +330,27 @@ end
 
 --- Show history entry `index` (past the newest: the draft) in the input.
 local function show_history(step)
-  if #M.history == 0 then
+  local history = M.get_history()
+  if #history == 0 then
     return
   end
   if recall == nil then
     if step > 0 then
       return
     end
-    recall = { index = #M.history + 1, draft = input_lines() }
+    recall = { index = #history + 1, draft = input_lines() }
   end
-  local index = math.max(1, math.min(#M.history + 1, recall.index + step))
+  local index = math.max(1, math.min(#history + 1, recall.index + step))
   if index == recall.index then
     return
   end
   recall.index = index
-  if index > #M.history then
+  if index > #history then
     local draft = recall.draft
     recall = nil
     set_input(draft)
   else
-    set_input(vim.split(M.history[index], '\n', { plain = true }))
+    set_input(vim.split(history[index], '\n', { plain = true }))
   end
 end
 
@@ -463,6 +518,13 @@ function M.open(opts)
   if opts.text and opts.text ~= '' then
     set_input(vim.split(opts.text, '\n', { plain = true }))
     M.send()
+  end
+end
+
+--- A new session began (`:RhemaNew`): an open chat shows an empty panel.
+function M.on_new_session()
+  if M.is_open() then
+    chat_panel():show()
   end
 end
 

@@ -14,6 +14,7 @@ local M = {}
 
 --- @class rhema.ChatOptions
 --- @field height integer lines of the chat's input window
+--- @field history integer sent prompts kept, across restarts too (0: this Neovim only)
 
 --- @class rhema.Options
 --- @field cmd string[] the server command (stdio)
@@ -37,6 +38,7 @@ M.defaults = {
   },
   chat = {
     height = 6,
+    history = 100,
   },
   keymaps = false,
 }

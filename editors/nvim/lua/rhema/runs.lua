@@ -334,6 +334,7 @@ end
 function M.new_session()
   M.current = nil
   M.current_panel = nil
+  require('rhema.chat').on_new_session()
 end
 
 --- List the sessions, let the user pick one, and show its conversation.

@@ -478,3 +478,41 @@ def test_chat_history_outlives_neovim(
     assert first["file"].startswith(str(tmp_path / "xdg" / "state"))
     assert Path(first["file"]).read_text() == '["two","three"]'
     assert second["seen"] == ["three", "two", "two"]
+
+
+KEYS = r"""
+vim.cmd('RhemaChat')
+local chat = require('rhema.chat')
+local function mapped(lhs, mode)
+  return vim.fn.maparg(lhs, mode or 'n', false, true).buffer == 1
+end
+local panel = require('rhema').panel_buffer() or require('rhema.runs').blank.buf
+T.result = {
+  input = { cr = mapped('<CR>'), send = mapped('<Space>s'), up = mapped('<Up>'),
+            up_insert = mapped('<Up>', 'i'), q = mapped('q'), stop = mapped('<C-c>') },
+  panel = { q = vim.api.nvim_buf_call(panel, function() return mapped('q') end),
+            gf = vim.api.nvim_buf_call(panel, function() return mapped('gf') end),
+            go = vim.api.nvim_buf_call(panel, function() return mapped('go') end) },
+}
+"""
+
+
+def test_the_chat_keys_are_configurable(tmp_path: Path) -> None:
+    keys = {"send": "<Space>s", "arrows": False, "close": False, "goto_file": "go"}
+    r = run_nvim(
+        KEYS,
+        workspace=tmp_path,
+        tmp_path=tmp_path,
+        settings={},
+        setup_extra={"cmd": ["rhema-lsp-not-installed"], "chat": {"keys": keys}},
+    )
+
+    assert r["input"] == {
+        "cr": False,
+        "send": True,
+        "up": False,
+        "up_insert": False,
+        "q": False,
+        "stop": True,
+    }
+    assert r["panel"] == {"q": False, "gf": False, "go": True}

@@ -12,8 +12,9 @@
 --- selection, with its diagnostics as `ContextDiagnostic`s; without a
 --- mention no context goes along. Sent prompts are kept in `history` (and
 --- on disk, across restarts), recalled with `<C-p>`/`<C-n>` (and
---- `<Up>`/`<Down>` on the first/last line). In every panel, `gf` on a tool line opens the tool's file (at its
---- line when the call names one) in a window other than the chat's.
+--- `<Up>`/`<Down>` on the first/last line). In every panel, `gf` on a tool
+--- line opens the tool's file (at its line when the call names one) in a
+--- window other than the chat's. Every key is `chat.keys` (see config).
 local client = require('rhema.client')
 local config = require('rhema.config')
 local runs = require('rhema.runs')
@@ -405,47 +406,51 @@ function M.input_buffer()
       end
     end,
   })
+  local keys = config.options.chat.keys
   local function map(modes, lhs, rhs, desc, opts)
-    local options = { buffer = buf, desc = 'Rhema chat: ' .. desc }
-    vim.keymap.set(modes, lhs, rhs, vim.tbl_extend('force', options, opts or {}))
-  end
-  map('n', '<CR>', M.send, 'send')
-  map({ 'n', 'i' }, '<C-s>', M.send, 'send')
-  map('n', '<C-p>', M.history_prev, 'previous prompt')
-  map('n', '<C-n>', M.history_next, 'next prompt')
-  local function at_edge(first)
-    return function()
-      local row = vim.api.nvim_win_get_cursor(0)[1]
-      local edge = first and 1 or vim.api.nvim_buf_line_count(buf)
-      return row == edge
+    if lhs then
+      local options = { buffer = buf, desc = 'Rhema chat: ' .. desc }
+      vim.keymap.set(modes, lhs, rhs, vim.tbl_extend('force', options, opts or {}))
     end
   end
-  local up, down = at_edge(true), at_edge(false)
-  map({ 'n', 'i' }, '<Up>', function()
-    if up() then
-      M.history_prev()
-    else
-      vim.api.nvim_feedkeys(vim.keycode('<Up>'), 'n', false)
+  map('n', keys.send, M.send, 'send')
+  map({ 'n', 'i' }, keys.send_insert, M.send, 'send')
+  map('n', keys.history_prev, M.history_prev, 'previous message')
+  map('n', keys.history_next, M.history_next, 'next message')
+  if keys.arrows then
+    -- On the first (last) line the arrow recalls, elsewhere it moves (with its count).
+    local function edge(first, key, recall_fn)
+      return function()
+        local row = vim.api.nvim_win_get_cursor(0)[1]
+        if row == (first and 1 or vim.api.nvim_buf_line_count(buf)) then
+          return ("<Cmd>lua require'rhema.chat'.%s()<CR>"):format(recall_fn)
+        end
+        return key
+      end
     end
-  end, 'previous prompt on the first line')
-  map({ 'n', 'i' }, '<Down>', function()
-    if down() then
-      M.history_next()
-    else
-      vim.api.nvim_feedkeys(vim.keycode('<Down>'), 'n', false)
-    end
-  end, 'next prompt on the last line')
+    map({ 'n', 'i' }, '<Up>', edge(true, '<Up>', 'history_prev'), 'previous message', {
+      expr = true,
+    })
+    map({ 'n', 'i' }, '<Down>', edge(false, '<Down>', 'history_next'), 'next message', {
+      expr = true,
+    })
+  end
   M.chat_keys(buf)
   return buf
 end
 
---- The keys the input and the transcript share: `<C-c>` stops, `q` closes.
+--- The keys the input and the panels share: stop and close.
 --- @param buf integer
 function M.chat_keys(buf)
-  vim.keymap.set('n', '<C-c>', function()
-    runs.cancel()
-  end, { buffer = buf, desc = 'Rhema: stop the running turn' })
-  vim.keymap.set('n', 'q', M.close, { buffer = buf, desc = 'Rhema: close the chat' })
+  local keys = config.options.chat.keys
+  if keys.stop then
+    vim.keymap.set('n', keys.stop, function()
+      runs.cancel()
+    end, { buffer = buf, desc = 'Rhema: stop the running turn' })
+  end
+  if keys.close then
+    vim.keymap.set('n', keys.close, M.close, { buffer = buf, desc = 'Rhema: close the chat' })
+  end
 end
 
 -- the windows -------------------------------------------------------------------
@@ -706,17 +711,22 @@ function M.goto_file()
   end
 end
 
---- The keys of a panel buffer: `gf`, and the chat's `<C-c>`, `q` and `i`.
+--- The keys of a panel buffer: `gf`, `i`, and the chat's stop and close.
 --- @param buf integer
 function M.panel_keys(buf)
-  vim.keymap.set('n', 'gf', M.goto_file, {
-    buffer = buf,
-    desc = 'Rhema: open the file of this tool line',
-  })
-  vim.keymap.set('n', 'i', function()
-    M.open()
-    vim.cmd.startinsert({ bang = true })
-  end, { buffer = buf, desc = 'Rhema: write in the chat' })
+  local keys = config.options.chat.keys
+  if keys.goto_file then
+    vim.keymap.set('n', keys.goto_file, M.goto_file, {
+      buffer = buf,
+      desc = 'Rhema: open the file of this tool line',
+    })
+  end
+  if keys.input then
+    vim.keymap.set('n', keys.input, function()
+      M.open()
+      vim.cmd.startinsert({ bang = true })
+    end, { buffer = buf, desc = 'Rhema: write in the chat' })
+  end
   M.chat_keys(buf)
 end
 

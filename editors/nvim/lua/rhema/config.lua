@@ -15,6 +15,7 @@ local M = {}
 --- @class rhema.ChatOptions
 --- @field height integer lines of the chat's input window
 --- @field history integer sent prompts kept, across restarts too (0: this Neovim only)
+--- @field keys table<string, string|boolean> the chat's buffer-local keys (`false`: unmapped)
 
 --- @class rhema.Options
 --- @field cmd string[] the server command (stdio)
@@ -39,6 +40,17 @@ M.defaults = {
   chat = {
     height = 6,
     history = 100,
+    keys = {
+      send = '<CR>',
+      send_insert = '<C-s>',
+      history_prev = '<C-p>',
+      history_next = '<C-n>',
+      arrows = true,
+      stop = '<C-c>',
+      close = 'q',
+      goto_file = 'gf',
+      input = 'i',
+    },
   },
   keymaps = false,
 }

@@ -12,9 +12,9 @@
 --- selection, with its diagnostics as `ContextDiagnostic`s; without a
 --- mention no context goes along. Sent prompts are kept in `history` (and
 --- on disk, across restarts), recalled with `<C-p>`/`<C-n>` (and
---- `<Up>`/`<Down>` on the first/last line). In every panel, `gf` on a tool
---- line opens the tool's file (at its line when the call names one) in a
---- window other than the chat's. Every key is `chat.keys` (see config).
+--- `<Up>`/`<Down>` on the first/last line). Every panel gets `gf`
+--- (`rhema.jump`), `i` (to the input), and the chat's stop and close keys.
+--- Every key is `chat.keys` (see config).
 local client = require('rhema.client')
 local config = require('rhema.config')
 local runs = require('rhema.runs')
@@ -551,172 +551,14 @@ function M.close()
   M.input_win = nil
 end
 
--- gf on tool lines ------------------------------------------------------------------
-
---- The first line of `needle`'s first non-blank line in `path` (1-based), or nil.
-local function line_of(path, needle)
-  if type(needle) ~= 'string' then
-    return nil
-  end
-  local want = nil
-  for _, line in ipairs(vim.split(needle, '\n', { plain = true })) do
-    if vim.trim(line) ~= '' then
-      want = line
-      break
-    end
-  end
-  if not want then
-    return nil
-  end
-  local bufnr = vim.fn.bufnr(path)
-  local lines
-  if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
-    lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
-  else
-    local ok, read = pcall(vim.fn.readfile, path)
-    lines = ok and read or {}
-  end
-  for index, line in ipairs(lines) do
-    if line == want then
-      return index
-    end
-  end
-  for index, line in ipairs(lines) do
-    if line:find(vim.trim(want), 1, true) then
-      return index
-    end
-  end
-  return nil
-end
-
---- The workspace root paths of the tools are relative to.
-local function root_of()
-  local c = client.get(M.source_buffer())
-  if c and c.root_dir then
-    return c.root_dir
-  end
-  return vim.fn.getcwd()
-end
-
-local function absolute(path)
-  if path:sub(1, 1) == '/' or path:match('^%a:[/\\]') then
-    return path
-  end
-  return vim.fs.joinpath(root_of(), path)
-end
-
---- The file (absolute) and line a tool block points at, or nil.
---- @param block rhema.Block
---- @return string|nil path
---- @return integer|nil line
-function M.tool_target(block)
-  local ok, args = pcall(vim.json.decode, block.args or '')
-  if not ok or type(args) ~= 'table' then
-    return nil
-  end
-  local path = args.path
-  if block.name == 'rename_path' and type(args.to) == 'string' then
-    path = args.to
-  end
-  if type(path) ~= 'string' or path == '' then
-    return nil
-  end
-  path = absolute(path)
-  local line = nil
-  if type(args.offset) == 'number' and args.offset >= 1 then
-    line = math.floor(args.offset)
-  elseif block.name == 'edit_file' then
-    line = line_of(path, args.new_text)
-  end
-  return path, line
-end
-
---- The file and line under the cursor in panel `p` (row 0-based): the tool
---- line's file, else a `path` or `path:line` under the cursor.
---- @return string|nil path
---- @return integer|nil line
-function M.target_at(p, row)
-  p:flush()
-  for _, block in ipairs(p.blocks) do
-    if block.kind == 'tool' and row >= block.start and row < block.start + block.count then
-      local path, line = M.tool_target(block)
-      if path then
-        return path, line
-      end
-    end
-  end
-  local cfile = vim.fn.expand('<cfile>')
-  if cfile == '' then
-    return nil
-  end
-  local text = vim.api.nvim_get_current_line()
-  local at = text:find(cfile, 1, true)
-  local line = at and tonumber(text:sub(at + #cfile):match('^:(%d+)')) or nil
-  local plain, suffix = cfile:match('^(.-):(%d+)$')
-  if plain then
-    cfile, line = plain, line or tonumber(suffix)
-  end
-  local path = absolute(cfile)
-  if vim.uv.fs_stat(path) == nil then
-    return nil
-  end
-  return path, line
-end
-
---- A window to open a file in: the previous one, else one that shows
---- neither the chat nor a panel, else a new split left of the panel.
-local function target_window()
-  local panels = require('rhema.panel').by_buf
-  local function usable(win)
-    if not valid_win(win) or vim.api.nvim_win_get_config(win).relative ~= '' then
-      return false
-    end
-    local buf = vim.api.nvim_win_get_buf(win)
-    return buf ~= M.input and panels[buf] == nil
-  end
-  local previous = vim.fn.win_getid(vim.fn.winnr('#'))
-  if usable(previous) then
-    return previous
-  end
-  for _, win in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
-    if usable(win) then
-      return win
-    end
-  end
-  vim.cmd('topleft vsplit')
-  return vim.api.nvim_get_current_win()
-end
-
---- `gf` in a panel: open the file of the tool line under the cursor (at
---- its line when it has one), in a window other than the chat's.
-function M.goto_file()
-  local buf = vim.api.nvim_get_current_buf()
-  local p = require('rhema.panel').by_buf[buf]
-  if not p then
-    return
-  end
-  local row = vim.api.nvim_win_get_cursor(0)[1] - 1
-  local path, line = M.target_at(p, row)
-  if not path then
-    notify('no file on this line')
-    return
-  end
-  local win = target_window()
-  vim.api.nvim_set_current_win(win)
-  vim.cmd.edit(vim.fn.fnameescape(path))
-  if line then
-    local last = vim.api.nvim_buf_line_count(0)
-    vim.api.nvim_win_set_cursor(0, { math.min(line, last), 0 })
-    vim.cmd('normal! zvzz')
-  end
-end
-
 --- The keys of a panel buffer: `gf`, `i`, and the chat's stop and close.
 --- @param buf integer
 function M.panel_keys(buf)
   local keys = config.options.chat.keys
   if keys.goto_file then
-    vim.keymap.set('n', keys.goto_file, M.goto_file, {
+    vim.keymap.set('n', keys.goto_file, function()
+      require('rhema.jump').goto_file()
+    end, {
       buffer = buf,
       desc = 'Rhema: open the file of this tool line',
     })

@@ -319,6 +319,7 @@ r.read = gf_at(row_of('▸ read_file'))
 r.edit = gf_at(row_of('▸ edit_file'))
 local text_row = row_of('Fixed.')
 r.text = gf_at(text_row, lines[text_row]:find('notes.txt', 1, true) + 2)
+r.missing = gf_at(row_of('▸ read_file ./sub/../missing.txt'))
 r.panel_still = vim.api.nvim_win_get_buf(panel_win) == panel_buf
 r.windows = #vim.api.nvim_tabpage_list_wins(0)
 vim.api.nvim_set_current_win(panel_win)
@@ -340,6 +341,7 @@ def test_gf_on_a_tool_line_opens_its_file_at_the_line(
         tool_reply(
             ("read_file", {"path": "notes.txt", "offset": 3}),
             ("edit_file", {"path": "hello.py", "old_text": "hello ", "new_text": "hi there "}),
+            ("read_file", {"path": "./sub/../missing.txt"}),
         ),
         text_reply("Fixed. See notes.txt:2 for more."),
     )
@@ -368,6 +370,9 @@ def test_gf_on_a_tool_line_opens_its_file_at_the_line(
         "in_panel_win": False,
         "in_source_win": True,
     }
+    # A file that is not there is said so, and nothing opens.
+    assert r["missing"]["in_panel_win"] is True
+    assert "rhema: missing.txt does not exist (any more)" in [m["message"] for m in r["messages"]]
     assert r["panel_still"] is True
     assert r["windows"] == 3
     # A line without a file leaves the cursor in the panel.

@@ -15,6 +15,16 @@ local function valid_win(win)
   return win ~= nil and vim.api.nvim_win_is_valid(win)
 end
 
+--- The loaded buffer of file `path`, or nil.
+local function loaded(path)
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.api.nvim_buf_get_name(buf) == path then
+      return buf
+    end
+  end
+  return nil
+end
+
 --- The first line of `needle`'s first non-blank line in `path` (1-based), or nil.
 local function line_of(path, needle)
   if type(needle) ~= 'string' then
@@ -30,9 +40,9 @@ local function line_of(path, needle)
   if not want then
     return nil
   end
-  local bufnr = vim.fn.bufnr(path)
+  local bufnr = loaded(path)
   local lines
-  if bufnr > 0 and vim.api.nvim_buf_is_loaded(bufnr) then
+  if bufnr then
     lines = vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)
   else
     local ok, read = pcall(vim.fn.readfile, path)
@@ -62,9 +72,9 @@ end
 
 local function absolute(path)
   if path:sub(1, 1) == '/' or path:match('^%a:[/\\]') then
-    return path
+    return vim.fn.simplify(path)
   end
-  return vim.fs.joinpath(root_of(), path)
+  return vim.fn.simplify(vim.fs.joinpath(root_of(), path))
 end
 
 --- The file (absolute) and line a tool block points at, or nil.
@@ -161,6 +171,11 @@ function M.goto_file()
   local path, line = M.target_at(p, row)
   if not path then
     require('rhema.runs').notify('no file on this line', vim.log.levels.WARN)
+    return
+  end
+  if not loaded(path) and vim.uv.fs_stat(path) == nil then
+    local name = require('rhema.runs').display(path)
+    require('rhema.runs').notify(name .. ' does not exist (any more)', vim.log.levels.WARN)
     return
   end
   local win = target_window()

@@ -402,6 +402,10 @@ function M.input_buffer()
         vim.schedule(function()
           pending = false
           M.highlight_mentions(buf)
+          -- A draft never holds up :qa (E162); :w sends all the same.
+          if vim.api.nvim_buf_is_valid(buf) then
+            vim.bo[buf].modified = false
+          end
         end)
       end
     end,

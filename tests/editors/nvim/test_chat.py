@@ -126,7 +126,7 @@ def test_chat_sends_streams_follows_up_and_recalls_history(
     assert (r["buftype"], r["filetype"]) == ("acwrite", "markdown")
     assert r["input_col"] == r["panel_col"] and r["input_row"] > r["panel_row"]
     assert r["input_height"] == 6
-    assert "#buffer #selection #diagnostics → hello.py" in r["winbar"]
+    assert r["winbar"] == "Rhema · <CR> or :w sends · #buffer: hello.py"
     # <CR> sent the input and emptied it; the answer streamed while the turn ran.
     assert r["input_after_send"] == [""]
     assert r["running_while_streaming"] is True
@@ -399,8 +399,10 @@ T.wait('some streamed text', function()
   end
   return false
 end)
+local winbar = vim.api.nvim_eval_statusline(vim.wo[chat.input_win].winbar,
+  { winid = chat.input_win, use_winbar = true }).str
 vim.cmd.normal(vim.keycode('<C-c>'))
-local r = { at_stop = T.panel_lines() }
+local r = { at_stop = T.panel_lines(), winbar = winbar }
 T.wait('the turn to answer', function() return runs.last['rhema.turn'] ~= nil end)
 T.wait('rhema.cancel to answer', function() return runs.last['rhema.cancel'] ~= nil end)
 r.result = runs.last['rhema.turn']
@@ -424,6 +426,7 @@ def test_ctrl_c_in_the_chat_stops_the_turn(
 
     r = run_nvim(STOP, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url))
 
+    assert r["winbar"] == "Rhema · running, <C-c> stops · #buffer: hello.py"
     assert r["at_stop"][-2:] == ["", "── cancelled ──"]
     assert r["result"]["stopReason"] == "cancelled"
     assert r["status"]["running"] == []

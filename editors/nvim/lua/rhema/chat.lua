@@ -464,8 +464,14 @@ end
 function M.winbar()
   local src = M.source_buffer()
   local name = src and runs.display(vim.api.nvim_buf_get_name(src)) or 'no file'
-  local state = runs.is_running() and 'running · <C-c> stops' or '<CR> or :w sends'
-  return ('Rhema chat · %s · #buffer #selection #diagnostics → %s'):format(state, name)
+  local keys = config.options.chat.keys
+  local state
+  if runs.is_running() then
+    state = 'running' .. (keys.stop and (', ' .. keys.stop .. ' stops') or '')
+  else
+    state = (keys.send and (keys.send .. ' or ') or '') .. ':w sends'
+  end
+  return ('Rhema · %s · #buffer: %s'):format(state, name)
 end
 
 --- The panel the chat shows: the current session's, else an empty one that

@@ -21,9 +21,13 @@ for name in pairs(vim.api.nvim_get_commands({})) do
   end
 end
 table.sort(r.commands)
+for _, tag in ipairs({ 'rhema-chat', 'rhema-chat-keys', 'rhema-mentions', 'rhema.chat()' }) do
+  if not pcall(vim.cmd.help, tag) then
+    table.insert(r.missing, tag)
+  end
+end
 for _, tag in ipairs({ 'rhema', 'rhema-options', 'rhema-panel', 'rhema-cancel', 'rhema-edits',
-                       'rhema-progress', 'rhema-health', 'rhema.setup()', 'rhema.status()',
-                       'rhema-chat', 'rhema-chat-keys', 'rhema-mentions', 'rhema.chat()' }) do
+                       'rhema-progress', 'rhema-health', 'rhema.setup()', 'rhema.status()' }) do
   if not pcall(vim.cmd.help, tag) then
     table.insert(r.missing, tag)
   end

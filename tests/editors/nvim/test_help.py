@@ -21,6 +21,11 @@ for name in pairs(vim.api.nvim_get_commands({})) do
   end
 end
 table.sort(r.commands)
+for _, tag in ipairs({ 'rhema-chat', 'rhema-chat-keys', 'rhema-mentions', 'rhema.chat()' }) do
+  if not pcall(vim.cmd.help, tag) then
+    table.insert(r.missing, tag)
+  end
+end
 for _, tag in ipairs({ 'rhema', 'rhema-options', 'rhema-panel', 'rhema-cancel', 'rhema-edits',
                        'rhema-progress', 'rhema-health', 'rhema-review', 'rhema-quickfix',
                        'rhema.setup()', 'rhema.status()' }) do
@@ -49,6 +54,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
     assert r["commands"] == [
         "RhemaAsk",
         "RhemaCancel",
+        "RhemaChat",
         "RhemaCompact",
         "RhemaDiff",
         "RhemaEdit",
@@ -74,6 +80,8 @@ T.result = {
   cancel = vim.fn.maparg('<leader>rc', 'n'),
   sessions = vim.fn.maparg('<Space>s', 'n'),
   step = vim.fn.maparg('<leader>rn', 'n'),
+  chat = vim.fn.maparg('<leader>rr', 'n'),
+  chat_visual = vim.fn.maparg('<leader>rr', 'x'),
   layout = vim.fn.winlayout()[1],
   bottom = vim.fn.win_screenpos(win)[1] > vim.fn.win_screenpos(vim.fn.win_getid(1))[1],
   height = vim.api.nvim_win_get_height(win),
@@ -101,6 +109,7 @@ def test_keymaps_are_opt_in_and_the_panel_position_is_configurable(tmp_path: Pat
     assert r["cancel"] == "<Cmd>RhemaCancel<CR>"
     assert r["sessions"] == "<Cmd>RhemaSessions<CR>"
     assert r["step"] == ""
+    assert (r["chat"], r["chat_visual"]) == ("<Cmd>RhemaChat<CR>", ":RhemaChat<CR>")
     assert r["layout"] == "col"
     assert r["bottom"] is True
     assert r["height"] == 7

@@ -147,6 +147,13 @@ function M.define()
     range = true,
     desc = 'Rewrite the selection with Rhema',
   })
+  command('RhemaChat', function(opts)
+    require('rhema.chat').open({ text = opts.args, selection = opts.range > 0 })
+  end, {
+    nargs = '*',
+    range = true,
+    desc = 'Open the Rhema chat ([range]: mention the selection; a message: send it)',
+  })
   command('RhemaCancel', function()
     runs.cancel()
   end, { desc = 'Stop the running Rhema turn' })
@@ -234,6 +241,10 @@ function M.map(keymaps, defaults)
   end
   if keys.cancel then
     set('n', keys.cancel, '<Cmd>RhemaCancel<CR>', { desc = 'Rhema: cancel' })
+  end
+  if keys.chat then
+    set('n', keys.chat, '<Cmd>RhemaChat<CR>', { desc = 'Rhema: chat' })
+    set('x', keys.chat, ':RhemaChat<CR>', { desc = 'Rhema: chat about the selection' })
   end
   if keys.sessions then
     set('n', keys.sessions, '<Cmd>RhemaSessions<CR>', { desc = 'Rhema: sessions' })

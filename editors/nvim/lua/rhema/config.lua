@@ -12,12 +12,18 @@ local M = {}
 --- @field flush_ms integer how long stream deltas are batched before a redraw
 --- @field follow boolean keep the panel scrolled to the end while it streams
 
+--- @class rhema.ChatOptions
+--- @field height integer lines of the chat's input window
+--- @field history integer sent prompts kept, across restarts too (0: this Neovim only)
+--- @field keys table<string, string|boolean> the chat's buffer-local keys (`false`: unmapped)
+
 --- @class rhema.Options
 --- @field cmd string[] the server command (stdio)
 --- @field cmd_env table<string,string>|nil extra environment for the server
 --- @field root_markers string[] files or folders that mark a workspace root
 --- @field settings table the `rhema` settings (initializationOptions and workspace/configuration)
 --- @field panel rhema.PanelOptions
+--- @field chat rhema.ChatOptions
 --- @field keymaps boolean|table<string,string|false> opt-in key mappings
 M.defaults = {
   cmd = { 'rhema-lsp' },
@@ -31,6 +37,21 @@ M.defaults = {
     flush_ms = 40,
     follow = true,
   },
+  chat = {
+    height = 6,
+    history = 100,
+    keys = {
+      send = '<CR>',
+      send_insert = '<C-s>',
+      history_prev = '<C-p>',
+      history_next = '<C-n>',
+      arrows = true,
+      stop = '<C-c>',
+      close = 'q',
+      goto_file = 'gf',
+      input = 'i',
+    },
+  },
   keymaps = false,
 }
 
@@ -41,6 +62,7 @@ M.default_keymaps = {
   step = '<leader>rn',
   cancel = '<leader>rc',
   sessions = '<leader>rs',
+  chat = '<leader>rr',
 }
 
 --- @type rhema.Options

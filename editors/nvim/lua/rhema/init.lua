@@ -23,6 +23,7 @@ function M.setup(opts)
   commands.register_lsp_commands()
   commands.map(options.keymaps, config.default_keymaps)
   require('rhema.progress').setup()
+  require('rhema.chat').setup()
   require('rhema.client').setup(options, function(params)
     runs.on_event(params)
   end)
@@ -59,6 +60,12 @@ function M.edit(uri, range, instruction, done)
     vim.uri_to_bufnr(uri),
     done
   )
+end
+
+--- Open (or focus) the chat; with `text`, send it.
+--- @param text string|nil
+function M.chat(text)
+  require('rhema.chat').open({ text = text })
 end
 
 --- Stop what runs.

@@ -50,6 +50,7 @@ function M.define_highlights()
   set(0, 'RhemaTool', { default = true, link = 'Special' })
   set(0, 'RhemaError', { default = true, link = 'DiagnosticError' })
   set(0, 'RhemaClosing', { default = true, link = 'NonText' })
+  set(0, 'RhemaMention', { default = true, link = 'Special' })
 end
 
 --- A new, empty panel.
@@ -83,6 +84,7 @@ function M.new(title, session)
     usage = nil,
   }, Panel)
   M.by_buf[buf] = panel
+  require('rhema.chat').panel_keys(buf)
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = buf,
     once = true,

@@ -51,6 +51,8 @@ local function tool_summary(block)
       local value = args[key]:gsub('\n.*', ' …')
       if key == 'from' and type(args.to) == 'string' then
         value = value .. ' → ' .. args.to
+      elseif key == 'path' and type(args.offset) == 'number' and args.offset > 1 then
+        value = ('%s:%d'):format(value, args.offset)
       end
       return ' ' .. value
     end

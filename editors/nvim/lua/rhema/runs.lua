@@ -10,6 +10,7 @@
 --- dropped. `current` is the session `:RhemaAsk` continues.
 local client = require('rhema.client')
 local panel = require('rhema.panel')
+local render_plural = require('rhema.render').plural
 
 local M = {}
 
@@ -22,6 +23,9 @@ M.pending = {}
 M.current = nil
 --- @type rhema.Panel|nil
 M.current_panel = nil
+--- An empty panel the chat shows before a new session's first run streams into it.
+--- @type rhema.Panel|nil
+M.blank = nil
 --- Requests in flight: {client, id, panel, kind}.
 M.running = {}
 --- The last result of each command, by command name (for statuslines and tests).
@@ -165,6 +169,9 @@ local function context_label(context)
     if ref.range then
       label = ('%s:%d-%d'):format(label, ref.range.start.line + 1, ref.range['end'].line + 1)
     end
+    if ref.diagnostics and #ref.diagnostics > 0 then
+      label = ('%s (%s)'):format(label, render_plural(#ref.diagnostics, 'diagnostic'))
+    end
     table.insert(parts, label)
   end
   return table.concat(parts, ', ')
@@ -175,7 +182,12 @@ local function panel_for_run(title)
   if M.current and M.panels[M.current] then
     return M.panels[M.current]
   end
-  local p = panel.new(title, nil)
+  -- The empty panel the chat shows for a new session, else a new one.
+  local p = M.blank
+  M.blank = nil
+  if not (p and vim.api.nvim_buf_is_valid(p.buf)) then
+    p = panel.new(title, nil)
+  end
   table.insert(M.pending, p)
   M.current_panel = p
   return p
@@ -326,6 +338,7 @@ end
 function M.new_session()
   M.current = nil
   M.current_panel = nil
+  require('rhema.chat').on_new_session()
 end
 
 --- List the sessions, let the user pick one, and show its conversation.

@@ -43,6 +43,31 @@ function T.panel_lines()
   return T.lines(panel.buf)
 end
 
+--- Wait until the panel shows a line containing `needle` (plain text).
+function T.wait_panel_text(what, needle)
+  T.wait(what, function()
+    local buf = require('rhema').panel_buffer()
+    for _, line in ipairs(buf and T.lines(buf) or {}) do
+      if line:find(needle, 1, true) then
+        return true
+      end
+    end
+    return false
+  end)
+end
+
+--- Wait for the review after the one numbered `handled`, shown in the
+--- current window; return it.
+function T.next_review(handled)
+  local review = require('rhema.review')
+  T.wait('a review', function()
+    local current = review.current()
+    return current ~= nil and current.id > handled and current.buf ~= nil
+      and vim.api.nvim_get_current_buf() == current.buf
+  end)
+  return review.current()
+end
+
 --- Send a command synchronously (for checks the test makes itself).
 function T.command(name, args)
   local c = vim.lsp.get_clients({ name = 'rhema' })[1]

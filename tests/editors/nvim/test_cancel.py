@@ -12,15 +12,7 @@ CANCEL = r"""
 vim.cmd.edit(T.workspace .. '/hello.py')
 T.attached()
 vim.cmd('RhemaAsk Write a lot.')
-T.wait('some streamed text', function()
-  local buf = require('rhema').panel_buffer()
-  for _, line in ipairs(buf and T.lines(buf) or {}) do
-    if line:find('word word word', 1, true) then
-      return true
-    end
-  end
-  return false
-end)
+T.wait_panel_text('some streamed text', 'word word word')
 vim.cmd('RhemaCancel')
 local runs = require('rhema.runs')
 local panel = runs.current_panel

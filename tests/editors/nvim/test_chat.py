@@ -390,15 +390,7 @@ local chat = require('rhema.chat')
 local runs = require('rhema.runs')
 vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { 'Write a lot.' })
 vim.cmd.normal(vim.keycode('<CR>'))
-T.wait('some streamed text', function()
-  local buf = require('rhema').panel_buffer()
-  for _, line in ipairs(buf and T.lines(buf) or {}) do
-    if line:find('word word word', 1, true) then
-      return true
-    end
-  end
-  return false
-end)
+T.wait_panel_text('some streamed text', 'word word word')
 local winbar = vim.api.nvim_eval_statusline(vim.wo[chat.input_win].winbar,
   { winid = chat.input_win, use_winbar = true }).str
 vim.cmd.normal(vim.keycode('<C-c>'))

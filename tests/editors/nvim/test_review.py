@@ -34,12 +34,7 @@ vim.cmd('RhemaAsk Change v and w')
 local r = { seen = {} }
 local handled = 0
 while handled < 2 do
-  T.wait('a review', function()
-    local current = review.current()
-    return current ~= nil and current.id > handled and current.buf ~= nil
-      and vim.api.nvim_get_current_buf() == current.buf
-  end)
-  local current = review.current()
+  local current = T.next_review(handled)
   handled = current.id
   local seen = {
     label = current.label,
@@ -285,12 +280,7 @@ vim.cmd('RhemaAsk Add new.py and remove old.py')
 local r = { seen = {} }
 local handled = 0
 while handled < 2 do
-  T.wait('a review', function()
-    local current = review.current()
-    return current ~= nil and current.id > handled and current.buf ~= nil
-      and vim.api.nvim_get_current_buf() == current.buf
-  end)
-  local current = review.current()
+  local current = T.next_review(handled)
   handled = current.id
   local seen = { label = current.label, lines = T.lines(current.buf) }
   if current.label:find('old.py', 1, true) then

@@ -6,7 +6,8 @@ one transaction: the store remembers how many messages it committed per
 session and checks that count against the stored maximum sequence number,
 so the cost follows the new messages, not the history, and an append by
 another process is detected (:class:`SessionConflictError`) instead of
-interleaved. :meth:`SessionStore.commit_hook` is the engine's
+interleaved (the transaction is :mod:`rhema_lsp.sessions.append`; reading
+back, :mod:`rhema_lsp.sessions.reading`). :meth:`SessionStore.commit_hook` is the engine's
 commit-before-execute (durable: ``synchronous=FULL``); the server also
 commits the user's input before the first model call and checkpoints after
 each round. :meth:`SessionStore.open_and_resume` completes a history a
@@ -34,12 +35,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import anyio.to_thread
-from pydantic import ValidationError
 
 from rhema_lsp.engine import (
     CommitHook,
     EventSink,
-    Message,
     ResumeReport,
     Session,
     ToolContext,
@@ -47,27 +46,22 @@ from rhema_lsp.engine import (
     pending_calls,
     resume,
 )
+from rhema_lsp.sessions.append import Committed, append_new
 from rhema_lsp.sessions.checkpoints import Checkpoints
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
-    SessionConflictError,
-    SessionStoreError,
     UnknownSessionError,
 )
 from rhema_lsp.sessions.fork import copy_session
 from rhema_lsp.sessions.leases import Lease, LeaseRow, is_live, refuse_if_live
 from rhema_lsp.sessions.location import StoreLocation, database_path
+from rhema_lsp.sessions.reading import read_session
 from rhema_lsp.sessions.records import SessionInfo, TurnStart, now_iso, title_from_prompt
 from rhema_lsp.sessions.timeline import (
-    compaction_cuts,
-    compaction_rewound,
     dropped,
-    last_live_seq,
     live_count,
     next_seq,
-    read_compaction,
-    seq_is_live,
 )
 
 __all__ = ["DEFAULT_LEASE_TTL", "SessionStore", "StoreEvent"]
@@ -268,47 +262,11 @@ class SessionStore:
         """
 
         def select(conn: sqlite3.Connection) -> Session:
-            conn.execute("BEGIN")  # one snapshot for the existence check and the rows
-            try:
-                if not _exists(conn, session_id):
-                    raise UnknownSessionError(session_id, str(self.folder))
-                rows = conn.execute(
-                    "SELECT seq, body FROM messages WHERE session_id = ? ORDER BY seq",
-                    (session_id,),
-                ).fetchall()
-                ranges = dropped(conn, session_id)
-                cuts = compaction_cuts(conn, session_id)
-                compaction_rows = conn.execute(
-                    "SELECT body FROM compactions WHERE session_id = ? ORDER BY seq",
-                    (session_id,),
-                ).fetchall()
-            finally:
-                conn.execute("COMMIT")
-            history = []
-            for expected, (seq, body) in enumerate(rows):
-                if seq != expected:
-                    raise SessionStoreError(
-                        f"session {session_id} is missing message {expected} in {self.path}; "
-                        "delete the session or restore the file from a backup"
-                    )
-                if not seq_is_live(seq, ranges):
-                    continue
-                try:
-                    history.append(Message.model_validate_json(body))
-                except ValidationError as exc:
-                    raise SessionStoreError(
-                        f"message {seq} of session {session_id} cannot be read "
-                        f"({exc.error_count()} problems); delete the session to go on"
-                    ) from exc
-            compactions = []
-            for number, (body,) in enumerate(compaction_rows):
-                record = read_compaction(session_id, number, body)
-                if record.upto <= len(history) and not compaction_rewound(number, record, cuts):
-                    compactions.append(record)  # else ahead of its messages, or rewound
-            self._committed[session_id] = len(history)
-            self._compacted[session_id] = len(compactions)
-            self._compaction_rows[session_id] = len(compaction_rows)
-            return Session(history=history, compactions=compactions)
+            stored = read_session(conn, session_id, folder=str(self.folder), path=self.path)
+            self._committed[session_id] = len(stored.session.history)
+            self._compacted[session_id] = len(stored.session.compactions)
+            self._compaction_rows[session_id] = stored.compaction_rows
+            return stored.session
 
         return await self._db.read(f"load session {session_id}", select)
 
@@ -347,81 +305,30 @@ class SessionStore:
             (another process appended, or the copy was rewritten); nothing
             was written.
         """
-        history = session.history
-        count = len(history)
-        compactions = session.compactions
         if (
-            self._committed.get(session_id) == count
-            and self._compacted.get(session_id) == len(compactions)
+            self._committed.get(session_id) == len(session.history)
+            and self._compacted.get(session_id) == len(session.compactions)
             and turn is None
         ):
             return
         self._event("commit.begin")
 
-        def append(conn: sqlite3.Connection) -> int:
-            if not _exists(conn, session_id):
-                raise UnknownSessionError(session_id, str(self.folder))
-            total = next_seq(conn, session_id)
-            ranges = dropped(conn, session_id)
-            stored = live_count(total, ranges)
-            known = self._committed.get(session_id)
-            if known is not None and known != stored:
-                raise SessionConflictError(
-                    session_id, f"{stored} messages stored, {known} committed from here"
-                )
-            if stored > count:
-                raise SessionConflictError(
-                    session_id, f"{stored} messages stored, this copy has {count}"
-                )
-            if known is None and stored:
-                tail = last_live_seq(total, ranges)
-                assert tail is not None
-                _check_tail(conn, session_id, tail, history[stored - 1])
-            conn.executemany(
-                "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)",
-                [
-                    (session_id, total + index - stored, history[index].model_dump_json())
-                    for index in range(stored, count)
-                ],
-            )
-            if turn is not None and count > stored:
-                conn.execute(
-                    "INSERT OR REPLACE INTO turns (session_id, turn, first_seq, title, created_at) "
-                    "VALUES (?, ?, ?, ?, ?)",
-                    (session_id, turn.turn, total + count - 1 - stored, turn.title, now_iso()),
-                )
-            # Compactions: rows are numbered apart from the copy's list, which
-            # leaves out those a conversation rewind made obsolete.
-            (have,) = conn.execute(
-                "SELECT count(*) FROM compactions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            known_rows = self._compaction_rows.get(session_id)
-            kept = self._compacted.get(session_id, 0)
-            if known_rows is None:  # not loaded here: the copy holds every stored row
-                known_rows = kept = int(have)
-            if int(have) != known_rows or kept > len(compactions):
-                raise SessionConflictError(
-                    session_id,
-                    f"{have} compactions stored, {known_rows} known here, "
-                    f"this copy has {len(compactions)}",
-                )
-            conn.executemany(
-                "INSERT INTO compactions (session_id, seq, body) VALUES (?, ?, ?)",
-                [
-                    (session_id, int(have) + offset, record.model_dump_json())
-                    for offset, record in enumerate(compactions[kept:])
-                ],
-            )
-            rows[0] = int(have) + len(compactions) - kept
-            conn.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", (now_iso(), session_id))
-            self._event("commit.written")
-            return count
+        known = Committed(
+            messages=self._committed.get(session_id),
+            compaction_rows=self._compaction_rows.get(session_id),
+            compactions_kept=self._compacted.get(session_id, 0),
+        )
 
-        rows = [0]
-        committed = await self._db.write(f"commit session {session_id}", append, durable=durable)
-        self._committed[session_id] = committed
-        self._compaction_rows[session_id] = rows[0]
-        self._compacted[session_id] = len(compactions)
+        def append(conn: sqlite3.Connection) -> Committed:
+            done = append_new(conn, session_id, session, known, turn, folder=str(self.folder))
+            self._event("commit.written")
+            return done
+
+        done = await self._db.write(f"commit session {session_id}", append, durable=durable)
+        assert done.messages is not None and done.compaction_rows is not None
+        self._committed[session_id] = done.messages
+        self._compaction_rows[session_id] = done.compaction_rows
+        self._compacted[session_id] = done.compactions_kept
         self._event("commit.done")
 
     async def fork(self, session_id: str, turn: int | None = None) -> SessionInfo:
@@ -575,19 +482,3 @@ class SessionStore:
 def _stored_count(conn: sqlite3.Connection, session_id: str) -> int:
     """How many messages the live history holds."""
     return live_count(next_seq(conn, session_id), dropped(conn, session_id))
-
-
-def _exists(conn: sqlite3.Connection, session_id: str) -> bool:
-    return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
-
-
-def _check_tail(conn: sqlite3.Connection, session_id: str, seq: int, mine: Message) -> None:
-    (body,) = conn.execute(
-        "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
-    ).fetchone()
-    try:
-        same = Message.model_validate_json(body) == mine
-    except ValidationError:
-        same = False
-    if not same:
-        raise SessionConflictError(session_id, f"stored message {seq} differs from this copy's")

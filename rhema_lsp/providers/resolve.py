@@ -26,18 +26,17 @@ choice in one line and never contains a key.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import anyio
 import httpx
 
 from rhema_lsp.engine import ModelProvider
 from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate_embedded_model
 from rhema_lsp.providers.errors import ProviderConfigError
+from rhema_lsp.providers.local import find_local_server, model_ids, port_list
 from rhema_lsp.providers.presets import (
     CUSTOM_KEY_VAR,
     ENV_KEY_ORDER,
@@ -182,64 +181,6 @@ def _env_value(env: Mapping[str, str], name: str) -> str | None:
     return value or None
 
 
-@dataclass(frozen=True, slots=True)
-class _Listing:
-    models: list[str]
-    owners: set[str]
-
-
-async def _list_models(base_url: str, wait: float) -> _Listing | None:
-    """The models a local OpenAI-compatible server lists, or ``None`` if it
-    does not answer like one within ``wait`` seconds."""
-    try:
-        async with httpx.AsyncClient(timeout=wait, trust_env=False) as client:
-            response = await client.get(f"{base_url}/models")
-    except httpx.HTTPError:
-        return None
-    if response.status_code != 200:
-        return None
-    try:
-        payload = json.loads(response.content)
-    except ValueError:
-        return None
-    data = payload.get("data") if isinstance(payload, dict) else None
-    if not isinstance(data, list):
-        return None
-    items = [item for item in data if isinstance(item, dict) and item.get("id")]
-    return _Listing(
-        [str(item["id"]) for item in items], {str(item.get("owned_by", "")) for item in items}
-    )
-
-
-async def _model_ids(base_url: str, wait: float) -> list[str]:
-    listing = await _list_models(base_url, wait)
-    return [] if listing is None else listing.models
-
-
-async def _detect_local(
-    servers: Sequence[LocalServer], wait: float
-) -> tuple[LocalServer, _Listing] | None:
-    found: dict[int, _Listing] = {}
-
-    async def probe(position: int, server: LocalServer) -> None:
-        listing = await _list_models(server.base_url, wait)
-        if listing is not None:
-            found[position] = listing
-
-    async with anyio.create_task_group() as group:
-        for position, server in enumerate(servers):
-            group.start_soon(probe, position, server)
-    if not found:
-        return None
-    first = min(found)
-    return servers[first], found[first]
-
-
-def _ports(servers: Sequence[LocalServer]) -> str:
-    ports = [server.port for server in servers]
-    return ", ".join(ports[:-1]) + f" or {ports[-1]}" if len(ports) > 1 else "".join(ports)
-
-
 class _Chooser:
     def __init__(self, env: Mapping[str, str], names: SettingNames) -> None:
         self.env = env
@@ -346,9 +287,9 @@ async def choose_provider(
             chooser, preset, settings.base_url, wanted_model, protocol, locate_embedded
         )
     servers = LOCAL_AUTODETECT if local_servers is None else tuple(local_servers)
-    nothing_local = f"no local server answered on port {_ports(servers)}" if servers else ""
+    nothing_local = f"no local server answered on port {port_list(servers)}" if servers else ""
     if detect_local and servers:
-        detected = await _detect_local(servers, detect_timeout)
+        detected = await find_local_server(servers, detect_timeout)
         if detected is not None:
             server, listing = detected
             preset_name = next(
@@ -488,7 +429,7 @@ async def _custom(
         )
     if model is None and protocol != "gemini":
         listing = url if protocol == "openai" else f"{url}/v1"
-        models = await _model_ids(listing, _MODEL_QUERY_TIMEOUT)
+        models = await model_ids(listing, _MODEL_QUERY_TIMEOUT)
         model = models[0] if models else None
     if model is None:
         raise ProviderConfigError(
@@ -528,7 +469,7 @@ async def _explicit(
         )
     url = chooser.base_url(base_url or preset.base_url)
     if model is None:
-        models = await _model_ids(url, _MODEL_QUERY_TIMEOUT)
+        models = await model_ids(url, _MODEL_QUERY_TIMEOUT)
         if not models:
             raise ProviderConfigError(
                 f"{preset.name} at {url} did not answer with a model list: start it there, "

@@ -109,7 +109,10 @@ describe('transcript reducer', () => {
 
   it('rebuilds a reopened session from its messages', () => {
     const items = fromMessages([
-      { role: 'user', content: [{ type: 'text', text: 'First' }] },
+      {
+        role: 'user',
+        content: [{ type: 'text', text: "First\n\nhello.py (the editor's current text, unsaved changes included):\n```python\nx\n```" }],
+      },
       {
         role: 'assistant',
         content: [
@@ -126,6 +129,7 @@ describe('transcript reducer', () => {
       items.map((item) => item.kind),
       ['user', 'thinking', 'answer', 'tool', 'answer'],
     );
+    assert.deepEqual(items[0], { kind: 'user', text: 'First', mentions: [] }); // without the context
     assert.equal(items[1]?.kind === 'thinking' && items[1].collapsed, true);
     assert.equal(items[3]?.kind === 'tool' && items[3].state, 'ok');
   });

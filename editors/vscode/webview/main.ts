@@ -75,15 +75,14 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
       following = true;
       view.reset(state);
       running(state.running);
-      if (state.session !== undefined) post({ type: 'listSessions' });
-      else showSessions([], undefined);
+      post({ type: 'listSessions' });
       break;
     case 'action': {
       const sessionBefore = state.session;
       for (const index of apply(state, message.action)) view.update(state, index);
       view.status(state);
       running(state.running);
-      if (message.action.kind === 'end' && sessionBefore === undefined) post({ type: 'listSessions' });
+      if (message.action.kind === 'session' && sessionBefore !== state.session) post({ type: 'listSessions' });
       break;
     }
     case 'sessions':

@@ -225,6 +225,15 @@ export function meterText(context: TranscriptState['context'], usage: Usage): st
   return `${tokens} · context ${k(context.tokens)} / ${k(context.window)} (${share}%)`;
 }
 
+/** Where the server's rendering of `context` begins in a stored prompt (docs/protocol.md, Context). */
+const CONTEXT_BLOCK = /\n\n[^\n]* \(the editor's current text[^\n]*:\n/;
+
+/** The prompt the user typed, without the context the server appended to it. */
+export function promptOf(stored: string): string {
+  const match = CONTEXT_BLOCK.exec(stored);
+  return match === null ? stored : stored.slice(0, match.index);
+}
+
 /** A reopened session (`rhema.openSession`'s messages) as transcript items. */
 export function fromMessages(messages: readonly Message[] | readonly unknown[]): Item[] {
   const state = emptyState();
@@ -234,12 +243,21 @@ export function fromMessages(messages: readonly Message[] | readonly unknown[]):
     const parts = (Array.isArray(content) ? (content as unknown[]) : []).filter(
       (part): part is Record<string, unknown> => typeof part === 'object' && part !== null,
     );
-    for (const part of parts) {
-      const text = typeof part.text === 'string' ? part.text : '';
-      if (role === 'user' && part.type === 'text' && text.trim()) {
+    if (role === 'user') {
+      const text = promptOf(
+        parts
+          .filter((part) => part.type === 'text' && typeof part.text === 'string')
+          .map((part) => part.text as string)
+          .join(''),
+      );
+      if (text.trim()) {
         collapseThinking(state);
         push(state, { kind: 'user', text, mentions: [] });
-      } else if (role === 'assistant' && part.type === 'thinking' && text) {
+      }
+    }
+    for (const part of parts) {
+      const text = typeof part.text === 'string' ? part.text : '';
+      if (role === 'assistant' && part.type === 'thinking' && text) {
         applyEvent(state, { type: 'thinking_delta', text });
       } else if (role === 'assistant' && part.type === 'text' && text) {
         applyEvent(state, { type: 'text_delta', text });

@@ -8,7 +8,6 @@ from typing import Any, cast
 
 import pytest
 
-from rhema_lsp.server import folders as folders_module
 from rhema_lsp.server.folders import Folders
 from rhema_lsp.sessions import SessionStore
 
@@ -24,7 +23,7 @@ async def test_concurrent_callers_share_one_opening_of_a_new_store(
         await asyncio.sleep(0.05)  # the other callers arrive meanwhile
         return await real_open(folder, **options)
 
-    monkeypatch.setattr(folders_module.SessionStore, "open", slow_open)
+    monkeypatch.setattr(SessionStore, "open", slow_open)
     folders = Folders(cast(Any, None))
     states = await asyncio.gather(*[folders.state(tmp_path, "workspace") for _ in range(5)])
     try:

@@ -97,9 +97,13 @@ describe('transcript reducer', () => {
     assert.deepEqual(item?.kind === 'changes' && item.decisions, { [file.uri]: { decision: 'rejected', detail: undefined } });
   });
 
-  it('tracks usage and the context fill for the meter', () => {
+  it('tracks the run\'s usage across steps and the context fill for the meter', () => {
+    const tally = (input: number, output: number) => ({ input, output, cacheRead: 0, cacheWrite: 0 });
     const { state } = run([
-      ev({ type: 'usage', input: 1200, output: 30, cacheRead: 0, cacheWrite: 0 }),
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'usage', ...tally(1000, 10) }),
+      ev({ type: 'step_end', usage: tally(1000, 12), stopReason: 'tool_use' }),
+      ev({ type: 'usage', ...tally(200, 18) }),
       ev({ type: 'context', tokens: 12_300, window: 128_000 }),
     ]);
     assert.equal(meterText(state.context, state.usage), '1,200 in · 30 out · context 12.3k / 128.0k (10%)');

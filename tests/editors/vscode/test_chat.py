@@ -42,6 +42,8 @@ FOLLOW_UP = "Now explain it"
 STORY = " ".join(f"word{i}" for i in range(200))
 LATENCY_BUDGET_MS = 100.0
 CHAT = {"in": "chat"}
+MAXIMIZE = ".action-label[aria-label^='Maximize Panel Size']"
+RESTORE = ".action-label[aria-label^='Restore Panel Size']"
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:
@@ -114,7 +116,9 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
             chat({"query": ".answer .code-actions button"}),
             chat({"query": ".tool"}),
             chat({"query": "#meter"}),
+            {"click": MAXIMIZE},
             {"screenshot": str(turn_shot)},
+            {"click": RESTORE},
             # The reasoning was collapsed when the answer started; the user opens it.
             chat({"click": ".thinking > summary"}),
             chat({"query": ".thinking"}),
@@ -141,34 +145,43 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
         ],
         timeout_s=120,
     )
-    by_query = {s["query"]: s["elements"] for s in steps if "query" in s}
-    (thinking_closed,) = steps[5]["elements"]
+    (
+        (thinking_closed,),
+        (answer,),
+        rendered,
+        buttons,
+        (card,),
+        (meter,),
+        (thinking_open,),
+        (prompt_input,),
+    ) = [step["elements"] for step in steps if "query" in step]
     assert thinking_closed["open"] is False
     assert thinking_closed["text"].startswith("Thinking")
     assert "The user wants a header." in thinking_closed["text"]
-    (answer,) = by_query[".answer"]
     # Rendered, not raw: no Markdown markers in the text, and the pieces are elements.
     assert "##" not in answer["text"] and "**" not in answer["text"] and "|" not in answer["text"]
-    rendered = by_query[".answer h2, .answer strong, .answer table td, .answer .hljs-keyword"]
     texts = [element["text"] for element in rendered]
     assert "Added a header" in texts and "a comment" in texts and "hello.py" in texts
     assert "def" in texts and "return" in texts  # highlight.js marked the keywords
-    assert [b["text"] for b in by_query[".answer .code-actions button"]] == ["Copy", "Insert"]
-    (card,) = by_query[".tool"]
+    assert [b["text"] for b in buttons] == ["Copy", "Insert"]
     assert "edit_file" in card["text"] and "hello.py" in card["text"] and "done" in card["text"]
     assert "ok" in card["classes"]
-    (meter,) = by_query["#meter"]
-    assert "in ·" in meter["text"] and "out" in meter["text"]
-    (thinking_open,) = steps[13]["elements"]
+    assert meter["text"].startswith("80 in · 32 out · context "), meter  # both steps
     assert thinking_open["open"] is True
-    (prompt_input,) = steps[17]["elements"]
     assert prompt_input["value"] == PROMPT
     # The @file mention went along as context: the model saw the file.
-    first, second = model.requests
+    assert len(model.requests) == 2  # reviewing asks nothing of the model
+    first = model.requests[0]
     assert user_texts(first)[0].startswith(PROMPT)
     assert HELLO.strip() in user_texts(first)[0]
-    assert len(model.requests) == 2  # reviewing asks nothing of the model
     assert turn_shot.stat().st_size > 0 and diff_shot.stat().st_size > 0
+    # The server's log (logLevel info): the run and the provider, each line once.
+    log = vscode.channel("Rhema Server").splitlines()
+    runs = [line for line in log if "run on session" in line]
+    assert len(runs) == 2 and len(set(runs)) == 2, runs  # started; end_turn after 2 steps
+    assert "end_turn after 2 step(s), 80 in / 32 out tokens" in runs[1]
+    assert sum("provider custom, model fake-model at" in line for line in log) == 1, log
+    assert not any(line.startswith("rhema-lsp ") for line in log)  # no stderr copies
     latency = latency_ms(model, 1, answer)
     print(f"\nfirst delta -> visible in the chat view: {latency:.1f} ms")
     assert 0 <= latency <= LATENCY_BUDGET_MS, latency
@@ -204,22 +217,25 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
             *send("Tell a long story"),
             chat({"waitFor": ".answer", "hasText": "word3 "}),
             # Maximise the panel and restore it: the view keeps following the output.
-            {"click": ".action-label[aria-label^='Maximize Panel Size']"},
+            {"click": MAXIMIZE},
             {"sleepMs": 500},
-            {"click": ".action-label[aria-label^='Restore Panel Size']"},
+            {"click": RESTORE},
             chat({"waitFor": ".answer", "hasText": "word30 "}),
             {"sleepMs": 400},
             chat({"query": "#transcript"}),
             chat({"click": "#stop"}),
             chat({"waitFor": ".end.cancelled"}),
             chat({"waitFor": "#send"}),
+            {"click": MAXIMIZE},
             {"screenshot": str(stop_shot)},
+            {"click": RESTORE},
             # A new session empties the view; the picker brings the first one back.
             chat({"click": "#new"}),
             chat({"waitFor": ".user", "state": "hidden"}),
             chat({"selectOption": "#sessions", "hasText": "First question"}),
             chat({"waitFor": ".user", "hasText": "Tell a long story"}),
             chat({"query": ".user"}),
+            {"click": MAXIMIZE},
             {"screenshot": str(sessions_shot)},
         ],
         timeout_s=120,

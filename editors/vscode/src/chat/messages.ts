@@ -61,8 +61,10 @@ export interface TranscriptState {
   title?: string;
   items: Item[];
   running: boolean;
-  /** Tokens of the run in flight (finished steps plus the call in flight). */
+  /** Tokens of the latest run (its finished steps plus the call in flight). */
   usage: Usage;
+  /** Tokens of the latest run's finished steps. */
+  settled?: Usage;
   /** The latest context fill: the next request's tokens, and the window if known. */
   context?: { tokens: number; window: number | null };
 }

@@ -24,11 +24,13 @@ export function apply(state: TranscriptState, action: Action): number[] {
     case 'prompt':
       state.running = true;
       state.usage = { input: 0, output: 0 };
+      state.settled = { input: 0, output: 0 };
       return [push(state, { kind: 'user', text: action.text, mentions: action.mentions })];
     case 'event':
       return applyEvent(state, action.event);
     case 'end':
       state.running = false;
+      state.usage = { input: action.usage.input, output: action.usage.output };
       if (last(state)?.kind === 'end') return [];
       return [...collapseThinking(state), push(state, { kind: 'end', stopReason: action.stopReason, usage: action.usage, steps: action.steps })];
     case 'failed':
@@ -109,9 +111,11 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       });
     case 'provider_tool':
       return [...collapseThinking(state), push(state, { kind: 'provider', name: event.name, detail: event.detail })];
-    case 'usage':
-      state.usage = { input: event.input, output: event.output };
+    case 'usage': {
+      const settled = state.settled ?? { input: 0, output: 0 };
+      state.usage = { input: settled.input + event.input, output: settled.output + event.output };
       return [];
+    }
     case 'retry_wait':
       return [
         push(state, {
@@ -135,12 +139,18 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       return [push(state, { kind: 'notice', level: 'error', text: event.message })];
     case 'turn_end':
       state.running = false;
+      state.usage = { input: event.usage.input, output: event.usage.output };
       return [
         ...collapseThinking(state),
         push(state, { kind: 'end', stopReason: event.stopReason, usage: event.usage, steps: event.steps }),
       ];
+    case 'step_end': {
+      const settled = state.settled ?? { input: 0, output: 0 };
+      state.settled = { input: settled.input + event.usage.input, output: settled.output + event.usage.output };
+      state.usage = state.settled;
+      return [];
+    }
     case 'step_start':
-    case 'step_end':
       return [];
   }
 }

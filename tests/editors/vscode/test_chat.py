@@ -128,10 +128,14 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
             chat({"query": "#input"}),
             {"press": "Control+A"},
             {"press": "Delete"},
-            # The tool card's path opens the file; the user saves what the agent wrote.
+            # The tool card's path opens the file ...
             chat({"click": ".tool .path", "hasText": "hello.py"}),
             {"waitFor": ".tab.active", "hasText": "hello.py"},
+            # ... at the text the edit wrote: its line is selected.
+            {"waitFor": ".statusbar-item", "hasText": f"({len(HEADER) - 1} selected)"},
+            {"clickEditor": True},
             {"command": "File: Save", "keepFocus": True},
+            # ... and the user saves what the agent wrote.
             {"waitFile": str(hello), "equals": HEADER + HELLO},
             # "Open diff": VS Code's diff editor from the checkpoint to now.
             chat({"click": ".changes button.diff"}),

@@ -292,11 +292,14 @@ export class Rhema implements vscode.Disposable {
       { title: 'Rhema: Open Session', placeHolder: 'Pick a session to continue', matchOnDetail: true },
     );
     if (picked === undefined) return;
-    await this.openSessionById(picked.session.session);
+    await this.openSessionById(picked.session.session, true);
   }
 
-  /** Make `session` the current one: its history into the channel and the chat view. */
-  async openSessionById(session: string): Promise<void> {
+  /**
+   * Make `session` the current one: its history into the channel and the chat view;
+   * `showChannel` (the palette's picker) brings the channel forward.
+   */
+  async openSessionById(session: string, showChannel = false): Promise<void> {
     const client = await this.start();
     const opened = await execute<OpenSessionResult>(client, ServerCommand.openSession, { session });
     this.setSession(opened.session);
@@ -311,7 +314,7 @@ export class Rhema implements vscode.Disposable {
         `(resumed: ${opened.resumed.rerun.length} call(s) re-run, ${opened.resumed.interrupted.length} interrupted)`,
       );
     }
-    this.output.show(true);
+    if (showChannel) this.output.show(true);
     this.refreshStatus();
   }
 

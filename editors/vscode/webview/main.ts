@@ -82,7 +82,8 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
       for (const index of apply(state, message.action)) view.update(state, index);
       view.status(state);
       running(state.running);
-      if (message.action.kind === 'session' && sessionBefore !== state.session) post({ type: 'listSessions' });
+      // A run's end changes the session's turn count; a new session joins the picker.
+      if (message.action.kind === 'end' || sessionBefore !== state.session) post({ type: 'listSessions' });
       break;
     }
     case 'sessions':

@@ -527,10 +527,11 @@ export class Rhema implements vscode.Disposable {
         this.foreign.set(params.session, renderer);
       }
     }
-    renderer.event(params.event);
+    // The chat view first: its text is what the user watches.
     if (params.session === this.state.session || [...this.runs].some((run) => run.session === params.session)) {
       this.chat.view.apply({ kind: 'event', event: params.event });
     }
+    renderer.event(params.event);
     if (params.event.type === 'context' && (params.session === this.state.session || this.state.session === undefined)) {
       this.state.context = renderer.contextFill;
       this.refreshStatus();

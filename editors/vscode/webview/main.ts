@@ -11,6 +11,7 @@ import { InputHistory } from '../src/chat/history';
 import type { FromView, ToView, TranscriptState } from '../src/chat/messages';
 import { MENTION_WORDS, mentionAt } from '../src/chat/mentions';
 import { apply, emptyState } from '../src/chat/transcript';
+import { renderMarkdown } from './markdown';
 import { TranscriptView } from './render';
 
 interface VsCodeApi {
@@ -78,6 +79,7 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
       post({ type: 'listSessions' });
       break;
     case 'action': {
+      view.timing = { postedAt: message.at, receivedAt: Date.now() };
       const sessionBefore = state.session;
       for (const index of apply(state, message.action)) view.update(state, index);
       view.status(state);
@@ -210,3 +212,7 @@ send.addEventListener('click', submit);
 stop.addEventListener('click', () => post({ type: 'stop' }));
 
 post({ type: 'ready' });
+
+// Compile markdown-it's and highlight.js's code paths once while idle, so the first
+// answer does not pay for it.
+setTimeout(() => void renderMarkdown('# a\n\n**b** `c` [d](e)\n\n```python\ndef f(): return 1\n```\n\n| x |\n|---|\n| y |\n'), 0);

@@ -6,7 +6,9 @@
  *
  * The first time an answer's text is in the DOM, its node gets
  * `data-visible-at` (epoch milliseconds): the latency the editor tests
- * measure from the model's first delta.
+ * measure from the model's first delta; `data-posted-at` and
+ * `data-received-at` say when that message left the extension and reached
+ * the view, to split it.
  */
 import type { FromView, Item, ToolCard, TranscriptState } from '../src/chat/messages';
 import { meterText, toolDetail, toolTarget } from '../src/chat/transcript';
@@ -39,6 +41,8 @@ const STATE_GLYPH: Record<ToolCard['state'], string> = { running: 'â€¦', ok: 'âœ
 
 export class TranscriptView {
   private nodes: HTMLElement[] = [];
+  /** When the message being rendered left the extension and reached the view (epoch ms). */
+  timing: { postedAt?: number; receivedAt?: number } = {};
 
   constructor(
     private readonly root: HTMLElement,
@@ -114,7 +118,11 @@ export class TranscriptView {
       case 'answer':
         node.classList.add('markdown');
         node.innerHTML = renderMarkdown(item.text);
-        if (node.dataset.visibleAt === undefined && item.text.trim()) node.dataset.visibleAt = String(Date.now());
+        if (node.dataset.visibleAt === undefined && item.text.trim()) {
+          node.dataset.visibleAt = String(Date.now());
+          node.dataset.postedAt = String(this.timing.postedAt ?? '');
+          node.dataset.receivedAt = String(this.timing.receivedAt ?? '');
+        }
         return;
       case 'tool':
         this.fillTool(node, item);

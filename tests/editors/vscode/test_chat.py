@@ -42,6 +42,7 @@ FOLLOW_UP = "Now explain it"
 STORY = " ".join(f"word{i}" for i in range(200))
 LATENCY_BUDGET_MS = 100.0
 CHAT = {"in": "chat"}
+TIMESTAMPS = (("posted", "postedAt"), ("received", "receivedAt"), ("visible", "visibleAt"))
 MAXIMIZE = ".action-label[aria-label^='Maximize Panel Size']"
 RESTORE = ".action-label[aria-label^='Restore Panel Size']"
 
@@ -76,9 +77,13 @@ def first_text_delta_at(model: FakeModelServer, request: int) -> float:
     raise AssertionError(f"no text delta in reply {request}")
 
 
-def latency_ms(model: FakeModelServer, request: int, element: dict[str, Any]) -> float:
-    visible = int(element["data"]["visibleAt"]) / 1000
-    return (visible - first_text_delta_at(model, request)) * 1000
+def latency_ms(model: FakeModelServer, request: int, element: dict[str, Any]) -> dict[str, float]:
+    """Milliseconds from the first text delta of reply ``request`` leaving the model to the
+    answer's text in the view's DOM (``visible``), split at the extension posting the
+    message (``posted``: model, server and extension host) and the view receiving it
+    (``received``)."""
+    sent = first_text_delta_at(model, request)
+    return {name: round(int(element["data"][key]) - sent * 1000, 1) for name, key in TIMESTAMPS}
 
 
 def chat(step: dict[str, Any]) -> dict[str, Any]:
@@ -187,8 +192,8 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
     assert sum("provider custom, model fake-model at" in line for line in log) == 1, log
     assert not any(line.startswith("rhema-lsp ") for line in log)  # no stderr copies
     latency = latency_ms(model, 1, answer)
-    print(f"\nfirst delta -> visible in the chat view: {latency:.1f} ms")
-    assert 0 <= latency <= LATENCY_BUDGET_MS, latency
+    print(f"\nfirst delta -> chat view (first turn of a new window), ms: {latency}")
+    assert 0 <= latency["visible"] <= LATENCY_BUDGET_MS, latency
 
 
 def test_chat_view_restores_follows_up_stops_and_switches_sessions(
@@ -199,11 +204,12 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
         text_reply("Second answer, with `code`.", chunk=4, delay=0.02),
         text_reply(STORY, chunk=6, delay=0.15),
     )
-    vscode.drive(
+    first = vscode.drive(
         [
             {"command": "Rhema: Open Chat"},
             *send("First question"),
             chat({"waitFor": ".end"}),
+            chat({"query": ".answer"}),
         ]
     )
     stop_shot = artifacts / "chat-stop.png"
@@ -230,6 +236,7 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
             chat({"click": "#stop"}),
             chat({"waitFor": ".end.cancelled"}),
             chat({"waitFor": "#send"}),
+            chat({"query": ".answer", "hasText": "word0"}),
             {"click": MAXIMIZE},
             {"screenshot": str(stop_shot)},
             {"click": RESTORE},
@@ -244,7 +251,7 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
         ],
         timeout_s=120,
     )
-    by_query = {s["query"]: s["elements"] for s in steps if "query" in s}
+    by_query = {s["query"]: s["elements"] for s in steps if "query" in s and "hasText" not in s}
     (scroller,) = by_query["#transcript"]
     scroll = scroller["scroll"]
     assert scroll["height"] > scroll["client"]  # there was something to follow
@@ -261,7 +268,13 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
         "Tell a long story",
     ]
     assert stop_shot.stat().st_size > 0 and sessions_shot.stat().st_size > 0
-    (answer,) = [a for a in by_query[".answer"] if "Second answer" in a["text"]]
-    latency = latency_ms(model, 1, answer)
-    print(f"\nfirst delta -> visible in the chat view (follow-up): {latency:.1f} ms")
-    assert 0 <= latency <= LATENCY_BUDGET_MS, latency
+    (follow_up_answer,) = [a for a in by_query[".answer"] if "Second answer" in a["text"]]
+    (story,) = next(step["elements"] for step in steps if step.get("hasText") == "word0")
+    samples = [
+        latency_ms(model, 0, first[-1]["elements"][0]),
+        latency_ms(model, 1, follow_up_answer),
+        latency_ms(model, 2, story),
+    ]
+    print(f"\nfirst delta -> chat view (three turns), ms: {samples}")
+    visible = sorted(sample["visible"] for sample in samples)
+    assert visible[0] >= 0 and visible[1] <= LATENCY_BUDGET_MS, samples  # the median

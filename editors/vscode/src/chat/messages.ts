@@ -72,7 +72,8 @@ export interface TranscriptState {
 /** Extension → view. */
 export type ToView =
   | { type: 'reset'; state: TranscriptState }
-  | { type: 'action'; action: Action }
+  /** `at`: when the extension posted it (epoch ms), for the latency the tests measure. */
+  | { type: 'action'; action: Action; at?: number }
   | { type: 'sessions'; sessions: SessionSummary[]; current?: string }
   | { type: 'focusInput' };
 

@@ -67,7 +67,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** Apply an action to the transcript and show it. */
   apply(action: Action): void {
     apply(this.state, action);
-    this.post({ type: 'action', action });
+    this.post({ type: 'action', action, at: Date.now() });
   }
 
   /** Replace the transcript (another session). */

@@ -235,7 +235,7 @@ try {
           scroll: { top: node.scrollTop, height: node.scrollHeight, client: node.clientHeight },
         })),
       );
-      results.push({ query: step.query, elements });
+      results.push({ query: step.query, hasText: step.hasText, elements });
     } else if (step.waitFor !== undefined) {
       const target = scope(step).locator(step.waitFor, step.hasText ? { hasText: step.hasText } : {}).first();
       await target.waitFor({ state: step.state ?? 'visible' });

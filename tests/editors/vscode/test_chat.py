@@ -43,7 +43,7 @@ PROMPT = "Add a header to @file:hello.py"
 FOLLOW_UP = "Now explain it"
 STORY = " ".join(f"word{i}" for i in range(200))
 LATENCY_BUDGET_MS = 100.0
-FIRST_TURN_GUARD_MS = 250.0
+FIRST_TURN_GUARD_MS = 400.0
 CHAT = {"in": "chat"}
 TIMESTAMPS = (("posted", "postedAt"), ("received", "receivedAt"), ("visible", "visibleAt"))
 MAXIMIZE = ".action-label[aria-label^='Maximize Panel Size']"
@@ -196,7 +196,7 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
     assert not any(line.startswith("rhema-lsp ") for line in log)  # no stderr copies
     # This answer streams while VS Code opens and saves the file the edit dirtied, on the
     # workbench's main thread, which also carries every message to the view: measured
-    # 71-131 ms here on a loaded 2-core machine, ~1 ms of it the view's own rendering
+    # 35-197 ms here on a loaded 2-core machine, ~1 ms of it the view's own rendering
     # (docs/benchmarks.md). The 100 ms budget is checked on the median of three turns in
     # the next test; this guards against a regression of the first turn.
     latency = latency_ms(model, 1, answer)

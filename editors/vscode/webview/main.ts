@@ -117,9 +117,19 @@ $('delete').addEventListener('click', () => {
   if (sessions.value) post({ type: 'deleteSession', session: sessions.value });
 });
 
-// ----- code block buttons -----
+// ----- code block buttons, and links to workspace files -----
+const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
 transcript.addEventListener('click', (event) => {
   const target = event.target as HTMLElement;
+  const href = target.closest('.markdown a')?.getAttribute('href');
+  if (href && !href.startsWith('#') && !SCHEME.test(href)) {
+    // A relative link in an answer names a workspace file (`path#L12` a line of it).
+    event.preventDefault();
+    const [path = '', fragment = ''] = href.split('#', 2);
+    const line = /^L(\d+)/.exec(fragment)?.[1];
+    post({ type: 'openFile', path: decodeURIComponent(path), ...(line ? { line: Number(line) } : {}) });
+    return;
+  }
   const action = target.closest<HTMLElement>('[data-action]')?.dataset.action;
   const code = target.closest('.code')?.querySelector('code')?.textContent;
   if (code === null || code === undefined || (action !== 'copy' && action !== 'insert')) return;

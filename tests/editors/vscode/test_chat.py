@@ -33,10 +33,11 @@ pytestmark = pytest.mark.timeout(900)
 HELLO = 'print("hello")\n'
 HEADER = "# header added by rhema\n"
 EDIT_CALL = ("edit_file", {"path": "hello.py", "old_text": HELLO, "new_text": HEADER + HELLO})
+CODE = 'def greet():\n    return "hello"\n'
 REASONING = "The user wants a header.\nI will add one comment line."
 ANSWER = (
     "## Added a header\n\nThe file now starts with **a comment**:\n\n"
-    '```python\ndef greet():\n    return "hello"\n```\n\n'
+    f"```python\n{CODE}```\n\n"
     "| file | change |\n|---|---|\n| hello.py | header |\n"
 )
 PROMPT = "Add a header to @file:hello.py"
@@ -154,6 +155,13 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
             chat({"click": ".changes button.reject"}),
             chat({"waitFor": ".decision.rejected"}),
             {"waitFile": str(hello), "equals": HELLO},
+            # A code block's "Insert" puts it at the cursor of the editor.
+            {"openFile": "hello.py"},
+            {"press": "Control+End"},
+            chat({"click": ".answer .code-actions button.insert"}),
+            chat({"waitFor": ".answer .code-actions button.insert", "hasText": "Inserted"}),
+            {"command": "File: Save"},
+            {"waitFile": str(hello), "equals": HELLO + CODE},
         ],
         timeout_s=120,
     )

@@ -6,7 +6,8 @@ answer stream in as rendered Markdown (heading, bold, a highlighted code block w
 Insert, a table), the reasoning collapse when the answer starts, the edit as a tool card
 whose path opens the file, the changed-files list whose "Open diff" opens VS Code's diff
 editor and whose "Reject" rewinds that file; then, in a new browser window (a reload: a new
-extension host), the session comes back, a follow-up continues it, Stop cancels a long
+extension host), the session comes back (an ``@selection`` question, its prompt shown as
+typed), a follow-up continues it, Stop cancels a long
 answer, the view keeps following the output after the panel is maximised and restored, and
 the session picker switches sessions. Screenshots are kept in ``test-artifacts/vscode/``.
 
@@ -41,6 +42,7 @@ ANSWER = (
     "| file | change |\n|---|---|\n| hello.py | header |\n"
 )
 PROMPT = "Add a header to @file:hello.py"
+FIRST = "Explain @selection"
 FOLLOW_UP = "Now explain it"
 STORY = " ".join(f"word{i}" for i in range(200))
 LATENCY_BUDGET_MS = 100.0
@@ -223,8 +225,11 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
     )
     first = vscode.drive(
         [
-            {"command": "Rhema: Open Chat"},
-            *send("First question"),
+            # The first question is about the selected line.
+            {"openFile": "hello.py"},
+            {"press": "Shift+End"},
+            {"command": "Rhema: Open Chat", "keepFocus": True},
+            *send(FIRST),
             chat({"waitFor": ".end"}),
             chat({"query": ".answer"}),
         ]
@@ -235,7 +240,7 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
     steps = vscode.drive(
         [
             {"command": "Rhema: Open Chat"},
-            chat({"waitFor": ".user", "hasText": "First question"}),
+            chat({"waitFor": ".user", "hasText": FIRST}),
             chat({"waitFor": ".answer", "hasText": "First answer."}),
             *send(FOLLOW_UP),
             chat({"waitFor": ".answer code", "hasText": "code"}),
@@ -260,7 +265,7 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
             # A new session empties the view; the picker brings the first one back.
             chat({"click": "#new"}),
             chat({"waitFor": ".user", "state": "hidden"}),
-            chat({"selectOption": "#sessions", "hasText": "First question"}),
+            chat({"selectOption": "#sessions", "hasText": FIRST}),
             chat({"waitFor": ".user", "hasText": "Tell a long story"}),
             chat({"query": ".user"}),
             {"click": MAXIMIZE},
@@ -273,14 +278,17 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
     scroll = scroller["scroll"]
     assert scroll["height"] > scroll["client"]  # there was something to follow
     assert scroll["top"] + scroll["client"] >= scroll["height"] - 24, scroll
+    # @selection sent the selected line, marked in place.
+    assert '«selection»print("hello")«/selection»' in user_texts(model.requests[0])[0]
     # The follow-up continued the reopened session.
     follow_up = model.requests[1]
-    assert user_texts(follow_up)[0] == "First question"
+    assert user_texts(follow_up)[0].startswith(FIRST)
     assert user_texts(follow_up)[-1].startswith(FOLLOW_UP)
     # Stop closed the model's stream.
     assert model.client_closed.wait(timeout=10)
+    # The reopened prompts read as typed (the context the server appended is not shown).
     assert [u["text"] for u in by_query[".user"]] == [
-        "First question",
+        FIRST,
         FOLLOW_UP,
         "Tell a long story",
     ]

@@ -4,12 +4,13 @@ headless against the real server and a scripted model.
 One story per test, as a user would: send a prompt with an ``@file`` mention, watch the
 answer stream in as rendered Markdown (heading, bold, a highlighted code block with Copy and
 Insert, a table), the reasoning collapse when the answer starts, the edit as a tool card
-whose path opens the file, the changed-files list whose "Open diff" opens VS Code's diff
-editor and whose "Reject" rewinds that file; then, in a new browser window (a reload: a new
-extension host), the session comes back (an ``@selection`` question, its prompt shown as
-typed), a follow-up continues it, Stop cancels a long
-answer, the view keeps following the output after the panel is maximised and restored, and
-the session picker switches sessions. Screenshots are kept in ``test-artifacts/vscode/``.
+whose path opens the file at what it wrote, the changed-files list whose "Open diff" opens
+VS Code's diff editor and whose "Reject" rewinds that file, and "Insert" put a code block at
+the cursor; then, in a new browser window (a reload: a new extension host), the session comes
+back (an ``@selection`` question, its prompt shown as typed), a follow-up continues it, Stop
+cancels a long answer, the view keeps following the output after the panel is maximised and
+restored, and the session picker switches sessions. Screenshots are kept in
+``test-artifacts/vscode/``.
 
 The time from the model's first text delta (the fake server's clock when the piece left)
 to the answer's text in the view's DOM (``data-visible-at``, the webview's clock; one

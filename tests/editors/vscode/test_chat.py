@@ -7,7 +7,8 @@ Insert, a table), the reasoning collapse when the answer starts, the edit as a t
 whose path opens the file at what it wrote, the changed-files list whose "Open diff" opens
 VS Code's diff editor and whose "Reject" rewinds that file, and "Insert" put a code block at
 the cursor; then, in a new browser window (a reload: a new extension host), the session comes
-back (an ``@selection`` question, its prompt shown as typed), a follow-up continues it, Stop
+back (an ``@selection`` question, its prompt shown as typed), a follow-up continues it
+(after a retry wait shown inline), Stop
 cancels a long answer, the view keeps following the output after the panel is maximised and
 restored, and the session picker switches sessions. Screenshots are kept in
 ``test-artifacts/vscode/``.
@@ -28,7 +29,7 @@ from typing import Any
 import pytest
 
 from tests.editors.vscode.conftest import VSCode
-from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+from tests.fakes.model_server import FakeModelServer, error_reply, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -221,6 +222,8 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
 ) -> None:
     model.script(
         text_reply("First answer.", chunk=4),
+        # The follow-up meets an overloaded model once: the retry wait shows inline.
+        error_reply(503, headers={"retry-after-ms": "300"}),
         text_reply("Second answer, with `code`.", chunk=4, delay=0.02),
         text_reply(STORY, chunk=6, delay=0.15),
     )
@@ -247,6 +250,7 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
             chat({"waitFor": ".answer code", "hasText": "code"}),
             chat({"waitFor": ".end"}),
             chat({"query": ".answer"}),
+            chat({"query": ".notice.retry"}),
             *send("Tell a long story"),
             chat({"waitFor": ".answer", "hasText": "word3 "}),
             # Maximise the panel and restore it: the view keeps following the output.
@@ -281,6 +285,8 @@ def test_chat_view_restores_follows_up_stops_and_switches_sessions(
     assert scroll["top"] + scroll["client"] >= scroll["height"] - 24, scroll
     # @selection sent the selected line, marked in place.
     assert '«selection»print("hello")«/selection»' in user_texts(model.requests[0])[0]
+    (retry,) = by_query[".notice.retry"]
+    assert retry["text"].startswith("Retry 1/") and " in 0.3s: " in retry["text"], retry
     # The follow-up continued the reopened session.
     follow_up = model.requests[1]
     assert user_texts(follow_up)[0].startswith(FIRST)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import Field, TypeAdapter
+from pydantic import Field, TypeAdapter, model_validator
 
 from rhema_lsp.contract.base import Args, Wire
 from rhema_lsp.contract.events import RunStopReason, UsageTally
@@ -207,12 +207,21 @@ class UndoTurnArgs(Args):
 
 class RewindArgs(Args):
     """Rewind a session to before ``turn``: its files (``code``), its
-    conversation, or both; ``force`` overwrites files changed since."""
+    conversation, or both; ``force`` overwrites files changed since;
+    ``paths`` (file URIs, only with ``what: code``) restores just those
+    files (rejecting one file's changes)."""
 
     session: str = Field(min_length=1)
     turn: int = Field(ge=1)
     what: RewindWhat = "both"
     force: bool = False
+    paths: list[str] | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _paths_are_code(self) -> RewindArgs:
+        if self.paths is not None and self.what != "code":
+            raise ValueError("`paths` restores files only: it needs `what: code`")
+        return self
 
 
 class ForkArgs(Args):

@@ -142,6 +142,12 @@ async def drive(
     """
     outcome = Outcome()
     tally = _Tally(sink)
+    logger.info(
+        "run on session %s: %s (at most %d steps)",
+        session_id,
+        "one step" if single_step else "a turn",
+        1 if single_step else max_steps,
+    )
 
     async def after_step(step: Step) -> None:
         outcome.steps += 1
@@ -176,4 +182,13 @@ async def drive(
         except SessionStoreError as exc:
             logger.error("could not checkpoint session %s: %s", session_id, exc)
             outcome.stop_reason, outcome.error = "error", f"could not save the session: {exc}"
+    logger.info(
+        "run on session %s: %s after %d step(s), %d in / %d out tokens%s",
+        session_id,
+        outcome.stop_reason,
+        outcome.steps,
+        outcome.usage.input,
+        outcome.usage.output,
+        f" ({outcome.error})" if outcome.error else "",
+    )
     return outcome

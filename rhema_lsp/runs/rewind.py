@@ -183,6 +183,27 @@ async def _restore_files(
     return report
 
 
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return uri_to_path(a) == uri_to_path(b)
+    except ValueError:
+        return a == b
+
+
+def _only(
+    plans: list[Restore], paths: Sequence[str], turn: int
+) -> tuple[list[Restore], list[Conflict]]:
+    """The plans for ``paths`` only, and a conflict for each path no turn
+    from ``turn`` on changed."""
+    kept = [plan for plan in plans if any(_same_file(plan.uri, uri) for uri in paths)]
+    missing = [
+        Conflict(uri, f"not changed by turn {turn} or later; nothing to restore")
+        for uri in paths
+        if not any(_same_file(plan.uri, uri) for plan in plans)
+    ]
+    return kept, missing
+
+
 async def rewind(
     store: SessionStore,
     editor: Editor,
@@ -193,6 +214,7 @@ async def rewind(
     *,
     force: bool = False,
     label: str = "rhema: rewind",
+    paths: Sequence[str] | None = None,
 ) -> RewindReport:
     """Rewind ``session_id`` to before ``turn`` (see the module docstring);
     the caller holds the session's lease.
@@ -206,7 +228,11 @@ async def rewind(
     report = RewindReport()
     if what != "conversation":
         plans = await store.checkpoints.plan(session_id, turn)
+        unplanned: list[Conflict] = []
+        if paths is not None:
+            plans, unplanned = _only(plans, paths, turn)
         ws = Workspace(roots, roots[0])
         report = await _restore_files(store, editor, ws, plans, force=force, label=label)
+        report.conflicts.extend(unplanned)
     report.messages = await store.checkpoints.record_rewind(session_id, turn, what, report.restored)
     return report

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
+
 from rhema_lsp.runs.checkpoints import StoreJournal
 from rhema_lsp.sessions import SessionStore, StoreLocation, UnknownSessionError
 from rhema_lsp.tools.confined_fs import ConfinedFS
@@ -55,6 +57,7 @@ class Folders:
     def __init__(self, server: LanguageServer) -> None:
         self._server = server
         self._states: dict[tuple[Path, str], FolderState] = {}
+        self._opening: dict[tuple[Path, str], anyio.Lock] = {}
         self._session_folders: dict[str, Path] = {}
         self.notices: list[str] = []
 
@@ -107,12 +110,19 @@ class Folders:
         """The folder's store and journal, opened on first use."""
         key = (folder, location)
         state = self._states.get(key)
-        if state is None:
-            store = await SessionStore.open(folder, location=location)
-            if store.notice:
-                self.notices.append(store.notice)
-            state = FolderState(path=folder, store=store, journal=StoreJournal(store))
-            self._states[key] = state
+        if state is not None:
+            return state
+        # One opening per store: two commands arriving together (a chat view listing
+        # sessions while a turn starts) would otherwise both create it, and SQLite
+        # refuses the second switch to WAL with "database is locked".
+        async with self._opening.setdefault(key, anyio.Lock()):
+            state = self._states.get(key)
+            if state is None:
+                store = await SessionStore.open(folder, location=location)
+                if store.notice:
+                    self.notices.append(store.notice)
+                state = FolderState(path=folder, store=store, journal=StoreJournal(store))
+                self._states[key] = state
         return state
 
     def remember(self, session: str, folder: Path) -> None:

@@ -185,6 +185,16 @@ class RunLifecycle:
         if self._provider is None or self._provider_key != wanted:
             self._provider = await resolve_provider(wanted)
             self._provider_key = wanted
+            chosen = self._provider
+            logger.info(
+                "provider %s, model %s at %s (%s, %s wire); context window %s",
+                chosen.name,
+                chosen.model,
+                chosen.base_url or "(in process)",
+                chosen.source,
+                chosen.protocol,
+                chosen.context_window or "unknown",
+            )
         return self._provider
 
     def budget(self, session: str, resolved: ResolvedProvider) -> ContextBudget:

@@ -406,7 +406,14 @@ class AgentService:
         return DeleteResult(deleted=await self.lifecycle.delete_session(args.session))
 
     async def _rewind(
-        self, session: str, turn: int, what: RewindWhat, *, force: bool, label: str
+        self,
+        session: str,
+        turn: int,
+        what: RewindWhat,
+        *,
+        force: bool,
+        label: str,
+        paths: list[str] | None = None,
     ) -> RewindReport:
         """Rewind under the session's lease (refused while it runs anywhere)."""
         state = await self.lifecycle.state_of(session)
@@ -422,6 +429,7 @@ class AgentService:
                 what,
                 force=force,
                 label=label,
+                paths=paths,
             )
 
     @serves(UNDO_TURN)
@@ -446,6 +454,7 @@ class AgentService:
             args.what,
             force=args.force,
             label=f"rhema: rewind to before turn {args.turn}",
+            paths=args.paths,
         )
         return RewindResult(
             session=args.session,

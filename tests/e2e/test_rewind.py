@@ -235,3 +235,55 @@ async def test_a_crafted_store_cannot_make_a_rewind_write_outside_the_workspace(
     (conflict,) = [c for c in done["conflicts"] if c["uri"] == outside.as_uri()]
     assert "not restored" in conflict["reason"]
     assert done["restored"] == [(workspace / "a.py").as_uri()]
+
+
+async def test_rewind_of_some_paths_restores_only_those_files(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    """A client's per-file reject: ``paths`` restores one file of a turn, the other
+    files keep the agent's changes, and a file the turn never changed is reported."""
+    for name, text in ORIGINAL.items():
+        (workspace / name).write_text(text)
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "OPENAI_API_KEY": ""}
+    client = await start_editor(
+        "visual_studio_code", [workspace], settings_for(fake, mode="edit"), env=env
+    )
+    try:
+        three_file_turn(fake)
+        session = (await client.command("rhema.turn", {"prompt": "change a, b and c"}))["session"]
+        uris = {name: (workspace / name).as_uri() for name in ORIGINAL}
+        for uri in uris.values():
+            client.save(uri)
+        stranger = (workspace / "hello.py").as_uri()
+
+        done = await client.command(
+            "rhema.rewind",
+            {"session": session, "turn": 1, "what": "code", "paths": [uris["b.py"], stranger]},
+        )
+
+        assert done["restored"] == [uris["b.py"]]
+        assert done["conflicts"] == [
+            {"uri": stranger, "reason": "not changed by turn 1 or later; nothing to restore"}
+        ]
+        assert done["save"] == [uris["b.py"]]
+        assert done["messages"] is None
+        client.save(uris["b.py"])
+        assert (workspace / "b.py").read_text() == ORIGINAL["b.py"]
+        assert (workspace / "a.py").read_text() == "def a():\n    return 10\n"
+        assert (workspace / "c.py").read_text() == "def c():\n    return 30\n"
+        changes = await client.command("rhema.changes", {"session": session})
+        states = {f["path"]: f["state"] for f in changes["turns"][0]["files"]}
+        assert states == {"a.py": "asLeft", "b.py": "restored", "c.py": "asLeft"}
+        # The rest of the turn can still be rejected afterwards.
+        rest = await client.command(
+            "rhema.rewind", {"session": session, "turn": 1, "what": "code", "paths": [uris["a.py"]]}
+        )
+        assert rest["restored"] == [uris["a.py"]] and rest["conflicts"] == []
+        # `paths` takes back files only: with the conversation it is refused.
+        with pytest.raises(JsonRpcException, match="needs `what: code`"):
+            await client.command(
+                "rhema.rewind",
+                {"session": session, "turn": 1, "what": "both", "paths": [uris["c.py"]]},
+            )
+    finally:
+        await client.shutdown_session()

@@ -22,6 +22,9 @@ API (kept stable for every test suite that uses it):
   ``repeat_last``, repeats the last reply).
 - ``requests``: the JSON bodies received, in order; ``received``: the full
   :class:`RecordedRequest` (method, path, lower-cased headers, body).
+- ``sent``: ``(wall-clock time, bytes)`` of every streamed piece as it left
+  (``time.time()`` after the flush), for latency measurements against a
+  client's own clock.
 - ``disconnects``: how many streams the client closed before their end;
   ``client_closed``: a ``threading.Event`` set on the first one.
 - ``GET .../models`` lists ``models`` (default ``["fake-model"]``), so model
@@ -200,6 +203,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if piece:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     self.wfile.flush()
+                    self.server.owner.sent.append((time.time(), piece))
             if reply.end == "complete":
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
@@ -265,6 +269,7 @@ class FakeModelServer:
         self.models = list(models) if models is not None else ["fake-model"]
         self.received: list[RecordedRequest] = []
         self.disconnects = 0
+        self.sent: list[tuple[float, bytes]] = []
         self.client_closed = threading.Event()
         self._queue: list[Reply] = []
         self._last: Reply | None = None

@@ -310,12 +310,13 @@ export interface RetryWaitPayload {
   total: number;
 }
 
-/** Rewind a session to before `turn`: its files (`code`), its conversation, or both; `force` overwrites files changed since. */
+/** Rewind a session to before `turn`: its files (`code`), its conversation, or both; `force` overwrites files changed since; `paths` (file URIs, only with `what: code`) restores just those files (rejecting one file's changes). */
 export interface RewindArgs {
   session: string;
   turn: number;
   what?: 'code' | 'conversation' | 'both';
   force?: boolean;
+  paths?: string[] | null;
 }
 
 /** What a rewind restored and left alone; `save`: documents the client saves (clean before the turn); `messages`: the conversation's length after a conversation rewind. */

@@ -6,7 +6,9 @@
  * Every run (turn, step, selection edit) is sent with its own cancellation
  * token and work-done token: the notification's Cancel button and "Rhema:
  * Cancel" cancel that token, which the client turns into `$/cancelRequest`.
- * `rhema/event` notifications are rendered into the channel by `RunRenderer`.
+ * `rhema/event` notifications are rendered into the channel by `RunRenderer`,
+ * and the current session's also into the chat view (`chat/`), which sends
+ * its own prompts through the same runs.
  * Edits arrive as `workspace/applyEdit` and are applied by VS Code itself.
  */
 import { randomUUID } from 'node:crypto';
@@ -37,6 +39,7 @@ import {
 } from './protocol';
 import { ERROR_GLYPH, RunRenderer, transcriptLines } from './render';
 import { statusText, type StatusState } from './status';
+import { ChatSide } from './chat/host';
 
 interface ActiveRun {
   renderer: RunRenderer;
@@ -44,7 +47,13 @@ interface ActiveRun {
   session?: string;
 }
 
-class Rhema implements vscode.Disposable {
+/** How a run shows: started from the chat view (no channel focus, progress in the status bar). */
+interface RunOptions {
+  fromChat?: boolean;
+  mentions?: string[];
+}
+
+export class Rhema implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly output = vscode.window.createOutputChannel('Rhema');
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
@@ -54,8 +63,10 @@ class Rhema implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private readonly state: StatusState = { running: false, usage: { input: 0, output: 0 }, serverState: 'stopped' };
   private sessionUsage: Usage = { input: 0, output: 0 };
+  readonly chat: ChatSide;
 
-  constructor() {
+  constructor(private readonly context: vscode.ExtensionContext) {
+    this.chat = new ChatSide(this, context);
     this.statusItem.command = 'rhema.showStatus';
     this.statusItem.name = 'Rhema';
     this.refreshStatus();
@@ -65,6 +76,7 @@ class Rhema implements vscode.Disposable {
   dispose(): void {
     for (const run of this.runs) run.cancel.cancel();
     for (const disposable of this.disposables) disposable.dispose();
+    this.chat.dispose();
     this.statusItem.dispose();
     this.output.dispose();
   }
@@ -88,12 +100,14 @@ class Rhema implements vscode.Disposable {
       ['rhema.compactSession', () => this.compactSession()],
       ['rhema.showStatus', () => this.showStatus()],
       ['rhema.restartServer', () => this.restart()],
+      ['rhema.openChat', () => this.chat.view.focus()],
     ];
     for (const [id, handler] of commands) {
       this.disposables.push(
         vscode.commands.registerCommand(id, (arg?: unknown) => this.guard(() => handler(arg))),
       );
     }
+    this.disposables.push(this.chat.register());
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointContent(() => this.start())),
     );
@@ -244,7 +258,7 @@ class Rhema implements vscode.Disposable {
     });
   }
 
-  private async cancel(): Promise<void> {
+  async cancel(): Promise<void> {
     if (this.runs.size > 0) {
       for (const run of this.runs) run.cancel.cancel();
       return;
@@ -278,8 +292,18 @@ class Rhema implements vscode.Disposable {
       { title: 'Rhema: Open Session', placeHolder: 'Pick a session to continue', matchOnDetail: true },
     );
     if (picked === undefined) return;
-    const opened = await execute<OpenSessionResult>(client, ServerCommand.openSession, { session: picked.session.session });
-    this.state.session = opened.session;
+    await this.openSessionById(picked.session.session, true);
+  }
+
+  /**
+   * Make `session` the current one: its history into the channel and the chat view;
+   * `showChannel` (the palette's picker) brings the channel forward.
+   */
+  async openSessionById(session: string, showChannel = false): Promise<void> {
+    const client = await this.start();
+    const opened = await execute<OpenSessionResult>(client, ServerCommand.openSession, { session });
+    this.setSession(opened.session);
+    this.chat.showSession(opened);
     this.state.context = undefined;
     this.sessionUsage = { input: 0, output: 0 };
     this.state.usage = this.sessionUsage;
@@ -290,18 +314,54 @@ class Rhema implements vscode.Disposable {
         `(resumed: ${opened.resumed.rerun.length} call(s) re-run, ${opened.resumed.interrupted.length} interrupted)`,
       );
     }
-    this.output.show(true);
+    if (showChannel) this.output.show(true);
     this.refreshStatus();
   }
 
-  private newSession(): Promise<void> {
-    this.state.session = undefined;
+  newSession(): Promise<void> {
+    this.setSession(undefined);
+    this.chat.showSession(undefined);
     this.state.context = undefined;
     this.sessionUsage = { input: 0, output: 0 };
     this.state.usage = this.sessionUsage;
     this.output.appendLine('▶ New session');
     this.refreshStatus();
     return Promise.resolve();
+  }
+
+  /** The current session (none: the next run starts one); remembered for the next window. */
+  get session(): string | undefined {
+    return this.state.session;
+  }
+
+  private setSession(session: string | undefined): void {
+    this.state.session = session;
+    void this.context.workspaceState.update('rhema.chat.session', session);
+  }
+
+  /** Send a prompt typed in the chat view as a turn of the current session. */
+  async chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void> {
+    const folder =
+      (context[0] ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(context[0].uri)) : undefined) ??
+      vscode.workspace.workspaceFolders?.[0];
+    await this.run(
+      'Chat',
+      prompt,
+      (client, token, workDone) =>
+        execute<TurnResult>(
+          client,
+          ServerCommand.turn,
+          dropUndefined({
+            prompt,
+            folder: folder?.uri.toString(),
+            session: this.state.session,
+            context: context.length > 0 ? context : undefined,
+          }),
+          token,
+          workDone,
+        ),
+      { fromChat: true, mentions },
+    );
   }
 
   private async undoLastTurn(): Promise<void> {
@@ -380,7 +440,8 @@ class Rhema implements vscode.Disposable {
       client: LanguageClient,
       token: vscode.CancellationToken,
       workDoneToken: string,
-    ) => Promise<{ session: string; stopReason?: string; usage?: Usage; steps?: number }>,
+    ) => Promise<{ session: string; turn?: number; stopReason?: string; usage?: Usage; steps?: number }>,
+    options: RunOptions = {},
   ): Promise<void> {
     const client = await this.start();
     const run: ActiveRun = {
@@ -389,13 +450,19 @@ class Rhema implements vscode.Disposable {
       session: this.state.session,
     };
     this.runs.add(run);
-    this.output.show(true);
+    if (!options.fromChat) this.output.show(true);
     run.renderer.begin(`${title}: ${prompt}`);
+    this.chat.view.apply({ kind: 'prompt', text: prompt, mentions: options.mentions ?? [] });
     this.setRunning();
     const workDoneToken = randomUUID();
+    let finished: { session: string; turn?: number } | undefined;
     try {
       await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: 'Rhema', cancellable: true },
+        {
+          location: options.fromChat ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification,
+          title: 'Rhema',
+          cancellable: !options.fromChat,
+        },
         async (progress, progressToken) => {
           const link = progressToken.onCancellationRequested(() => run.cancel.cancel());
           const reports = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
@@ -408,11 +475,14 @@ class Rhema implements vscode.Disposable {
           try {
             const result = await send(client, run.cancel.token, workDoneToken);
             run.session = result.session;
-            this.state.session = result.session;
+            this.setSession(result.session);
+            finished = result;
             if (result.stopReason !== undefined && result.usage !== undefined) {
               run.renderer.finish({ stopReason: result.stopReason, usage: result.usage, steps: result.steps });
+              this.chat.view.apply({ kind: 'end', stopReason: result.stopReason, usage: result.usage, steps: result.steps });
             } else if (!run.renderer.isClosed) {
               run.renderer.finish({ stopReason: 'done', usage: run.renderer.usage });
+              this.chat.view.apply({ kind: 'end', stopReason: 'done', usage: run.renderer.usage });
             }
           } finally {
             reports.dispose();
@@ -421,7 +491,9 @@ class Rhema implements vscode.Disposable {
         },
       );
     } catch (error) {
-      run.renderer.fail(run.cancel.token.isCancellationRequested ? 'cancelled' : errorMessage(error));
+      const message = run.cancel.token.isCancellationRequested ? 'cancelled' : errorMessage(error);
+      run.renderer.fail(message);
+      this.chat.view.apply({ kind: 'failed', message });
       if (!run.cancel.token.isCancellationRequested) throw error;
     } finally {
       this.sessionUsage = addUsage(this.sessionUsage, run.renderer.usage);
@@ -429,6 +501,7 @@ class Rhema implements vscode.Disposable {
       run.cancel.dispose();
       this.setRunning();
     }
+    if (finished?.turn !== undefined) await this.chat.listChanges(finished.session, finished.turn);
   }
 
   private onEvent(params: RhemaEventParams): void {
@@ -453,6 +526,10 @@ class Rhema implements vscode.Disposable {
         renderer.begin(`Session ${params.session}, turn ${params.turn}`);
         this.foreign.set(params.session, renderer);
       }
+    }
+    // The chat view first: its text is what the user watches.
+    if (params.session === this.state.session || [...this.runs].some((run) => run.session === params.session)) {
+      this.chat.view.apply({ kind: 'event', event: params.event });
     }
     renderer.event(params.event);
     if (params.event.type === 'context' && (params.session === this.state.session || this.state.session === undefined)) {
@@ -537,7 +614,7 @@ function dropUndefined<T extends object>(value: T): T {
 let rhema: Rhema | undefined;
 
 export function activate(context: vscode.ExtensionContext): void {
-  rhema = new Rhema();
+  rhema = new Rhema(context);
   rhema.register();
   context.subscriptions.push(rhema);
   void rhema.start().catch((error: unknown) => {

@@ -27,6 +27,11 @@
 //   {waitStatus: "Rhema", not: ["starting", "stopped"]}  wait for the status bar item with that text
 //                                            until it contains none of `not` (the server is running)
 //   {exec: ["prog", "arg", ...]}             run a program to completion (fails on a non-zero exit)
+//   {selectOption: "css", hasText: "..."}    pick the first <option> of a <select> whose text has hasText
+// `in: "chat"` on click, waitFor, query, dump and selectOption looks inside the Rhema chat view
+// (a webview: two nested iframes) instead of the workbench; query then also reports each element's
+// `open` (a <details>), `value` (an input), `data` (its data-* attributes) and `scroll`
+// ({top, height, client}).
 // One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
 // file the extension host writes, not from the DOM.
 import { execFileSync } from 'node:child_process';
@@ -119,6 +124,11 @@ try {
     await row.waitFor({ state: 'visible' });
     await row.click();
   };
+  // The chat view's document: the webview host iframe, then its active frame.
+  const scope = (step) =>
+    step.in === 'chat'
+      ? page.locator('iframe.webview.ready').first().contentFrame().locator('iframe#active-frame').contentFrame()
+      : page;
   const actionRow = (label) => page.locator(`.action-widget .monaco-list-row[aria-label="${label}"]`).first();
   for (const step of scenario.steps) {
     if (step.command !== undefined) {
@@ -146,7 +156,7 @@ try {
       await page.locator('.editor-instance .monaco-editor.focused').waitFor({ state: 'visible' });
       results.push({ openFile: step.openFile });
     } else if (step.click !== undefined) {
-      const target = page.locator(step.click, step.hasText ? { hasText: step.hasText } : {}).first();
+      const target = scope(step).locator(step.click, step.hasText ? { hasText: step.hasText } : {}).first();
       await target.click();
       results.push({ click: step.click });
     } else if (step.press !== undefined) {
@@ -212,28 +222,38 @@ try {
       }, `the ${step.waitStatus} status item without ${JSON.stringify(unwanted)}`);
       results.push({ waitStatus: step.waitStatus, text });
     } else if (step.query !== undefined) {
-      const found = page.locator(step.query, step.hasText ? { hasText: step.hasText } : {});
+      const found = scope(step).locator(step.query, step.hasText ? { hasText: step.hasText } : {});
       const elements = await found.evaluateAll((nodes) =>
         nodes.map((node) => ({
           text: node.textContent ?? '',
           classes: node.className?.toString() ?? '',
           checked: 'checked' in node ? node.checked : node.getAttribute('aria-checked') === 'true',
           label: node.getAttribute('aria-label'),
+          open: 'open' in node ? node.open : null,
+          value: 'value' in node ? node.value : null,
+          data: { ...node.dataset },
+          scroll: { top: node.scrollTop, height: node.scrollHeight, client: node.clientHeight },
         })),
       );
-      results.push({ query: step.query, elements });
+      results.push({ query: step.query, hasText: step.hasText, elements });
     } else if (step.waitFor !== undefined) {
-      const target = page.locator(step.waitFor, step.hasText ? { hasText: step.hasText } : {}).first();
+      const target = scope(step).locator(step.waitFor, step.hasText ? { hasText: step.hasText } : {}).first();
       await target.waitFor({ state: step.state ?? 'visible' });
       results.push({ waitFor: step.waitFor });
     } else if (step.dump !== undefined) {
-      const html = await page.locator(step.dump).first().evaluate((node) => node.outerHTML);
+      const html = await scope(step).locator(step.dump).first().evaluate((node) => node.outerHTML);
       writeFileSync(step.file, html);
       results.push({ dump: step.dump });
     } else if (step.exec !== undefined) {
       const [program, ...args] = step.exec;
       const stdout = execFileSync(program, args, { encoding: 'utf8' });
       results.push({ exec: program, stdout });
+    } else if (step.selectOption !== undefined) {
+      const select = scope(step).locator(step.selectOption).first();
+      const option = select.locator('option', { hasText: step.hasText }).first();
+      await option.waitFor({ state: 'attached' });
+      await select.selectOption(await option.getAttribute('value'));
+      results.push({ selectOption: step.selectOption });
     } else if (step.sleepMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
       results.push({ sleepMs: step.sleepMs });

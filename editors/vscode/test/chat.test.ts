@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { InputHistory } from '../src/chat/history';
+import { mentionAt, mentionLabel, parseMentions } from '../src/chat/mentions';
+import type { Action, TranscriptState } from '../src/chat/messages';
+import { apply, emptyState, fromMessages, meterText, toolDetail, toolTarget } from '../src/chat/transcript';
+import type { RhemaEvent } from '../src/protocol';
+
+function run(actions: Action[]): { state: TranscriptState; touched: number[][] } {
+  const state = emptyState();
+  const touched = actions.map((action) => apply(state, action));
+  return { state, touched };
+}
+
+const ev = (event: RhemaEvent): Action => ({ kind: 'event', event });
+const usage = { input: 10, output: 4, cacheRead: 0, cacheWrite: 0 };
+
+describe('transcript reducer', () => {
+  it('merges deltas, collapses the thinking when the answer starts and ends once', () => {
+    const { state, touched } = run([
+      { kind: 'prompt', text: 'hi @selection', mentions: ['@selection'] },
+      ev({ type: 'thinking_delta', text: 'Let me ' }),
+      ev({ type: 'thinking_delta', text: 'think.' }),
+      ev({ type: 'text_delta', text: '# Title' }),
+      ev({ type: 'text_delta', text: '\n\nbody' }),
+      ev({ type: 'turn_end', stopReason: 'end_turn', text: '', steps: 1, usage }),
+      { kind: 'end', stopReason: 'end_turn', usage, steps: 1 },
+    ]);
+    assert.deepEqual(
+      state.items.map((item) => item.kind),
+      ['user', 'thinking', 'answer', 'end'],
+    );
+    assert.deepEqual(state.items[1], { kind: 'thinking', text: 'Let me think.', collapsed: true });
+    assert.deepEqual(state.items[2], { kind: 'answer', text: '# Title\n\nbody' });
+    // The first answer delta touched the thinking (collapsed) and the new answer.
+    assert.deepEqual(touched[3], [1, 2]);
+    assert.deepEqual(touched[6], []); // the command's result after turn_end adds nothing
+    assert.equal(state.running, false);
+  });
+
+  it('keeps one card per tool call, found by id, with output and result', () => {
+    const { state } = run([
+      { kind: 'prompt', text: 'run it', mentions: [] },
+      ev({ type: 'thinking_delta', text: 'plan' }),
+      ev({ type: 'tool_call_start', id: 'a', name: 'run_command' }),
+      ev({ type: 'tool_call_start', id: 'b', name: 'read_file' }),
+      ev({ type: 'tool_call_args_delta', id: 'a', delta: '{"command":"ls -l"}' }),
+      ev({ type: 'tool_call_args_delta', id: 'b', delta: '{"path":"x.py","offset":3}' }),
+      ev({ type: 'tool_output_delta', id: 'a', chunk: 'total 0\n' }),
+      ev({ type: 'tool_status', id: 'a', status: { activity: 'running 1s', spent: null } }),
+      ev({ type: 'tool_result', id: 'a', name: 'run_command', content: 'exit 2', isError: true, code: 2 }),
+      ev({ type: 'tool_result', id: 'b', name: 'read_file', content: 'x = 1', isError: false, code: null }),
+    ]);
+    const [, thinking, a, b] = state.items;
+    assert.equal(thinking?.kind === 'thinking' && thinking.collapsed, true);
+    assert.deepEqual(a, {
+      kind: 'tool',
+      id: 'a',
+      name: 'run_command',
+      args: '{"command":"ls -l"}',
+      status: 'running 1s',
+      output: 'total 0\n',
+      state: 'error',
+      result: 'exit 2',
+      code: 2,
+    });
+    assert.equal(b?.kind === 'tool' && b.state, 'ok');
+    assert.equal(state.items.length, 4);
+  });
+
+  it('shows retry waits and errors inline and a failure ends the run', () => {
+    const { state } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'retry_wait', error: 'HTTP 429', delaySeconds: 2, attempt: 1, total: 3 }),
+      ev({ type: 'error', message: 'boom' }),
+      { kind: 'failed', message: 'cancelled' },
+    ]);
+    assert.deepEqual(state.items.slice(1), [
+      { kind: 'notice', level: 'retry', text: 'Retry 1/3 in 2s: HTTP 429' },
+      { kind: 'notice', level: 'error', text: 'boom' },
+      { kind: 'notice', level: 'error', text: 'cancelled' },
+    ]);
+    assert.equal(state.running, false);
+  });
+
+  it('lists changed files and records per-file decisions; no files, no list', () => {
+    const file = { uri: 'file:///w/a.py', path: 'a.py', status: 'modified' as const, before: 'rhema-checkpoint:a', state: 'asLeft' as const };
+    const { state, touched } = run([
+      { kind: 'changes', session: 's', turn: 2, files: [] },
+      { kind: 'changes', session: 's', turn: 3, files: [file] },
+      { kind: 'decision', turn: 3, uri: file.uri, decision: 'rejected' },
+      { kind: 'decision', turn: 9, uri: file.uri, decision: 'accepted' },
+    ]);
+    assert.deepEqual(touched, [[], [0], [0], []]);
+    const item = state.items[0];
+    assert.equal(item?.kind, 'changes');
+    assert.deepEqual(item?.kind === 'changes' && item.decisions, { [file.uri]: { decision: 'rejected', detail: undefined } });
+  });
+
+  it('tracks the run\'s usage across steps and the context fill for the meter', () => {
+    const tally = (input: number, output: number) => ({ input, output, cacheRead: 0, cacheWrite: 0 });
+    const { state } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'usage', ...tally(1000, 10) }),
+      ev({ type: 'step_end', usage: tally(1000, 12), stopReason: 'tool_use' }),
+      ev({ type: 'usage', ...tally(200, 18) }),
+      ev({ type: 'context', tokens: 12_300, window: 128_000 }),
+    ]);
+    assert.equal(meterText(state.context, state.usage), '1,200 in · 30 out · context 12.3k / 128.0k (10%)');
+    assert.equal(meterText(undefined, state.usage), '1,200 in · 30 out');
+    assert.equal(meterText({ tokens: 900, window: null }, state.usage), '1,200 in · 30 out · context 900');
+  });
+
+  it('rebuilds a reopened session from its messages', () => {
+    const items = fromMessages([
+      {
+        role: 'user',
+        content: [{ type: 'text', text: "First\n\nhello.py (the editor's current text, unsaved changes included):\n```python\nx\n```" }],
+      },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'thinking', text: 'hmm', signature: '' },
+          { type: 'text', text: 'Sure.' },
+          { type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' }, raw_args: '{"path":"a.py"}' },
+        ],
+      },
+      { role: 'tool', content: [{ type: 'tool_result', id: 'c1', content: 'edited', is_error: false }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] },
+      'garbage',
+    ] as unknown[]);
+    assert.deepEqual(
+      items.map((item) => item.kind),
+      ['user', 'thinking', 'answer', 'tool', 'answer'],
+    );
+    assert.deepEqual(items[0], { kind: 'user', text: 'First', mentions: [] }); // without the context
+    assert.equal(items[1]?.kind === 'thinking' && items[1].collapsed, true);
+    assert.equal(items[3]?.kind === 'tool' && items[3].state, 'ok');
+  });
+
+  it('finds the file and place a tool call points at', () => {
+    assert.deepEqual(toolTarget('{"path":"a.py","offset":12}'), { path: 'a.py', line: 12 });
+    assert.deepEqual(toolTarget('{"path":"a.py","old_text":"x","new_text":"\\n  y = 2\\n"}'), {
+      path: 'a.py',
+      find: '  y = 2',
+    });
+    assert.deepEqual(toolTarget('{"from":"a.py","to":"b.py"}'), { path: 'b.py' });
+    assert.equal(toolTarget('{"command":"ls"}'), undefined);
+    assert.equal(toolTarget('{"path":'), undefined); // still streaming
+    assert.equal(toolDetail('{"command":"make test\\nmore"}'), 'make test');
+    assert.equal(toolDetail('{"pattern":"TODO","path":"src"}'), 'TODO');
+  });
+});
+
+describe('mentions', () => {
+  it('parses @file, @file:path, @selection and @problems once each', () => {
+    assert.deepEqual(parseMentions('fix @problems in @file:src/a.py, see @selection and @file @problems'), [
+      { kind: 'problems' },
+      { kind: 'file', path: 'src/a.py' },
+      { kind: 'selection' },
+      { kind: 'file' },
+    ]);
+    assert.deepEqual(parseMentions('@file:"my dir/x.py" please'), [{ kind: 'file', path: 'my dir/x.py' }]);
+  });
+
+  it('ignores e-mail addresses and unknown words', () => {
+    assert.deepEqual(parseMentions('mail me@selection.org or @someone, @filed'), []);
+  });
+
+  it('labels mentions and finds the one being typed', () => {
+    assert.equal(mentionLabel({ kind: 'file', path: 'a.py' }), '@file:a.py');
+    assert.equal(mentionLabel({ kind: 'problems' }), '@problems');
+    assert.deepEqual(mentionAt('look at @sel', 12), { start: 8, word: 'sel' });
+    assert.deepEqual(mentionAt('@', 1), { start: 0, word: '' });
+    assert.equal(mentionAt('a@b', 3), undefined);
+    assert.equal(mentionAt('@file done', 10), undefined);
+  });
+});
+
+describe('input history', () => {
+  it('walks up and down and brings the draft back', () => {
+    const history = new InputHistory();
+    history.add('one');
+    history.add('two');
+    history.add('two'); // a repeated neighbour is kept once
+    assert.equal(history.up('draft'), 'two');
+    assert.equal(history.up('two'), 'one');
+    assert.equal(history.up('one'), undefined); // the oldest
+    assert.equal(history.down(), 'two');
+    assert.equal(history.down(), 'draft');
+    assert.equal(history.down(), undefined); // not walking any more
+    assert.deepEqual(history.all, ['one', 'two']);
+  });
+
+  it('ends the walk on send and caps its length', () => {
+    const history = new InputHistory(['a', 'b'], 3);
+    assert.equal(history.up(''), 'b');
+    history.add('c');
+    history.add('d');
+    assert.deepEqual(history.all, ['b', 'c', 'd']);
+    assert.equal(history.up(''), 'd');
+    history.add('  ');
+    assert.deepEqual(history.all, ['b', 'c', 'd']);
+  });
+});

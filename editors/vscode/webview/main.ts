@@ -1,0 +1,228 @@
+/**
+ * The chat view's script: applies the extension's actions to its copy of the
+ * transcript and renders them, follows new output while the user is at the
+ * bottom (a resize, e.g. maximising and restoring the panel, keeps
+ * following), and runs the input: Enter sends, Shift+Enter is a new line,
+ * ↑/↓ walk the history (kept in the webview's state across reloads), `@`
+ * completes mentions, Stop while running. Code blocks' Copy and Insert go
+ * through the extension (clipboard, active editor).
+ */
+import { InputHistory } from '../src/chat/history';
+import type { FromView, ToView, TranscriptState } from '../src/chat/messages';
+import { MENTION_WORDS, mentionAt } from '../src/chat/mentions';
+import { apply, emptyState } from '../src/chat/transcript';
+import { renderMarkdown } from './markdown';
+import { TranscriptView } from './render';
+
+interface VsCodeApi {
+  postMessage(message: FromView): void;
+  getState(): SavedState | undefined;
+  setState(state: SavedState): void;
+}
+interface SavedState {
+  history: string[];
+  draft: string;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const vscode = acquireVsCodeApi();
+const saved = vscode.getState() ?? { history: [], draft: '' };
+const history = new InputHistory([...saved.history]);
+
+const $ = <T extends HTMLElement>(id: string): T => document.getElementById(id) as T;
+const transcript = $<HTMLElement>('transcript');
+const input = $<HTMLTextAreaElement>('input');
+const send = $<HTMLButtonElement>('send');
+const stop = $<HTMLButtonElement>('stop');
+const sessions = $<HTMLSelectElement>('sessions');
+const completions = $<HTMLElement>('completions');
+const post = (message: FromView): void => vscode.postMessage(message);
+const view = new TranscriptView(transcript, $<HTMLElement>('meter'), post);
+let state: TranscriptState = emptyState();
+
+// ----- following the output -----
+let following = true;
+let lastHeight = transcript.clientHeight;
+const atBottom = (): boolean => transcript.scrollHeight - transcript.scrollTop - transcript.clientHeight < 24;
+const follow = (): void => {
+  if (following) transcript.scrollTop = transcript.scrollHeight;
+};
+transcript.addEventListener('scroll', () => {
+  // A resize scrolls too: only the user's own scrolling changes whether we follow.
+  if (transcript.clientHeight !== lastHeight) {
+    lastHeight = transcript.clientHeight;
+    follow();
+    return;
+  }
+  following = atBottom();
+});
+new ResizeObserver(() => {
+  lastHeight = transcript.clientHeight;
+  follow();
+}).observe(transcript);
+
+// ----- messages from the extension -----
+function running(on: boolean): void {
+  stop.hidden = !on;
+  send.hidden = on;
+  document.body.classList.toggle('running', on);
+}
+
+window.addEventListener('message', (event: MessageEvent<ToView>) => {
+  const message = event.data;
+  switch (message.type) {
+    case 'reset':
+      state = message.state;
+      following = true;
+      view.reset(state);
+      running(state.running);
+      post({ type: 'listSessions' });
+      break;
+    case 'action': {
+      view.timing = { postedAt: message.at, receivedAt: Date.now() };
+      const sessionBefore = state.session;
+      for (const index of apply(state, message.action)) view.update(state, index);
+      view.status(state);
+      running(state.running);
+      // A run's end changes the session's turn count; a new session joins the picker.
+      if (message.action.kind === 'end' || sessionBefore !== state.session) post({ type: 'listSessions' });
+      break;
+    }
+    case 'sessions':
+      showSessions(message.sessions, message.current);
+      break;
+    case 'focusInput':
+      input.focus();
+      break;
+  }
+  follow();
+});
+
+function showSessions(list: { session: string; title: string; turns: number }[], current: string | undefined): void {
+  const options = [new Option('New session', '')];
+  for (const item of list) {
+    options.push(new Option(`${item.title || item.session} (${item.turns} turn${item.turns === 1 ? '' : 's'})`, item.session));
+  }
+  sessions.replaceChildren(...options);
+  sessions.value = current !== undefined && list.some((s) => s.session === current) ? current : '';
+}
+
+sessions.addEventListener('focus', () => post({ type: 'listSessions' }));
+sessions.addEventListener('change', () => {
+  if (sessions.value) post({ type: 'openSession', session: sessions.value });
+  else post({ type: 'newSession' });
+});
+$('new').addEventListener('click', () => post({ type: 'newSession' }));
+$('delete').addEventListener('click', () => {
+  if (sessions.value) post({ type: 'deleteSession', session: sessions.value });
+});
+
+// ----- code block buttons, and links to workspace files -----
+const SCHEME = /^[a-z][a-z0-9+.-]*:/i;
+transcript.addEventListener('click', (event) => {
+  const target = event.target as HTMLElement;
+  const href = target.closest('.markdown a')?.getAttribute('href');
+  if (href && !href.startsWith('#') && !SCHEME.test(href)) {
+    // A relative link in an answer names a workspace file (`path#L12` a line of it).
+    event.preventDefault();
+    const [path = '', fragment = ''] = href.split('#', 2);
+    const line = /^L(\d+)/.exec(fragment)?.[1];
+    post({ type: 'openFile', path: decodeURIComponent(path), ...(line ? { line: Number(line) } : {}) });
+    return;
+  }
+  const action = target.closest<HTMLElement>('[data-action]')?.dataset.action;
+  const code = target.closest('.code')?.querySelector('code')?.textContent;
+  if (code === null || code === undefined || (action !== 'copy' && action !== 'insert')) return;
+  event.preventDefault();
+  post({ type: action, text: code });
+  target.textContent = action === 'copy' ? 'Copied' : 'Inserted';
+  setTimeout(() => (target.textContent = action === 'copy' ? 'Copy' : 'Insert'), 1200);
+});
+
+// ----- the input -----
+function submit(): void {
+  const text = input.value.trim();
+  if (!text || state.running) return;
+  history.add(text);
+  input.value = '';
+  hideCompletions();
+  remember();
+  post({ type: 'send', text });
+}
+
+function remember(): void {
+  vscode.setState({ history: [...history.all], draft: input.value });
+}
+
+function hideCompletions(): void {
+  completions.hidden = true;
+  completions.replaceChildren();
+}
+
+function complete(word: string): void {
+  const at = mentionAt(input.value, input.selectionStart);
+  if (at === undefined) return;
+  const insert = word.endsWith(':') ? `@${word}` : `@${word} `;
+  input.value = input.value.slice(0, at.start) + insert + input.value.slice(input.selectionStart);
+  input.selectionStart = input.selectionEnd = at.start + insert.length;
+  hideCompletions();
+  input.focus();
+}
+
+function suggest(): void {
+  const at = mentionAt(input.value, input.selectionStart);
+  const words = at === undefined ? [] : MENTION_WORDS.filter((w) => w.startsWith(at.word) && w !== at.word);
+  if (words.length === 0) return hideCompletions();
+  completions.replaceChildren(
+    ...words.map((word) => {
+      const option = document.createElement('div');
+      option.className = 'completion';
+      option.setAttribute('role', 'option');
+      option.textContent = `@${word}`;
+      option.addEventListener('mousedown', (event) => {
+        event.preventDefault();
+        complete(word);
+      });
+      return option;
+    }),
+  );
+  completions.hidden = false;
+}
+
+input.value = saved.draft;
+input.addEventListener('input', () => {
+  suggest();
+  remember();
+});
+input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    if (!completions.hidden && completions.firstElementChild) {
+      complete((completions.firstElementChild.textContent ?? '@').slice(1));
+      return;
+    }
+    submit();
+  } else if (event.key === 'Escape' && !completions.hidden) {
+    hideCompletions();
+  } else if (event.key === 'ArrowUp' && !input.value.slice(0, input.selectionStart).includes('\n')) {
+    const older = history.up(input.value);
+    if (older !== undefined) {
+      event.preventDefault();
+      input.value = older;
+    }
+  } else if (event.key === 'ArrowDown' && !input.value.slice(input.selectionEnd).includes('\n')) {
+    const newer = history.down();
+    if (newer !== undefined) {
+      event.preventDefault();
+      input.value = newer;
+    }
+  }
+});
+send.addEventListener('click', submit);
+stop.addEventListener('click', () => post({ type: 'stop' }));
+
+post({ type: 'ready' });
+
+// Compile markdown-it's and highlight.js's code paths once while idle, so the first
+// answer does not pay for it.
+setTimeout(() => void renderMarkdown('# a\n\n**b** `c` [d](e)\n\n```python\ndef f(): return 1\n```\n\n| x |\n|---|\n| y |\n'), 0);

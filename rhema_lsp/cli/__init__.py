@@ -150,10 +150,13 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _rewind(args: argparse.Namespace) -> int:
+    from rhema_lsp.contract import RewindWhat
     from rhema_lsp.headless.run import ClientOptions, RewindRequest, rewind
 
     options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
-    request = RewindRequest(args.session, args.turn, args.what, args.force)
+    paths = tuple(Path(path) for path in args.path)
+    what: RewindWhat = args.what or ("code" if paths else "both")
+    request = RewindRequest(args.session, args.turn, what, args.force, paths)
     return asyncio.run(rewind(options, request, args.json))
 
 
@@ -262,9 +265,16 @@ def build_parser() -> argparse.ArgumentParser:
         what.add_argument(
             f"--{choice}", dest="what", action="store_const", const=choice, help=meaning
         )
-    rewinding.set_defaults(what="both")
+    rewinding.set_defaults(what=None)
     rewinding.add_argument(
         "--force", action="store_true", help="overwrite files changed since the turn"
+    )
+    rewinding.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="restore only this file (repeat for more; relative to --folder; files only)",
     )
     _add_client_flags(rewinding, "rewind")
     rewinding.set_defaults(run=_rewind)

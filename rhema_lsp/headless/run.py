@@ -52,7 +52,7 @@ from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
 from rhema_lsp.headless.jsonrpc import RpcError, StdioEndpoint
 from rhema_lsp.headless.render import JsonRenderer, TerminalRenderer
 from rhema_lsp.headless.wire import ContractDrift, read_event, read_result, write_args
-from rhema_lsp.tools.positions import uri_to_path
+from rhema_lsp.tools.positions import path_to_uri, uri_to_path
 
 __all__ = [
     "AskOptions",
@@ -451,12 +451,14 @@ async def sessions(options: ClientOptions, as_json: bool) -> int:
 
 @dataclass(frozen=True, slots=True)
 class RewindRequest:
-    """``rhema-lsp rewind``: which session, to before which turn, what."""
+    """``rhema-lsp rewind``: which session, to before which turn, what;
+    ``paths`` (relative to the folder, or absolute): those files only."""
 
     session: str
     turn: int
     what: RewindWhat = "both"
     force: bool = False
+    paths: tuple[Path, ...] = ()
 
 
 async def rewind(options: ClientOptions, request: RewindRequest, as_json: bool) -> int:
@@ -464,11 +466,14 @@ async def rewind(options: ClientOptions, request: RewindRequest, as_json: bool) 
     exit 1 when a file was left alone."""
     if request.turn < 1:
         raise UsageError(f"--turn {request.turn}: turns count from 1")
+    if request.paths and request.what != "code":
+        raise UsageError(f"--path restores files only: it does not go with --{request.what}")
     args = RewindArgs(
         session=request.session,
         turn=request.turn,
         what=request.what,
         force=request.force,
+        paths=_file_uris(options.folder, request.paths),
     )
     result: RewindResult = await _one_command(options, REWIND, args)
     if as_json:
@@ -487,6 +492,12 @@ async def rewind(options: ClientOptions, request: RewindRequest, as_json: bool) 
         )
         return Exit.FAILED
     return Exit.OK
+
+
+def _file_uris(folder: Path, paths: tuple[Path, ...]) -> list[str] | None:
+    """The ``file://`` URIs of ``paths`` (relative to ``folder`` or absolute), normalised
+    (the server refuses what lies outside the workspace); ``None`` for none."""
+    return [path_to_uri(Path(os.path.normpath(folder / path))) for path in paths] or None
 
 
 def _shown(folder: Path, uri: str) -> str:

@@ -292,6 +292,39 @@ def test_rewind_restores_the_files_on_disk_after_the_turn_and_reports_conflicts(
     assert hashlib.sha256((workspace / "c.py").read_bytes()).hexdigest() == digests["c.py"]
 
 
+def test_rewind_of_some_paths_restores_only_those_files(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    for name in ("a.py", "b.py"):
+        (workspace / name).write_text(f"{name[0]} = 1\n")
+    fake.script(
+        tool_reply(
+            ("edit_file", {"path": "a.py", "old_text": "1", "new_text": "10"}),
+            ("edit_file", {"path": "b.py", "old_text": "1", "new_text": "10"}),
+        ),
+        text_reply("done"),
+    )
+    done = run(ask_command(fake, workspace, "--mode", "edit", "--yes", "change them"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    listed = run([*ENTRY, "sessions", "--folder", str(workspace), "--json"], tmp_path)
+    session = json.loads(listed.stdout)[0]["session"]
+    rewind = [*ENTRY, "rewind", "--folder", str(workspace), "--session", session, "--turn", "1"]
+
+    mixed = run([*rewind, "--path", "b.py", "--both"], tmp_path)
+    assert mixed.returncode == 2, mixed.stderr
+    assert "--path restores files only" in mixed.stderr
+    assert (workspace / "b.py").read_text() == "b = 10\n"
+
+    undone = run([*rewind, "--path", "b.py"], tmp_path)
+    assert undone.returncode == 0, undone.stderr
+    assert undone.stdout.splitlines() == ["restored  b.py"]
+    assert (workspace / "b.py").read_text() == "b = 1\n"
+    assert (workspace / "a.py").read_text() == "a = 10\n"
+    # The conversation is untouched: the session still holds its turn.
+    listed = run([*ENTRY, "sessions", "--folder", str(workspace), "--json"], tmp_path)
+    assert json.loads(listed.stdout)[0]["turns"] == 1
+
+
 def test_ask_shows_a_compaction_and_the_context_fill(
     fake: FakeModelServer, workspace: Path, tmp_path: Path
 ) -> None:

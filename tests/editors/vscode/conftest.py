@@ -317,3 +317,16 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             return
+
+
+def user_texts(request: dict[str, Any]) -> list[str]:
+    """The text of every user message of one chat-completions request body."""
+    texts = []
+    for message in request["messages"]:
+        if message["role"] != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content)
+        texts.append(content)
+    return texts

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from tests.editors.vscode.conftest import VSCode
+from tests.editors.vscode.conftest import VSCode, user_texts
 from tests.fakes.model_server import FakeModelServer, error_reply, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(900)
@@ -52,18 +52,6 @@ CHAT = {"in": "chat"}
 TIMESTAMPS = (("posted", "postedAt"), ("received", "receivedAt"), ("visible", "visibleAt"))
 MAXIMIZE = ".action-label[aria-label^='Maximize Panel Size']"
 RESTORE = ".action-label[aria-label^='Restore Panel Size']"
-
-
-def user_texts(request: dict[str, Any]) -> list[str]:
-    texts = []
-    for message in request["messages"]:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, list):
-            content = "".join(part.get("text", "") for part in content)
-        texts.append(content)
-    return texts
 
 
 def first_text_delta_at(model: FakeModelServer, request: int) -> float:
@@ -223,9 +211,8 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
     # This answer streams while VS Code opens and saves the file the edit dirtied, on the
     # workbench's main thread, which also carries every message to the view
     # (docs/benchmarks.md has the figures).
-    record_latency(
-        artifacts, f"first turn of a new window, after an edit ({name})", [latency_ms(model, 1, answer)]
-    )
+    first_turn = latency_ms(model, 1, answer)
+    record_latency(artifacts, f"first turn of a new window, after an edit ({name})", [first_turn])
 
 
 def test_chat_view_restores_follows_up_stops_and_switches_sessions(

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from rhema_lsp import __version__
-from tests.editors.vscode.conftest import FAKE_MODEL, VSCode
+from tests.editors.vscode.conftest import FAKE_MODEL, VSCode, user_texts
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 # The first test may install code-server (apt, npm, native rebuilds) from scratch.
@@ -40,19 +39,6 @@ SERVER_RUNNING = {"waitStatus": "Rhema", "not": ["starting", "stopped"]}
 def reasoning_lines(text: str) -> str:
     """How reasoning shows in the channel: each line set apart."""
     return "".join(f"│ {line}\n" for line in text.splitlines())
-
-
-def user_texts(request: dict[str, Any]) -> list[str]:
-    """The text of every user message of one chat-completions request body."""
-    texts = []
-    for message in request["messages"]:
-        if message["role"] != "user":
-            continue
-        content = message["content"]
-        if isinstance(content, list):
-            content = "".join(part.get("text", "") for part in content)
-        texts.append(content)
-    return texts
 
 
 def test_show_status_reports_the_configured_provider(

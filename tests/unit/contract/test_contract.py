@@ -26,6 +26,7 @@ from rhema_lsp.contract import (
 )
 from rhema_lsp.contract.generate import artefacts, json_schema
 from rhema_lsp.engine import Usage
+from rhema_lsp.runs.settings import Settings
 
 REPO = Path(__file__).resolve().parents[3]
 NVIM = REPO / "editors" / "nvim" / "lua" / "rhema"
@@ -135,6 +136,17 @@ LSP_NAMES = {
     "initializationOptions",
     "workspaceFolders",
     "editSelection",  # the client-side command rhema.editSelection
+    # WorkspaceEdit and its change annotations (the Neovim review reads them)
+    "workspaceEdit",
+    "changeAnnotationSupport",
+    "groupsOnLabel",
+    "changeAnnotations",
+    "annotationId",
+    "needsConfirmation",
+    "newText",
+    "oldUri",
+    "newUri",
+    "ignoreIfExists",
 }
 
 
@@ -199,7 +211,7 @@ def test_neovim_reads_only_field_names_the_contract_has() -> None:
         known.add(spec.name.split(".", 1)[1])
     for model in EVENT_MODELS:
         known |= json_field_names(model)
-    known |= json_field_names(InitializationOptions)
+    known |= json_field_names(InitializationOptions) | json_field_names(Settings)
     camel = set()
     for source in _lua().values():
         camel |= set(re.findall(r"\.([a-z]+[A-Z]\w*)\b", source))

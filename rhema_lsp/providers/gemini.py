@@ -236,6 +236,9 @@ class GeminiStreamDecoder:
         self.finish_reason: str | None = None
         self.tally = (0, 0, 0)
         self.usage: _Usage | None = None  # the latest tally, read at the next flush
+        # The pieces of the last part when it is a run of plain answer text
+        # (not a thought, unsigned), which more plain text continues.
+        self._plain: list[str] | None = None
 
     def flush(self) -> None:
         if self.usage is not None:
@@ -252,7 +255,10 @@ class GeminiStreamDecoder:
         self.out.usage(*self.tally)
 
     def feed(self, event: str | None, data: bytes) -> bool:
-        chunk = decode_event(self.name, data, _CHUNK)
+        try:
+            chunk = _CHUNK.decode(data)
+        except msgspec.MsgspecError:
+            chunk = decode_event(self.name, data, _CHUNK)
         if isinstance(chunk, list):
             chunk = chunk[0] if chunk else _Chunk()
         error = chunk.error
@@ -270,15 +276,9 @@ class GeminiStreamDecoder:
             for part in (content.parts if content else None) or ():
                 text = part.get("text")
                 if type(text) is str:
-                    last = self.parts[-1] if self.parts else None
-                    if (
-                        text
-                        and len(part) == 1
-                        and type(last) is _Text
-                        and not last.thought
-                        and last.signature is None
-                    ):
-                        last.parts.append(text)  # more plain answer text: the common case
+                    plain = self._plain
+                    if plain is not None and text and len(part) == 1:
+                        plain.append(text)  # more plain answer text: the common case
                         self.out.text(text)
                     else:
                         self._text(text, part)
@@ -318,6 +318,11 @@ class GeminiStreamDecoder:
             run = _Text(thought, signature)
             run.parts.append(text)
             self.parts.append(run)
+        last = self.parts[-1] if self.parts else None
+        if isinstance(last, _Text) and not last.thought and last.signature is None:
+            self._plain = last.parts
+        else:
+            self._plain = None
 
     def _provider_part(self, part: dict[str, Any]) -> None:
         """A part Gemini acts on itself (code it ran and its result): kept verbatim."""
@@ -325,6 +330,7 @@ class GeminiStreamDecoder:
         if not kind:
             return
         self.parts.append(ProviderPart(wire=WIRE, kind=kind, provider_data=part))
+        self._plain = None
         if kind == "executableCode":
             code = part[kind]
             call_id = (code.get("id") if isinstance(code, dict) else None) or (
@@ -352,6 +358,7 @@ class GeminiStreamDecoder:
                 id=call_id, name=name, args=args, raw_args=raw, provider_data=provider_data or None
             )
         )
+        self._plain = None
 
     def finish(self, terminated: bool) -> ModelOutput:
         if self.usage is not None:

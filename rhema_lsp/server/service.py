@@ -57,6 +57,7 @@ from rhema_lsp.contract import (
     McpServerStatus,
     OpenSessionArgs,
     OpenSessionResult,
+    ProviderSetup,
     ProviderStatus,
     ResumedCalls,
     RewindArgs,
@@ -76,6 +77,7 @@ from rhema_lsp.contract import (
     command_named,
 )
 from rhema_lsp.engine import ProviderError, ToolContext, Usage
+from rhema_lsp.providers import survey_setup
 from rhema_lsp.runs.changes import describe_changes, parse_checkpoint_uri
 from rhema_lsp.runs.context import ContextRefused, read_context
 from rhema_lsp.runs.driver import Outcome
@@ -550,9 +552,12 @@ class AgentService:
             provider = ProviderStatus(
                 name=None, model=None, base_url=None, source=None, error=str(exc)
             )
+        configured = bool(self.settings.provider or self.settings.base_url)
+        setup = await survey_setup(configured=configured)
         return StatusResult(
             version=__version__,
             provider=provider,
+            setup=ProviderSetup.model_validate(asdict(setup)),
             folders=[str(root) for root in self.lifecycle.folders.roots()],
             mode=self.settings.mode,
             running=self.lifecycle.runs.sessions(),

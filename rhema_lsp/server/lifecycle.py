@@ -163,6 +163,7 @@ class RunLifecycle:
         self.runs = RunRegistry()
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
+        self._resolving = anyio.Lock()
         self._seq: dict[str, int] = {}
         self._budgets: dict[str, tuple[int | None, ContextBudget]] = {}
         self.mcp = McpHub()
@@ -177,7 +178,12 @@ class RunLifecycle:
         self.editor.approval_timeout = settings.approval_timeout
 
     async def provider(self) -> ResolvedProvider:
-        """The provider the settings name, resolved once per settings."""
+        """The provider the settings name, resolved once per settings (callers
+        at the same time, a status and a turn, share one resolution)."""
+        async with self._resolving:
+            return await self._resolve()
+
+    async def _resolve(self) -> ResolvedProvider:
         s = self.settings
         wanted = ProviderSettings(
             provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol

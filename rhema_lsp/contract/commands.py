@@ -246,7 +246,10 @@ class CheckpointContentArgs(Args):
 
 
 class StatusArgs(Args):
-    """No arguments."""
+    """``check``: start the configured MCP servers (or try them again) and
+    wait for them, bounded, before answering: a health check."""
+
+    check: bool = False
 
 
 # -- results -----------------------------------------------------------------

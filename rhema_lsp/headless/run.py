@@ -511,7 +511,7 @@ def _shown(folder: Path, uri: str) -> str:
 async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     """Print the provider (``options.provider_note``), the server's version
     and folders, the mode ``ask`` runs in (``mode_note``) and the MCP servers."""
-    result: StatusResult = await _one_command(options, STATUS, StatusArgs())
+    result: StatusResult = await _one_command(options, STATUS, StatusArgs(check=True))
     provider = result.provider
     if as_json:
         shown = result.model_copy(

@@ -17,7 +17,13 @@ run that needs MCP tools.
 """
 
 from rhema_lsp.mcp.config import McpServerConfig, parse_servers
-from rhema_lsp.mcp.errors import McpCallFailed, McpError, McpTimeout, McpUnavailable
+from rhema_lsp.mcp.errors import (
+    McpCallFailed,
+    McpError,
+    McpTimeout,
+    McpUnavailable,
+    McpUnstartable,
+)
 
 __all__ = [
     "McpCallFailed",
@@ -25,5 +31,6 @@ __all__ = [
     "McpServerConfig",
     "McpTimeout",
     "McpUnavailable",
+    "McpUnstartable",
     "parse_servers",
 ]

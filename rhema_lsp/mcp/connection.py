@@ -5,14 +5,20 @@ the SDK's :class:`mcp.Client` open for as long as the server lives, because
 the SDK's transports must be entered and left by the same task. Calls from
 any task go through that client while it is ``ready``.
 
-- Start: :meth:`McpConnection.ensure_started` starts the supervisor once and
-  waits (boundedly) until the server is ``ready`` or has failed; a slow
-  server keeps starting in the background and is there on the next turn.
-- Crash: when the transport ends (the child exited, the stream broke), the
-  tools disappear and the supervisor starts it again after a back-off
-  (:data:`BACKOFF_S` doubling up to :data:`BACKOFF_MAX_S`); after
-  :data:`RESTART_LIMIT` failures in a row it stays ``failed`` until the next
-  turn asks for it again.
+- Start: :meth:`McpConnection.start` starts the supervisor; the first
+  attempt is ``starting`` and :meth:`McpConnection.wait_started` waits for
+  it. An attempt must finish ``initialize`` and the tool listing within the
+  start timeout (``mcpStartTimeout``), or it fails.
+- Failure: a start that fails is ``failed`` at once, with its reason in
+  ``error``, and is retried in the background after a back-off
+  (:data:`BACKOFF_S` doubling up to :data:`BACKOFF_MAX_S`); a retry keeps
+  the state ``failed`` until it succeeds, so nobody waits for it. A crash of
+  a ready server is ``restarting`` the same way. After :data:`RESTART_LIMIT`
+  failures in a row it stays ``failed`` until :meth:`~McpConnection.start`
+  is called again (the next turn). A failure retrying cannot mend (no such
+  command, a refused entry: :class:`~rhema_lsp.mcp.errors.McpUnstartable`)
+  is ``failed`` for good: only :meth:`~McpConnection.restart` (or a changed
+  entry) tries again.
 - stderr of a stdio server goes to the log line by line (logger
   ``rhema_lsp.mcp.server``); the last lines are kept for the error message.
 - The child's environment is the SDK's minimal default (``HOME``, ``PATH``,
@@ -34,30 +40,29 @@ worker thread (:func:`rhema_lsp.mcp.hub.load_connections`).
 from __future__ import annotations
 
 import asyncio
-import json
+import errno
 import logging
-import os
-from collections import deque
+import math
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any
 
 import anyio
 import httpx2
 import mcp_types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client._transport import Transport, TransportStreams
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from rhema_lsp import __version__
-from rhema_lsp.mcp.config import McpServerConfig, expand_env, references
-from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable
+from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
+from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable, McpUnstartable
+from rhema_lsp.mcp.results import render_result
+from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value
 
 __all__ = [
     "BACKOFF_MAX_S",
@@ -66,27 +71,19 @@ __all__ = [
     "CallOutcome",
     "McpConnection",
     "McpTool",
-    "Placeholders",
     "ServerState",
     "render_result",
 ]
 
 logger = logging.getLogger(__name__)
-server_log = logging.getLogger("rhema_lsp.mcp.server")
 
 BACKOFF_S = 0.5
 BACKOFF_MAX_S = 30.0
 RESTART_LIMIT = 5
 STABLE_S = 60.0
 """A server that ran this long before it stopped starts a fresh series of restarts."""
-STDERR_TAIL = 20
 MAX_TOOL_PAGES = 50
-
-Placeholders = Literal["expand", "refuse", "keep"]
-"""What ``${NAME}`` in an ``env`` or header value does: ``expand`` from the
-server's environment (the user's own configuration), ``refuse`` to start (a
-workspace file, which may not read the environment), or ``keep`` as written
-(the values a client passes are final)."""
+_UNSTARTABLE_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ENOEXEC})
 
 
 class ServerState(StrEnum):
@@ -115,6 +112,12 @@ class McpTool:
     name: str
     description: str
     input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Failure:
+    reason: str
+    retryable: bool
 
 
 def backoff_delay(failures: int) -> float:
@@ -161,7 +164,9 @@ class McpConnection:
     cwd
         The working directory of a stdio server when its entry sets none.
     placeholders
-        What ``${NAME}`` in a value does (see :data:`Placeholders`).
+        What ``${NAME}`` in a value does (see :data:`~rhema_lsp.mcp.config.Placeholders`).
+    start_timeout
+        Seconds an attempt may take to initialize and list its tools.
     backoff
         Seconds before restart number *n* (tests shorten it).
     """
@@ -174,6 +179,7 @@ class McpConnection:
         environ: Mapping[str, str],
         cwd: Path | None = None,
         placeholders: Placeholders = "expand",
+        start_timeout: float = DEFAULT_START_TIMEOUT_S,
         backoff: Callable[[int], float] = backoff_delay,
     ) -> None:
         self.name = name
@@ -182,14 +188,16 @@ class McpConnection:
         self.error: str | None = None
         self.tools: list[McpTool] = []
         self.restarts = 0
-        self._environ = environ
+        self.start_timeout = start_timeout
+        self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
-        self._placeholders = placeholders
-        self._backoff = backoff
+        self.backoff = backoff
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._changed = anyio.Event()
-        self._stderr: deque[str] = deque(maxlen=STDERR_TAIL)
+        self._unstartable = False
+        self._start_failed = False
+        self._attempt = Attempt()
 
     # -- life ------------------------------------------------------------------
 
@@ -198,16 +206,35 @@ class McpConnection:
         self._changed.set()
         self._changed = anyio.Event()
 
-    async def ensure_started(self, wait_s: float) -> None:
-        """Start the server unless it runs; wait up to ``wait_s`` seconds for
-        it to be ready (or to fail). A failed server is tried again."""
-        if self._task is None or self._task.done():
+    def start(self) -> None:
+        """Start the supervisor unless it runs, or the server cannot start as
+        configured. The first attempt is ``starting``; a server that failed
+        before stays ``failed`` while it is tried again in the background."""
+        if self._unstartable or (self._task is not None and not self._task.done()):
+            return
+        if self.state in (ServerState.IDLE, ServerState.STOPPED):
             self.error = None
             self._set(ServerState.STARTING)
-            self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
+        self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
+
+    async def wait_started(self) -> None:
+        """Wait while the first attempt is in progress (``starting``)."""
+        while self.state is ServerState.STARTING:
+            await self._changed.wait()
+
+    async def ensure_started(self, wait_s: float) -> None:
+        """:meth:`start`, then wait up to ``wait_s`` seconds for the first attempt."""
+        self.start()
         with anyio.move_on_after(wait_s):
-            while self.state is ServerState.STARTING:
-                await self._changed.wait()
+            await self.wait_started()
+
+    async def restart(self) -> None:
+        """Stop the server and start it afresh (the user asked): the restart
+        limit and an unstartable verdict are forgotten."""
+        await self.aclose()
+        self._unstartable = False
+        self.restarts = 0
+        self.start()
 
     async def aclose(self) -> None:
         """Stop the server and its supervisor; wait until the process is gone."""
@@ -223,131 +250,108 @@ class McpConnection:
     async def _supervise(self) -> None:
         failures = 0
         while True:
-            started = anyio.current_time()
+            began = anyio.current_time()
+            self._start_failed = False
             try:
                 await self._serve_once()
-                reason = "the server closed the connection"
-            except McpUnavailable as exc:
-                reason = str(exc)
-            except OSError as exc:
-                reason = f"could not start {self.config.describe()!r}: {exc.strerror or exc}"
+                failure = _Failure("the server closed the connection", True)
             except Exception as exc:  # noqa: BLE001 - any SDK or transport failure is this server's state, logged below
-                reason = _describe(exc)
-            self._client = None
-            self.tools = []
-            if anyio.current_time() - started > STABLE_S:
+                failure = self._classify(exc)
+            if not self._start_failed:  # else recorded when it happened
+                self._record(failure, ServerState.RESTARTING)
+            if self._unstartable:
+                logger.error("MCP server %s cannot start: %s", self.name, self.error)
+                return
+            if anyio.current_time() - began > STABLE_S:
                 failures = 0
             failures += 1
-            tail = "; ".join(list(self._stderr)[-3:])
-            self.error = f"{reason} (stderr: {tail})" if tail else reason
             if failures > RESTART_LIMIT:
                 logger.error(
-                    "MCP server %s failed %d times, giving up: %s", self.name, failures, self.error
+                    "MCP server %s failed %d times, giving up until the next turn: %s",
+                    self.name,
+                    failures,
+                    self.error,
                 )
                 self._set(ServerState.FAILED)
                 return
-            delay = self._backoff(failures)
+            delay = self.backoff(failures)
             logger.warning(
-                "MCP server %s stopped: %s; restarting in %.1f s", self.name, self.error, delay
+                "MCP server %s is not available: %s; trying again in %.1f s",
+                self.name,
+                self.error,
+                delay,
             )
             self.restarts += 1
-            self._set(ServerState.RESTARTING)
             await anyio.sleep(delay)
-            self._set(ServerState.STARTING)
+
+    def _record(self, failure: _Failure, state: ServerState) -> None:
+        """Note a failure now: its reason (with the stderr tail) and the state."""
+        self._client = None
+        self.tools = []
+        tail = self._attempt.tail()
+        self.error = f"{failure.reason} (stderr: {tail})" if tail else failure.reason
+        self._unstartable = not failure.retryable
+        self._start_failed = state is ServerState.FAILED
+        self._set(ServerState.FAILED if self._unstartable else state)
 
     async def _serve_once(self) -> None:
         gone = anyio.Event()
-        self._stderr.clear()
-        async with AsyncExitStack() as stack:
-            client = Client(
-                _watched(await self._transport(stack), gone),
-                client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
-                cache=None,
-            )
-            await stack.enter_async_context(client)
-            self.tools = await _list_tools(client)
-            self._client = client
-            self.error = None
-            logger.info("MCP server %s ready with %d tools", self.name, len(self.tools))
-            self._set(ServerState.READY)
-            await gone.wait()
-
-    async def _transport(self, stack: AsyncExitStack) -> Transport:
-        config = self.config
-        if config.command:
-            parameters = self._stdio_parameters()
-            read_end, write_end = os.pipe()
-            group = await stack.enter_async_context(anyio.create_task_group())
-            errlog: TextIO = os.fdopen(write_end, "w")
-            done = anyio.Event()
-            group.start_soon(self._pump_stderr, read_end, done)
-
-            async def stop_pump() -> None:
-                errlog.close()
-                with anyio.move_on_after(1.0):
-                    await done.wait()
-                group.cancel_scope.cancel()
-
-            stack.push_async_callback(stop_pump)
-            return stdio_client(parameters, errlog=errlog)
-        assert config.url is not None
-        headers = {
-            name: self._value(value, f"header {name}") for name, value in config.headers.items()
-        }
-        http = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
-        )
-        return streamable_http_client(config.url, http_client=http)
-
-    def _stdio_parameters(self) -> StdioServerParameters:
-        config = self.config
-        assert config.command is not None
-        env = {name: self._value(value, f"env {name}") for name, value in config.env.items()}
-        return StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=env or None,
-            cwd=os.path.expanduser(config.cwd) if config.cwd else self._cwd,
-            encoding_error_handler="replace",
-        )
-
-    def _value(self, template: str, what: str) -> str:
-        if self._placeholders == "keep" or not references(template):
-            return template
-        where = f"MCP server {self.name}: {what}"
-        if self._placeholders == "refuse":
-            raise McpUnavailable(
-                f"{where} reads the environment, which a workspace .mcp.json may not: "
-                "define this server in your user settings instead"
-            )
-        return expand_env(template, self._environ, what=where)
-
-    async def _pump_stderr(self, fd: int, done: anyio.Event) -> None:
-        os.set_blocking(fd, False)
-        pending = b""
-        try:
-            while True:
-                await anyio.wait_readable(fd)
+        self._attempt = Attempt()
+        # The bound covers the start only; the scope encloses the stack, since
+        # the SDK's task groups must be left inside the scope they were entered in.
+        with anyio.CancelScope(deadline=anyio.current_time() + self.start_timeout) as bound:
+            async with AsyncExitStack() as stack:
                 try:
-                    chunk = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    break
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    self._stderr_line(line)
-        finally:
-            if pending:
-                self._stderr_line(pending)
-            os.close(fd)
-            done.set()
+                    client = await self._open(stack, gone)
+                    tools = await _list_tools(client)
+                except anyio.get_cancelled_exc_class():
+                    if bound.cancel_called:  # the bound, not a stop: failed now
+                        self._record(self._classify(TimeoutError()), ServerState.FAILED)
+                    raise
+                except Exception as exc:
+                    # failed now, not once the transport has unwound (a kill takes seconds)
+                    self._record(self._classify(exc), ServerState.FAILED)
+                    raise
+                bound.deadline = math.inf
+                self.tools = tools
+                self._client = client
+                self.error = None
+                logger.info("MCP server %s ready with %d tools", self.name, len(self.tools))
+                self._set(ServerState.READY)
+                await gone.wait()
+        if bound.cancelled_caught:
+            raise TimeoutError
 
-    def _stderr_line(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace").rstrip()
-        if line:
-            self._stderr.append(line[:500])
-            server_log.info("[%s] %s", self.name, line)
+    async def _open(self, stack: AsyncExitStack, gone: anyio.Event) -> Client:
+        transport = await open_transport(
+            self.name, self.config, stack, self._attempt, value=self._value, cwd=self._cwd
+        )
+        client = Client(
+            _watched(transport, gone),
+            client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
+            cache=None,
+        )
+        await stack.enter_async_context(client)
+        return client
+
+    def _classify(self, exc: BaseException) -> _Failure:
+        """Why an attempt failed, and whether trying again may help."""
+        inner = _innermost(exc)
+        if isinstance(inner, McpUnstartable):
+            return _Failure(str(inner), False)
+        if isinstance(inner, TimeoutError):
+            return _Failure(
+                f"it did not finish starting (initialize and list its tools) within "
+                f"{self.start_timeout:g} s: check that it is an MCP server, or raise "
+                "the mcpStartTimeout setting",
+                True,
+            )
+        if isinstance(inner, OSError) and self.config.command:
+            why = f"could not start {self.config.describe()!r}: {inner.strerror or inner}"
+            return _Failure(why, inner.errno not in _UNSTARTABLE_ERRNOS)
+        if isinstance(inner, McpUnavailable):
+            return _Failure(str(inner), True)
+        return _Failure(_describe(inner), True)
 
     # -- calls -----------------------------------------------------------------
 
@@ -392,8 +396,10 @@ class McpConnection:
 
     def _unavailable(self) -> str:
         why = f": {self.error}" if self.error else ""
+        if self._unstartable:
+            return f"the MCP server {self.name} cannot start{why}"
         if self.state is ServerState.FAILED:
-            return f"the MCP server {self.name} failed{why}; it is tried again next turn"
+            return f"the MCP server {self.name} failed{why}; it is being tried again"
         return f"the MCP server {self.name} is {self.state.value}{why}; try again in a moment"
 
 
@@ -411,38 +417,15 @@ async def _list_tools(client: Client) -> list[McpTool]:
     return tools
 
 
-def render_result(result: mcp_types.CallToolResult) -> str:
-    """A call's content as the text the model reads: text as it is, images
-    and audio as a note, resources as links (embedded text resources in full)."""
-    parts: list[str] = []
-    for block in result.content:
-        if isinstance(block, mcp_types.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            kind = "image" if isinstance(block, mcp_types.ImageContent) else "audio"
-            size = len(block.data) * 3 // 4
-            parts.append(f"[{kind} {block.mime_type}, about {size} bytes: not shown to the model]")
-        elif isinstance(block, mcp_types.ResourceLink):
-            about = f": {block.description}" if block.description else ""
-            parts.append(f"[resource {block.name} <{block.uri}>{about}]")
-        elif isinstance(block, mcp_types.EmbeddedResource):
-            resource = block.resource
-            if isinstance(resource, mcp_types.TextResourceContents):
-                parts.append(f"[resource <{resource.uri}>]\n{resource.text}")
-            else:
-                parts.append(
-                    f"[resource <{resource.uri}> ({resource.mime_type or 'binary'}): not shown]"
-                )
-        else:
-            parts.append(f"[{getattr(block, 'type', 'content')}: not shown]")
-    if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
-    return "\n".join(parts) if parts else "(no output)"
+def _innermost(exc: BaseException) -> BaseException:
+    """The one exception a group of one wraps (task groups wrap what they raise)."""
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    return exc
 
 
 def _describe(exc: BaseException) -> str:
     """One line for an exception, the innermost of a group."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
+    inner = _innermost(exc)
+    text = str(inner) or type(inner).__name__
     return text.splitlines()[0][:300]

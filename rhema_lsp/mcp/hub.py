@@ -3,9 +3,15 @@
 The hub is cheap to create and never starts anything on its own. A run whose
 mode is in ``mcpModes`` asks :meth:`McpHub.resolver` for its tools; only then
 are the SDK loaded (in a worker thread: it takes seconds) and the servers
-started, concurrently, each waited for at most :data:`START_WAIT_S`. The
-servers live on for later runs; one whose entry changed is stopped and
-started anew, one no longer configured is stopped.
+started, all at once. The run waits once, for the servers in their first
+attempt, at most ``mcpStartTimeout`` (each attempt's own bound) plus
+:data:`START_MARGIN_S`; a server that failed is retried in the background
+and nobody waits for it again. The servers live on for later runs, each in
+the session folder of the run that first started it; one whose entry
+changed is stopped and started anew, one no longer configured is stopped.
+:meth:`McpHub.status` with ``check`` starts the configured servers the same
+way and reports what they did (a health check); :meth:`McpHub.restart`
+restarts one by name.
 
 Where servers come from, in order (a name seen earlier wins):
 
@@ -30,7 +36,7 @@ import hashlib
 import importlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
@@ -53,13 +59,15 @@ from rhema_lsp.mcp.userfile import (
 from rhema_lsp.tools.editor import Editor
 
 if TYPE_CHECKING:
-    from rhema_lsp.mcp.connection import McpConnection, Placeholders
+    from rhema_lsp.mcp.config import Placeholders
+    from rhema_lsp.mcp.connection import McpConnection
 
-__all__ = ["START_WAIT_S", "McpHub", "McpOptions", "ServerReport"]
+__all__ = ["START_MARGIN_S", "McpHub", "McpOptions", "ServerReport"]
 
 logger = logging.getLogger(__name__)
 
-START_WAIT_S = 30.0
+START_MARGIN_S = 2.0
+"""How much longer than an attempt's own bound a run waits for it to end."""
 USE, NOT_NOW, NEVER = "Use them", "Not now", "Never"
 Source = Literal["settings", "user config", "client", "workspace"]
 _PLACEHOLDERS: dict[Source, Placeholders] = {"client": "keep", "workspace": "refuse"}
@@ -74,6 +82,9 @@ class McpOptions(Protocol):
 
     @property
     def mcp_modes(self) -> Sequence[str]: ...
+
+    @property
+    def mcp_start_timeout(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +124,9 @@ class McpHub:
         Where ``${NAME}`` references are read from (default: this process's).
     config_path
         The user config file (default: :func:`~rhema_lsp.mcp.userfile.user_config_path`).
-    start_wait_s
-        How long a run waits for its servers to start.
+    backoff
+        Seconds before a server's restart number *n* (default: the
+        connection's doubling back-off; tests shorten it).
     """
 
     def __init__(
@@ -122,11 +134,11 @@ class McpHub:
         environ: Mapping[str, str] | None = None,
         *,
         config_path: Path | None = None,
-        start_wait_s: float = START_WAIT_S,
+        backoff: Callable[[int], float] | None = None,
     ) -> None:
         self.environ = os.environ if environ is None else environ
         self.config_path = config_path
-        self.start_wait_s = start_wait_s
+        self.backoff = backoff
         self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
         self._answered: dict[tuple[str, str], bool] = {}
         self._asking = anyio.Lock()
@@ -177,11 +189,29 @@ class McpHub:
             await self._stop_stale(wanted)
             if not wanted:
                 return inner
-            connections = await self._connect(wanted)
-        async with anyio.create_task_group() as group:
-            for connection in connections:
-                group.start_soon(connection.ensure_started, self.start_wait_s)
+            connections = await self._connect(wanted, folder)
+        await self._start(connections, options)
         return McpTools(inner, self._offer(inner, wanted, connections, wire), editor)
+
+    async def _start(self, connections: Sequence[McpConnection], options: McpOptions) -> None:
+        """Start ``connections``; wait once for those in their first attempt."""
+        bound = 0.0
+        for connection in connections:
+            connection.start_timeout = connection.config.start_timeout or options.mcp_start_timeout
+            connection.start()
+            bound = max(bound, connection.start_timeout)
+        with anyio.move_on_after(bound + START_MARGIN_S):
+            async with anyio.create_task_group() as group:
+                for connection in connections:
+                    group.start_soon(connection.wait_started)
+        for connection in connections:
+            if connection.state.value != "ready":
+                logger.warning(
+                    "MCP server %s is %s, its tools are not offered this turn: %s",
+                    connection.name,
+                    connection.state.value,
+                    connection.error or "no reason given",
+                )
 
     def _configured(self, options: McpOptions, user: UserConfig) -> list[_Wanted]:
         wanted = [_Wanted(n, "settings", c) for n, c in options.mcp_servers.items()]
@@ -280,7 +310,7 @@ class McpHub:
             logger.info("MCP server %s is no longer configured so; stopping it", connection.name)
             await connection.aclose()
 
-    async def _connect(self, wanted: list[_Wanted]) -> list[McpConnection]:
+    async def _connect(self, wanted: list[_Wanted], folder: Path | None) -> list[McpConnection]:
         if self._module is None:
             # the SDK takes seconds to import: never on the event loop
             self._module = await anyio.to_thread.run_sync(
@@ -295,9 +325,11 @@ class McpHub:
                     want.name,
                     want.config,
                     environ=self.environ,
-                    cwd=want.folder,
+                    cwd=want.folder or folder,
                     placeholders=_PLACEHOLDERS.get(want.source, "expand"),
                 )
+                if self.backoff is not None:
+                    connection.backoff = self.backoff
                 self._connections[want.key] = (want, connection)
             connections.append(self._connections[want.key][1])
         return connections
@@ -334,10 +366,17 @@ class McpHub:
 
     # -- status and shutdown ---------------------------------------------------
 
-    async def status(self, options: McpOptions) -> list[ServerReport]:
+    async def status(self, options: McpOptions, *, check: bool = False) -> list[ServerReport]:
         """Every configured server and every workspace server started, with
-        its state; starts nothing."""
+        its state. Starts nothing, unless ``check``: then the configured
+        servers are started (or tried again) and waited for as a run does."""
         user = await self._user_config()
+        if check:
+            configured = [w for w in self._configured(options, user) if not w.config.disabled]
+            async with self._reconciling:
+                await self._stop_stale(configured)
+                connections = await self._connect(configured, None) if configured else []
+            await self._start(connections, options)
         reports = []
         for want in self._configured(options, user) + [
             w for w, _ in self._connections.values() if w.folder is not None

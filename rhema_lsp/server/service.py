@@ -575,7 +575,7 @@ class AgentService:
             running=self.lifecycle.runs.sessions(),
             mcp_servers=[
                 McpServerStatus.model_validate(asdict(report))
-                for report in await self.lifecycle.mcp.status(self.settings)
+                for report in await self.lifecycle.mcp.status(self.settings, check=args.check)
             ],
         )
 

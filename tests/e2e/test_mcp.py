@@ -80,7 +80,7 @@ async def test_the_model_calls_an_mcp_tool_after_the_user_approves(
     assert [q.message for q in agent.state.questions if "MCP tool echo" in q.message]
     status = await agent.command("rhema.status")
     assert [(s["name"], s["state"], s["tools"]) for s in status["mcpServers"]] == [
-        ("fake", "ready", 7)
+        ("fake", "ready", 8)
     ]
 
 

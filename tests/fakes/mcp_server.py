@@ -2,13 +2,16 @@
 
 ``python -m tests.fakes.mcp_server stdio`` serves over stdio;
 ``python -m tests.fakes.mcp_server http PORT`` serves Streamable HTTP on
-``127.0.0.1:PORT/mcp`` and prints ``ready`` once it listens. Tools: ``echo``
-(text), ``boom`` (fails in-band), ``picture`` (an image and a resource link),
-``nested`` (a schema with ``$defs``), ``slow`` (waits; writes the file
+``127.0.0.1:PORT/mcp`` and prints ``ready`` once it listens;
+``python -m tests.fakes.mcp_server hang`` never answers ``initialize``.
+
+Tools: ``echo`` (text), ``boom`` (fails in-band), ``picture`` (an image and
+a resource link), ``nested`` (a schema with ``$defs``), ``where`` (its
+working directory), ``slow`` (waits; writes the file
 ``$FAKE_MCP_MARKS/cancelled`` when the call is cancelled) and ``crash`` (the
 process exits). Every start appends a line to ``$FAKE_MCP_MARKS/starts``;
-``$FAKE_MCP_SECRET`` is echoed by ``whoami`` (or ``unset``), and stderr gets a
-line at start.
+``$FAKE_MCP_SECRET`` is echoed by ``whoami`` (or ``unset``), and stderr gets
+a line at start.
 """
 
 from __future__ import annotations
@@ -51,6 +54,11 @@ def whoami() -> str:
     return os.environ.get("FAKE_MCP_SECRET", "unset") + " " + str("OPENAI_API_KEY" in os.environ)
 
 
+@app.tool(description="This server's working directory.")
+def where() -> str:
+    return os.getcwd()
+
+
 @app.tool(description="An image and a link.")
 def picture() -> list[ImageContent | ResourceLink]:
     link = ResourceLink(name="readme", uri="file:///readme.md", description="the readme")
@@ -82,6 +90,9 @@ def main() -> None:
     with (MARKS / "starts").open("a") as handle:
         handle.write(f"{os.getpid()}\n")
     print("fake-mcp starting", file=sys.stderr, flush=True)
+    if sys.argv[1] == "hang":
+        sys.stdin.read()  # never answers; ends when the client closes stdin
+        return
     if sys.argv[1] == "stdio":
         app.run("stdio")
         return

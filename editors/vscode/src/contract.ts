@@ -362,8 +362,10 @@ export interface SessionsArgs {
   folder?: string | null;
 }
 
-/** No arguments. */
-export type StatusArgs = Record<string, never>;
+/** `check`: start the configured MCP servers (or try them again) and wait for them, bounded, before answering: a health check. */
+export interface StatusArgs {
+  check?: boolean;
+}
 
 /** The server's version, provider, folders, default mode, running sessions and MCP servers. */
 export interface StatusResult {

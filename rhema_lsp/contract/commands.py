@@ -29,6 +29,7 @@ __all__ = [
     "DELETE_SESSION",
     "EDIT",
     "FORK_SESSION",
+    "MCP_RESTART",
     "OPEN_SESSION",
     "REWIND",
     "SESSIONS",
@@ -56,6 +57,7 @@ __all__ = [
     "FileConflict",
     "ForkArgs",
     "ForkResult",
+    "McpRestartArgs",
     "McpServerStatus",
     "Mode",
     "OpenSessionArgs",
@@ -243,6 +245,12 @@ class CheckpointContentArgs(Args):
     """A ``rhema-checkpoint:`` URI from ``rhema.changes``."""
 
     uri: str = Field(min_length=1)
+
+
+class McpRestartArgs(Args):
+    """The MCP server to restart, by its configured name."""
+
+    name: str = Field(min_length=1)
 
 
 class StatusArgs(Args):
@@ -465,7 +473,9 @@ class McpServerStatus(Wire):
     name: str
     source: Literal["settings", "user config", "workspace"]
     transport: Literal["stdio", "http"]
-    state: Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "disabled"]
+    state: Literal[
+        "idle", "starting", "ready", "restarting", "authorizing", "failed", "stopped", "disabled"
+    ]
     tools: int
     restarts: int
     error: str | None = None
@@ -558,6 +568,12 @@ UNDO_TURN = CommandSpec(
     "revert a turn's edits (none: the last): rhema.rewind of that turn's code",
 )
 STATUS = CommandSpec("rhema.status", StatusArgs, StatusResult, "version, provider and state")
+MCP_RESTART = CommandSpec(
+    "rhema.mcpRestart",
+    McpRestartArgs,
+    list[McpServerStatus],
+    "restart an MCP server (a failed one, a sign-in) and wait for it",
+)
 REWIND = CommandSpec(
     "rhema.rewind",
     RewindArgs,
@@ -592,6 +608,7 @@ COMMANDS: tuple[CommandSpec[Any], ...] = (
     CHECKPOINT_CONTENT,
     COMPACT,
     STATUS,
+    MCP_RESTART,
 )
 """Every command of the contract, in the order the docs list them."""
 

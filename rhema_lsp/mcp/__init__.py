@@ -11,6 +11,11 @@ run that needs MCP tools.
 - :mod:`~rhema_lsp.mcp.userfile`: the user config file and the workspace's
   ``.mcp.json`` (used only once confirmed).
 - :mod:`~rhema_lsp.mcp.connection`: one server, supervised.
+- :mod:`~rhema_lsp.mcp.transports`: one attempt's stdio child or HTTP client.
+- :mod:`~rhema_lsp.mcp.oauth`: OAuth 2.1 sign-in of an HTTP server (tokens
+  in the user state directory).
+- :mod:`~rhema_lsp.mcp.host`: what servers may ask of the user beyond ``confirm``.
+- :mod:`~rhema_lsp.mcp.results`: a result as the text the model reads.
 - :mod:`~rhema_lsp.mcp.schemas`: wire-safe names and schemas.
 - :mod:`~rhema_lsp.mcp.resolver`: the run's resolver (approval, replay safety).
 - :mod:`~rhema_lsp.mcp.hub`: every server, and the resolver of each run.

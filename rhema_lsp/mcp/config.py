@@ -42,6 +42,7 @@ from rhema_lsp.mcp.errors import McpUnstartable
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
     "DEFAULT_START_TIMEOUT_S",
+    "SIGN_IN_WAIT_S",
     "McpServerConfig",
     "Placeholders",
     "expand_env",
@@ -55,6 +56,8 @@ DEFAULT_START_TIMEOUT_S = 10.0
 (the ``mcpStartTimeout`` setting's default)."""
 _REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _HTTP_TYPES = ("http", "streamable-http", "streamableHttp", "streamable_http")
+SIGN_IN_WAIT_S = 300.0
+"""How long an OAuth sign-in may take (the loopback listener waits that long)."""
 Placeholders = Literal["expand", "refuse", "keep"]
 """What ``${NAME}`` in an ``env`` or header value does: ``expand`` from the
 server's environment (the user's own configuration), ``refuse`` to start (a

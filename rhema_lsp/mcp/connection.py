@@ -19,13 +19,20 @@ any task go through that client while it is ``ready``.
   command, a refused entry: :class:`~rhema_lsp.mcp.errors.McpUnstartable`)
   is ``failed`` for good: only :meth:`~McpConnection.restart` (or a changed
   entry) tries again.
-- stderr of a stdio server goes to the log line by line (logger
-  ``rhema_lsp.mcp.server``); the last lines are kept for the error message.
-- The child's environment is the SDK's minimal default (``HOME``, ``PATH``,
-  ...) plus the entry's ``env``: none of the editor's keys leak to it.
-  ``${NAME}`` in an ``env`` or header value is expanded, refused or kept as
-  written, as the connection's :data:`Placeholders` policy says. Environment
-  and header values are never logged.
+- The transport (:mod:`rhema_lsp.mcp.transports`): a stdio child with the
+  SDK's minimal environment plus the entry's ``env`` (none of the editor's
+  keys), its stderr logged and its tail kept for the error message; or a
+  Streamable HTTP client that remembers each HTTP error's status and body.
+  Environment and header values are never logged.
+- HTTP sessions: a call answered 404 (or 400 naming the session: the server
+  restarted and forgot it) ends the session; the supervisor starts a new one
+  at once (no back-off, not a failure) and the call is sent once more.
+- OAuth (:mod:`rhema_lsp.mcp.oauth`): an HTTP server that answers 401 is
+  signed in to with the SDK's OAuth client. The user's page opens through
+  :attr:`McpConnection.opener`; meanwhile the server is ``authorizing`` (its
+  ``error`` names the page), the start bound is lifted, and no run waits. A
+  sign-in that fails is ``failed`` and not retried on its own (that would
+  send the user to the page again and again): a restart signs in again.
 - Calls: SDK errors are mapped here, once, to :mod:`rhema_lsp.mcp.errors`.
   A call cancelled by the run, or over its timeout, is abandoned with MCP's
   ``notifications/cancelled`` (the SDK sends it when the awaiting task is
@@ -34,7 +41,7 @@ any task go through that client while it is ``ready``.
   SDK to close stdin, then terminate and kill the server's process group.
 
 This module imports the SDK, which takes seconds to load: import it in a
-worker thread (:func:`rhema_lsp.mcp.hub.load_connections`).
+worker thread (as :class:`~rhema_lsp.mcp.hub.McpHub` does).
 """
 
 from __future__ import annotations
@@ -43,7 +50,7 @@ import asyncio
 import errno
 import logging
 import math
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -55,12 +62,14 @@ import httpx2
 import mcp_types
 from mcp import Client
 from mcp.client._transport import Transport, TransportStreams
+from mcp.client.auth import OAuthFlowError
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from rhema_lsp import __version__
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
 from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable, McpUnstartable
+from rhema_lsp.mcp.oauth import oauth_for
 from rhema_lsp.mcp.results import render_result
 from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value
 
@@ -86,6 +95,14 @@ MAX_TOOL_PAGES = 50
 _UNSTARTABLE_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ENOEXEC})
 
 
+class _SessionLost(Exception):
+    """An HTTP server no longer knows the session ``client`` holds."""
+
+    def __init__(self, client: Client, why: str) -> None:
+        super().__init__(why)
+        self.client = client
+
+
 class ServerState(StrEnum):
     """Where a server is in its life."""
 
@@ -93,6 +110,7 @@ class ServerState(StrEnum):
     STARTING = "starting"
     READY = "ready"
     RESTARTING = "restarting"
+    AUTHORIZING = "authorizing"
     FAILED = "failed"
     STOPPED = "stopped"
 
@@ -167,6 +185,8 @@ class McpConnection:
         What ``${NAME}`` in a value does (see :data:`~rhema_lsp.mcp.config.Placeholders`).
     start_timeout
         Seconds an attempt may take to initialize and list its tools.
+    state_dir
+        Where OAuth tokens are kept (default: the user state directory).
     backoff
         Seconds before restart number *n* (tests shorten it).
     """
@@ -180,6 +200,7 @@ class McpConnection:
         cwd: Path | None = None,
         placeholders: Placeholders = "expand",
         start_timeout: float = DEFAULT_START_TIMEOUT_S,
+        state_dir: Path | None = None,
         backoff: Callable[[int], float] = backoff_delay,
     ) -> None:
         self.name = name
@@ -189,6 +210,9 @@ class McpConnection:
         self.tools: list[McpTool] = []
         self.restarts = 0
         self.start_timeout = start_timeout
+        self.state_dir = state_dir
+        self.opener: Callable[[str], Awaitable[bool]] | None = None
+        """Opens a page for the user (set by the hub from the latest run's editor)."""
         self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
         self.backoff = backoff
@@ -197,6 +221,10 @@ class McpConnection:
         self._changed = anyio.Event()
         self._unstartable = False
         self._start_failed = False
+        self._renewing = False
+        self._signing_in = False
+        self._gone = anyio.Event()
+        self._bound = anyio.CancelScope()
         self._attempt = Attempt()
 
     # -- life ------------------------------------------------------------------
@@ -217,9 +245,13 @@ class McpConnection:
             self._set(ServerState.STARTING)
         self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
 
-    async def wait_started(self) -> None:
-        """Wait while the first attempt is in progress (``starting``)."""
-        while self.state is ServerState.STARTING:
+    async def wait_started(self, *, sign_in: bool = False) -> None:
+        """Wait while the first attempt is in progress (``starting``), and
+        with ``sign_in`` while the user is signing in (``authorizing``)."""
+        waiting = (
+            {ServerState.STARTING, ServerState.AUTHORIZING} if sign_in else {ServerState.STARTING}
+        )
+        while self.state in waiting:
             await self._changed.wait()
 
     async def ensure_started(self, wait_s: float) -> None:
@@ -251,12 +283,16 @@ class McpConnection:
         failures = 0
         while True:
             began = anyio.current_time()
-            self._start_failed = False
+            self._start_failed = self._signing_in = False
             try:
                 await self._serve_once()
                 failure = _Failure("the server closed the connection", True)
             except Exception as exc:  # noqa: BLE001 - any SDK or transport failure is this server's state, logged below
                 failure = self._classify(exc)
+            if self._renewing:  # a new session was asked for: no failure, no wait
+                self._renewing = False
+                self.restarts += 1
+                continue
             if not self._start_failed:  # else recorded when it happened
                 self._record(failure, ServerState.RESTARTING)
             if self._unstartable:
@@ -295,11 +331,12 @@ class McpConnection:
         self._set(ServerState.FAILED if self._unstartable else state)
 
     async def _serve_once(self) -> None:
-        gone = anyio.Event()
+        gone = self._gone = anyio.Event()
         self._attempt = Attempt()
         # The bound covers the start only; the scope encloses the stack, since
         # the SDK's task groups must be left inside the scope they were entered in.
-        with anyio.CancelScope(deadline=anyio.current_time() + self.start_timeout) as bound:
+        bound = self._bound = anyio.CancelScope(deadline=anyio.current_time() + self.start_timeout)
+        with bound:
             async with AsyncExitStack() as stack:
                 try:
                     client = await self._open(stack, gone)
@@ -323,8 +360,17 @@ class McpConnection:
             raise TimeoutError
 
     async def _open(self, stack: AsyncExitStack, gone: anyio.Event) -> Client:
+        auth = None
+        if self.config.url is not None:
+            auth = await oauth_for(self.config.url, self._sign_in, state_dir=self.state_dir)
         transport = await open_transport(
-            self.name, self.config, stack, self._attempt, value=self._value, cwd=self._cwd
+            self.name,
+            self.config,
+            stack,
+            self._attempt,
+            value=self._value,
+            cwd=self._cwd,
+            auth=auth,
         )
         client = Client(
             _watched(transport, gone),
@@ -334,11 +380,35 @@ class McpConnection:
         await stack.enter_async_context(client)
         return client
 
+    async def _sign_in(self, page: str) -> None:
+        """The server wants OAuth: send the user to ``page``. Signing in is
+        the user's time, not the server's: the start bound is lifted (the
+        sign-in has its own), and the state says what is awaited."""
+        self._bound.deadline = math.inf
+        self._signing_in = True
+        self.error = f"waiting for you to sign in to the MCP server {self.name} at {page}"
+        self._set(ServerState.AUTHORIZING)
+        opened = await self.opener(page) if self.opener is not None else False
+        logger.warning(
+            "MCP server %s needs you to sign in: %s %s",
+            self.name,
+            "the page was opened," if opened else "open",
+            page,
+        )
+
     def _classify(self, exc: BaseException) -> _Failure:
         """Why an attempt failed, and whether trying again may help."""
         inner = _innermost(exc)
         if isinstance(inner, McpUnstartable):
             return _Failure(str(inner), False)
+        if isinstance(inner, OAuthFlowError) or self._signing_in:
+            # not retried on its own: that would send the user to the page again and again
+            http = f" ({self._attempt.http.describe()})" if self._attempt.http else ""
+            return _Failure(
+                f"signing in did not complete: {_describe(inner)}{http}; restart the server "
+                "(rhema.mcpRestart, or rhema-lsp status) to sign in again",
+                False,
+            )
         if isinstance(inner, TimeoutError):
             return _Failure(
                 f"it did not finish starting (initialize and list its tools) within "
@@ -357,6 +427,8 @@ class McpConnection:
 
     async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallOutcome:
         """Call ``tool``; cancellation and the timeout cancel it on the server.
+        An HTTP server that lost the session (404, or 400 naming the session)
+        gets a new one (initialize again) and the call is sent once more.
 
         Raises
         ------
@@ -365,11 +437,29 @@ class McpConnection:
         McpTimeout
             No answer within ``timeout_s``.
         McpCallFailed
-            The server answered with a protocol error.
+            The server answered with a protocol error (an HTTP error's status
+            and the start of its body in the message).
         """
-        client = self._client
+        try:
+            return await self._call_once(tool, arguments, timeout_s)
+        except _SessionLost as lost:
+            logger.info("MCP server %s lost the session (%s); starting a new one", self.name, lost)
+            await self._renew(lost.client)
+        try:
+            return await self._call_once(tool, arguments, timeout_s)
+        except _SessionLost as again:
+            raise McpUnavailable(
+                f"the MCP server {self.name} lost the session again right after a new one "
+                f"was started ({again}); try again later"
+            ) from again
+
+    async def _call_once(
+        self, tool: str, arguments: dict[str, Any], timeout_s: float
+    ) -> CallOutcome:
+        client, attempt = self._client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise McpUnavailable(self._unavailable())
+        seen = attempt.http.serial if attempt.http else 0
         try:
             with anyio.fail_after(timeout_s):
                 result = await client.call_tool(tool, arguments)
@@ -384,15 +474,30 @@ class McpConnection:
                     f"the MCP server {self.name} stopped during the call; it is being "
                     "restarted, so try again in a moment"
                 ) from exc
+            http = attempt.http if attempt.http and attempt.http.serial > seen else None
+            if http is not None and http.session_lost():
+                raise _SessionLost(client, http.describe()) from exc
+            detail = f" ({http.describe()})" if http is not None else ""
             raise McpCallFailed(
-                f"the MCP server {self.name} refused the call: {exc.message}"
+                f"the MCP server {self.name} refused the call: {exc.message}{detail}"
             ) from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.HTTPError) as exc:
             raise McpUnavailable(
                 f"the connection to the MCP server {self.name} broke: {_describe(exc)}"
             ) from exc
-
         return CallOutcome(render_result(result), result.is_error)
+
+    async def _renew(self, client: Client) -> None:
+        """End the session of ``client`` (unless another call did already)
+        and wait, within the start bound, for the new one."""
+        if self._client is client and self.state is ServerState.READY:
+            self._renewing = True
+            self._client = None
+            self._set(ServerState.RESTARTING)
+            self._gone.set()
+        with anyio.move_on_after(self.start_timeout + 1.0):
+            while self.state is ServerState.RESTARTING:
+                await self._changed.wait()
 
     def _unavailable(self) -> str:
         why = f": {self.error}" if self.error else ""

@@ -38,6 +38,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
@@ -46,7 +47,8 @@ import anyio.to_thread
 
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import ToolResolver
-from rhema_lsp.mcp.config import McpServerConfig
+from rhema_lsp.mcp.config import SIGN_IN_WAIT_S, McpServerConfig
+from rhema_lsp.mcp.host import opener
 from rhema_lsp.mcp.resolver import McpTools, OfferedTool
 from rhema_lsp.mcp.schemas import exposed_name, sanitize_schema
 from rhema_lsp.mcp.userfile import (
@@ -127,6 +129,8 @@ class McpHub:
     backoff
         Seconds before a server's restart number *n* (default: the
         connection's doubling back-off; tests shorten it).
+    state_dir
+        Where OAuth tokens are kept (default: the user state directory).
     """
 
     def __init__(
@@ -135,10 +139,12 @@ class McpHub:
         *,
         config_path: Path | None = None,
         backoff: Callable[[int], float] | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         self.environ = os.environ if environ is None else environ
         self.config_path = config_path
         self.backoff = backoff
+        self.state_dir = state_dir
         self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
         self._answered: dict[tuple[str, str], bool] = {}
         self._asking = anyio.Lock()
@@ -190,20 +196,32 @@ class McpHub:
             if not wanted:
                 return inner
             connections = await self._connect(wanted, folder)
-        await self._start(connections, options)
+        await self._start(connections, options, editor)
         return McpTools(inner, self._offer(inner, wanted, connections, wire), editor)
 
-    async def _start(self, connections: Sequence[McpConnection], options: McpOptions) -> None:
-        """Start ``connections``; wait once for those in their first attempt."""
-        bound = 0.0
+    async def _start(
+        self,
+        connections: Sequence[McpConnection],
+        options: McpOptions,
+        editor: Editor | None,
+        *,
+        check: bool = False,
+    ) -> None:
+        """Start ``connections``; wait once for those in their first attempt
+        (and, for a health check, for a sign-in, and try a failed one again)."""
+        bound = SIGN_IN_WAIT_S if check else 0.0
         for connection in connections:
             connection.start_timeout = connection.config.start_timeout or options.mcp_start_timeout
+            if editor is not None:
+                connection.opener = opener(editor)
+            if check and connection.state.value == "failed":
+                await connection.restart()
             connection.start()
             bound = max(bound, connection.start_timeout)
         with anyio.move_on_after(bound + START_MARGIN_S):
             async with anyio.create_task_group() as group:
                 for connection in connections:
-                    group.start_soon(connection.wait_started)
+                    group.start_soon(partial(connection.wait_started, sign_in=check))
         for connection in connections:
             if connection.state.value != "ready":
                 logger.warning(
@@ -327,6 +345,7 @@ class McpHub:
                     environ=self.environ,
                     cwd=want.folder or folder,
                     placeholders=_PLACEHOLDERS.get(want.source, "expand"),
+                    state_dir=self.state_dir,
                 )
                 if self.backoff is not None:
                     connection.backoff = self.backoff
@@ -366,17 +385,20 @@ class McpHub:
 
     # -- status and shutdown ---------------------------------------------------
 
-    async def status(self, options: McpOptions, *, check: bool = False) -> list[ServerReport]:
+    async def status(
+        self, options: McpOptions, *, check: bool = False, editor: Editor | None = None
+    ) -> list[ServerReport]:
         """Every configured server and every workspace server started, with
         its state. Starts nothing, unless ``check``: then the configured
-        servers are started (or tried again) and waited for as a run does."""
+        servers are started (a failed one tried again) and waited for as a
+        run does, and for a sign-in (pages opened through ``editor``)."""
         user = await self._user_config()
         if check:
             configured = [w for w in self._configured(options, user) if not w.config.disabled]
             async with self._reconciling:
                 await self._stop_stale(configured)
                 connections = await self._connect(configured, None) if configured else []
-            await self._start(connections, options)
+            await self._start(connections, options, editor, check=True)
         reports = []
         for want in self._configured(options, user) + [
             w for w, _ in self._connections.values() if w.folder is not None
@@ -398,6 +420,28 @@ class McpHub:
                 )
             )
         return reports
+
+    async def restart(
+        self, name: str, options: McpOptions, *, editor: Editor | None = None
+    ) -> list[ServerReport]:
+        """Restart every server called ``name`` (start it, if configured and
+        not started yet) and wait for it as a health check does; the reports
+        of the servers of that name, none when there is no such server."""
+        user = await self._user_config()
+        async with self._reconciling:
+            targets = [c for w, c in self._connections.values() if w.name == name]
+            if not targets:
+                configured = [
+                    w
+                    for w in self._configured(options, user)
+                    if w.name == name and not w.config.disabled
+                ]
+                targets = await self._connect(configured, None) if configured else []
+        for connection in targets:
+            logger.info("restarting the MCP server %s, as asked", name)
+            await connection.restart()
+        await self._start(targets, options, editor, check=True)
+        return [report for report in await self.status(options) if report.name == name]
 
     async def aclose(self) -> None:
         """Stop every server."""

@@ -65,6 +65,11 @@ class HttpFailure:
     serial: int
     """Counts failures of the attempt: a caller compares it before and after a call."""
 
+    def session_lost(self) -> bool:
+        """Whether the server no longer knows the session: 404 (what the spec
+        says), or 400 naming the session (what some servers answer)."""
+        return self.status == 404 or (self.status == 400 and "session" in self.body.lower())
+
     def describe(self) -> str:
         """``HTTP 401: body`` (the body shortened, on one line)."""
         body = " ".join(self.body.split())

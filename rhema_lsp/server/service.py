@@ -30,6 +30,7 @@ from rhema_lsp.contract import (
     DELETE_SESSION,
     EDIT,
     FORK_SESSION,
+    MCP_RESTART,
     OPEN_SESSION,
     REWIND,
     SESSIONS,
@@ -55,6 +56,7 @@ from rhema_lsp.contract import (
     FileConflict,
     ForkArgs,
     ForkResult,
+    McpRestartArgs,
     McpServerStatus,
     OpenSessionArgs,
     OpenSessionResult,
@@ -575,9 +577,20 @@ class AgentService:
             running=self.lifecycle.runs.sessions(),
             mcp_servers=[
                 McpServerStatus.model_validate(asdict(report))
-                for report in await self.lifecycle.mcp.status(self.settings, check=args.check)
+                for report in await self.lifecycle.mcp.status(
+                    self.settings, check=args.check, editor=self.lifecycle.editor
+                )
             ],
         )
+
+    @serves(MCP_RESTART)
+    async def mcp_restart(self, args: McpRestartArgs, request: Request) -> list[McpServerStatus]:
+        reports = await self.lifecycle.mcp.restart(
+            args.name, self.settings, editor=self.lifecycle.editor
+        )
+        if not reports:
+            raise BadArguments(f"`name`: no MCP server named {args.name!r} is configured")
+        return [McpServerStatus.model_validate(asdict(report)) for report in reports]
 
     async def shutdown(self) -> None:
         """Cancel every run, give them a moment to checkpoint, close the stores."""

@@ -80,7 +80,7 @@ async def test_the_model_calls_an_mcp_tool_after_the_user_approves(
     assert [q.message for q in agent.state.questions if "MCP tool echo" in q.message]
     status = await agent.command("rhema.status")
     assert [(s["name"], s["state"], s["tools"]) for s in status["mcpServers"]] == [
-        ("fake", "ready", 8)
+        ("fake", "ready", 9)
     ]
 
 
@@ -109,3 +109,14 @@ async def test_edit_mode_starts_no_server(
     assert not (marks / "starts").exists()
     status = await agent.command("rhema.status")
     assert [(s["name"], s["state"]) for s in status["mcpServers"]] == [("fake", "idle")]
+
+
+async def test_mcp_restart_restarts_a_server_by_name(agent: EditorClient, marks: Path) -> None:
+    restarted = await agent.command("rhema.mcpRestart", {"name": "fake"})
+
+    assert [(s["name"], s["state"], s["tools"]) for s in restarted] == [("fake", "ready", 9)]
+    again = await agent.command("rhema.mcpRestart", {"name": "fake"})
+    assert [s["state"] for s in again] == ["ready"]
+    assert len((marks / "starts").read_text().splitlines()) == 2
+    with pytest.raises(Exception, match="no MCP server named 'nope'"):
+        await agent.command("rhema.mcpRestart", {"name": "nope"})

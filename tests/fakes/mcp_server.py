@@ -2,14 +2,15 @@
 
 ``python -m tests.fakes.mcp_server stdio`` serves over stdio;
 ``python -m tests.fakes.mcp_server http PORT`` serves Streamable HTTP on
-``127.0.0.1:PORT/mcp`` and prints ``ready`` once it listens;
-``python -m tests.fakes.mcp_server hang`` never answers ``initialize``.
+``127.0.0.1:PORT/mcp`` and prints ``ready`` once it listens.
 
 Tools: ``echo`` (text), ``boom`` (fails in-band), ``picture`` (an image and
 a resource link), ``nested`` (a schema with ``$defs``), ``where`` (its
 working directory), ``slow`` (waits; writes the file
 ``$FAKE_MCP_MARKS/cancelled`` when the call is cancelled) and ``crash`` (the
-process exits). Every start appends a line to ``$FAKE_MCP_MARKS/starts``;
+process exits). It speaks the handshake era (``initialize``, sessions) as
+servers written before 2026 do, or the 2026 era with ``FAKE_MCP_ERA=modern``.
+Every start appends a line to ``$FAKE_MCP_MARKS/starts``;
 ``$FAKE_MCP_SECRET`` is echoed by ``whoami`` (or ``unset``), and stderr gets
 a line at start.
 """
@@ -17,14 +18,26 @@ a line at start.
 from __future__ import annotations
 
 import base64
+import json
 import os
 import sys
 from pathlib import Path
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp_types import ImageContent, ResourceLink
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from mcp_types import (
+    METHOD_NOT_FOUND,
+    ErrorData,
+    ImageContent,
+    JSONRPCError,
+    JSONRPCRequest,
+    RequestId,
+    ResourceLink,
+)
 from pydantic import BaseModel
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 app = MCPServer("fake-mcp")
 MARKS = Path(os.environ.get("FAKE_MCP_MARKS", "."))
@@ -32,6 +45,9 @@ PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d49444154789c6360000002000100e221bc330000000049454e44ae426082"
 )
+
+
+OUTAGE = "the backend is down for maintenance until 14:00"
 
 
 class Point(BaseModel):
@@ -81,24 +97,109 @@ async def slow(seconds: float = 30.0) -> str:
     return "done"
 
 
+@app.tool(description="Answered by the HTTP layer with a 503 (see with_outage()).")
+def outage() -> str:
+    return "not reached over HTTP"
+
+
 @app.tool(description="Exits the server process.")
 def crash() -> str:
     os._exit(3)
+
+
+LEGACY = os.environ.get("FAKE_MCP_ERA") != "modern"
+
+
+def _unknown_method(request_id: RequestId) -> JSONRPCError:
+    """What a server written before 2026 answers to ``server/discover``."""
+    error = ErrorData(code=METHOD_NOT_FOUND, message="Method not found")
+    return JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
+
+
+async def serve_stdio() -> None:
+    """stdio; in the handshake era ``server/discover`` is refused before the
+    SDK sees it (the SDK would take it as the 2026 era's opening)."""
+    server = app._lowlevel_server
+    async with stdio_server() as (read, write):
+        if not LEGACY:
+            await server.run(read, write, server.create_initialization_options())
+            return
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def refuse_discover() -> None:
+            async with send:
+                async for item in read:
+                    message = getattr(item, "message", None)
+                    if isinstance(message, JSONRPCRequest) and message.method == "server/discover":
+                        await write.send(SessionMessage(_unknown_method(message.id)))
+                        continue
+                    await send.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(refuse_discover)
+            await server.run(receive, write, server.create_initialization_options())
+            group.cancel_scope.cancel()
 
 
 def main() -> None:
     with (MARKS / "starts").open("a") as handle:
         handle.write(f"{os.getpid()}\n")
     print("fake-mcp starting", file=sys.stderr, flush=True)
-    if sys.argv[1] == "hang":
-        sys.stdin.read()  # never answers; ends when the client closes stdin
-        return
     if sys.argv[1] == "stdio":
-        app.run("stdio")
+        anyio.run(serve_stdio)
         return
-    port = int(sys.argv[2])
+    anyio.run(serve_http, int(sys.argv[2]))
+
+
+async def serve_http(port: int) -> None:
+    """Streamable HTTP on loopback, behind :func:`with_outage`."""
+    import uvicorn
+
+    inner = app.streamable_http_app(host="127.0.0.1")
+    config = uvicorn.Config(with_outage(inner), host="127.0.0.1", port=port, log_level="warning")
     print("ready", flush=True)
-    app.run("streamable-http", host="127.0.0.1", port=port)
+    await uvicorn.Server(config).serve()
+
+
+def with_outage(inner: ASGIApp) -> ASGIApp:
+    """``inner``, except that a call of the tool ``outage`` is answered at
+    the HTTP level: 503 with a plain-text body, as a proxy in front of a
+    broken backend would."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await inner(scope, receive, send)
+            return
+        chunks = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        if LEGACY and b'"method":"server/discover"' in body.replace(b" ", b""):
+            answer = _unknown_method(json.loads(body)["id"]).model_dump_json(by_alias=True)
+            await send({"type": "http.response.start", "status": 200,
+                        "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": answer.encode()})
+            return
+        if b'"name":"outage"' in body.replace(b" ", b""):
+            await send({"type": "http.response.start", "status": 503,
+                        "headers": [(b"content-type", b"text/plain")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": OUTAGE.encode()})
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await inner(scope, replay, send)
+
+    return wrapped
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ export const ServerCommand = {
   checkpointContent: 'rhema.checkpointContent',
   compact: 'rhema.compact',
   status: 'rhema.status',
+  mcpRestart: 'rhema.mcpRestart',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
@@ -39,6 +40,7 @@ export interface CommandTypes {
   'rhema.checkpointContent': { args: CheckpointContentArgs; result: CheckpointContentResult };
   'rhema.compact': { args: SessionArgs; result: CompactResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
+  'rhema.mcpRestart': { args: McpRestartArgs; result: McpServerStatus[] };
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -224,12 +226,17 @@ export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
 }
 
+/** The MCP server to restart, by its configured name. */
+export interface McpRestartArgs {
+  name: string;
+}
+
 /** One MCP server: where it is configured, how it runs, and its tools. */
 export interface McpServerStatus {
   name: string;
   source: 'settings' | 'user config' | 'workspace';
   transport: 'stdio' | 'http';
-  state: 'idle' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped' | 'disabled';
+  state: 'idle' | 'starting' | 'ready' | 'restarting' | 'authorizing' | 'failed' | 'stopped' | 'disabled';
   tools: number;
   restarts: number;
   error: string | null;

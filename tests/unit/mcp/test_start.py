@@ -24,9 +24,9 @@ def hanging(marks: Path) -> McpServerConfig:
     return McpServerConfig.model_validate(
         {
             "command": sys.executable,
-            "args": ["-m", "tests.fakes.mcp_server", "hang"],
+            "args": ["-m", "tests.fakes.mcp_hang"],
             "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT)},
-            "startTimeout": 1,
+            "startTimeout": 2,
         }
     )
 
@@ -66,7 +66,7 @@ async def test_a_hung_server_fails_within_the_bound_and_is_retried_in_the_backgr
     assert reports["fake"].state == "ready"
     assert reports["stuck"].state == "failed"
     assert "did not finish starting" in (reports["stuck"].error or "")
-    assert "within 1 s" in (reports["stuck"].error or "")
+    assert "within 2 s" in (reports["stuck"].error or "")
     # tried again in the background, and still `failed` (not `starting`) meanwhile
     await eventually(lambda: starts(marks) >= 2)
     retrying = {r.name: r for r in await quick.status(options)}["stuck"]
@@ -128,7 +128,7 @@ async def test_the_health_check_starts_the_configured_servers(
 
     (checked,) = await quick.status(options, check=True)
 
-    assert (checked.state, checked.tools, checked.error) == ("ready", 8, None)
+    assert (checked.state, checked.tools, checked.error) == ("ready", 9, None)
     assert starts(marks) == 1
 
 

@@ -29,6 +29,8 @@ __all__ = [
     "DELETE_SESSION",
     "EDIT",
     "FORK_SESSION",
+    "MCP_PROMPT",
+    "MCP_PROMPTS",
     "MCP_RESTART",
     "OPEN_SESSION",
     "REWIND",
@@ -57,6 +59,11 @@ __all__ = [
     "FileConflict",
     "ForkArgs",
     "ForkResult",
+    "McpPromptArgs",
+    "McpPromptArgument",
+    "McpPromptInfo",
+    "McpPromptResult",
+    "McpPromptsArgs",
     "McpRestartArgs",
     "McpServerStatus",
     "Mode",
@@ -245,6 +252,18 @@ class CheckpointContentArgs(Args):
     """A ``rhema-checkpoint:`` URI from ``rhema.changes``."""
 
     uri: str = Field(min_length=1)
+
+
+class McpPromptsArgs(Args):
+    """No arguments."""
+
+
+class McpPromptArgs(Args):
+    """A server's prompt to fill: ``arguments`` by name (strings)."""
+
+    server: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: dict[str, str] = Field(default_factory=dict)
 
 
 class McpRestartArgs(Args):
@@ -481,6 +500,32 @@ class McpServerStatus(Wire):
     error: str | None = None
 
 
+class McpPromptArgument(Wire):
+    """One argument of an MCP prompt."""
+
+    name: str
+    description: str
+    required: bool
+
+
+class McpPromptInfo(Wire):
+    """An MCP server's prompt, which a client offers as a slash command
+    (``command``), filled with ``rhema.mcpPrompt``."""
+
+    server: str
+    name: str
+    title: str
+    description: str
+    arguments: list[McpPromptArgument]
+    command: str
+
+
+class McpPromptResult(Wire):
+    """A filled prompt: the text to send as a turn's prompt."""
+
+    text: str
+
+
 class StatusResult(Wire):
     """The server's version, provider, folders, default mode, running sessions
     and MCP servers."""
@@ -568,6 +613,15 @@ UNDO_TURN = CommandSpec(
     "revert a turn's edits (none: the last): rhema.rewind of that turn's code",
 )
 STATUS = CommandSpec("rhema.status", StatusArgs, StatusResult, "version, provider and state")
+MCP_PROMPTS = CommandSpec(
+    "rhema.mcpPrompts",
+    McpPromptsArgs,
+    list[McpPromptInfo],
+    "the MCP servers' prompts (slash commands); starts the servers",
+)
+MCP_PROMPT = CommandSpec(
+    "rhema.mcpPrompt", McpPromptArgs, McpPromptResult, "fill an MCP prompt: the text of a turn"
+)
 MCP_RESTART = CommandSpec(
     "rhema.mcpRestart",
     McpRestartArgs,
@@ -609,6 +663,8 @@ COMMANDS: tuple[CommandSpec[Any], ...] = (
     COMPACT,
     STATUS,
     MCP_RESTART,
+    MCP_PROMPTS,
+    MCP_PROMPT,
 )
 """Every command of the contract, in the order the docs list them."""
 

@@ -47,31 +47,42 @@ worker thread (as :class:`~rhema_lsp.mcp.hub.McpHub` does).
 from __future__ import annotations
 
 import asyncio
-import errno
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+import warnings
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 import httpx2
 import mcp_types
 from mcp import Client
-from mcp.client._transport import Transport, TransportStreams
-from mcp.client.auth import OAuthFlowError
-from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
+from rhema_lsp.mcp.asks import callbacks
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
-from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable, McpUnstartable
+from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable
+from rhema_lsp.mcp.failures import (
+    BACKOFF_MAX_S,
+    BACKOFF_S,
+    Failure,
+    backoff_delay,
+    classify,
+    describe,
+)
+from rhema_lsp.mcp.host import RunHost
+from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool, prompt_text
 from rhema_lsp.mcp.oauth import oauth_for
-from rhema_lsp.mcp.results import render_result
-from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value
+from rhema_lsp.mcp.offers import Offers, log_message
+from rhema_lsp.mcp.results import render_contents, render_result
+from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value, watched
 
 __all__ = [
     "BACKOFF_MAX_S",
@@ -79,20 +90,22 @@ __all__ = [
     "RESTART_LIMIT",
     "CallOutcome",
     "McpConnection",
+    "McpPrompt",
+    "McpResource",
     "McpTool",
+    "Progress",
     "ServerState",
     "render_result",
 ]
 
 logger = logging.getLogger(__name__)
 
-BACKOFF_S = 0.5
-BACKOFF_MAX_S = 30.0
 RESTART_LIMIT = 5
 STABLE_S = 60.0
 """A server that ran this long before it stopped starts a fresh series of restarts."""
-MAX_TOOL_PAGES = 50
-_UNSTARTABLE_ERRNOS = frozenset({errno.ENOENT, errno.EACCES, errno.ENOTDIR, errno.ENOEXEC})
+_R = TypeVar("_R")
+Progress = Callable[[float, float | None, str | None], None]
+"""Receives a call's progress: done so far, the total if known, a message."""
 
 
 class _SessionLost(Exception):
@@ -121,51 +134,6 @@ class CallOutcome:
 
     text: str
     is_error: bool
-
-
-@dataclass(frozen=True, slots=True)
-class McpTool:
-    """A tool a server lists: its own name, description and input schema."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class _Failure:
-    reason: str
-    retryable: bool
-
-
-def backoff_delay(failures: int) -> float:
-    """Seconds to wait before restart number ``failures``."""
-    return float(min(BACKOFF_S * 2 ** max(failures - 1, 0), BACKOFF_MAX_S))
-
-
-@asynccontextmanager
-async def _watched(inner: Transport, gone: anyio.Event) -> AsyncIterator[TransportStreams]:
-    """``inner``'s streams, with ``gone`` set when the server's side ends."""
-    async with inner as (read, write):
-        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-        async def forward() -> None:
-            try:
-                async with send:
-                    async for item in read:
-                        await send.send(item)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass  # the session closed its end: we are shutting down
-            finally:
-                gone.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(forward)
-            try:
-                yield receive, write
-            finally:
-                group.cancel_scope.cancel()
-                receive.close()
 
 
 class McpConnection:
@@ -207,12 +175,15 @@ class McpConnection:
         self.config = config
         self.state = ServerState.IDLE
         self.error: str | None = None
-        self.tools: list[McpTool] = []
+        self.offers = Offers(name)
+        """What the server offers now (its tools, prompts, resources)."""
         self.restarts = 0
         self.start_timeout = start_timeout
         self.state_dir = state_dir
         self.opener: Callable[[str], Awaitable[bool]] | None = None
         """Opens a page for the user (set by the hub from the latest run's editor)."""
+        self.host: RunHost | None = None
+        """The run the server's requests go to (see :meth:`use`)."""
         self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
         self.backoff = backoff
@@ -225,11 +196,24 @@ class McpConnection:
         self._signing_in = False
         self._gone = anyio.Event()
         self._bound = anyio.CancelScope()
+        self._group: anyio.abc.TaskGroup | None = None
+        self._changes = 0
         self._attempt = Attempt()
 
     # -- life ------------------------------------------------------------------
 
+    @property
+    def tools(self) -> list[McpTool]:
+        """The tools it offers now (none unless ready)."""
+        return self.offers.tools
+
+    @property
+    def version(self) -> int:
+        """Goes up whenever what it offers, or its state, changed."""
+        return self.offers.version + self._changes
+
     def _set(self, state: ServerState) -> None:
+        self._changes += 1
         self.state = state
         self._changed.set()
         self._changed = anyio.Event()
@@ -244,6 +228,22 @@ class McpConnection:
             self.error = None
             self._set(ServerState.STARTING)
         self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
+
+    def use(self, host: RunHost) -> None:
+        """Send the server's requests to ``host`` from now on; tell the server
+        when its roots (the workspace folders) changed."""
+        changed = self.host is not None and self.host.roots != host.roots
+        self.host = host
+        if changed and self._client is not None and self._group is not None:
+            self._group.start_soon(self._roots_changed, self._client)
+
+    async def _roots_changed(self, client: Client) -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.send_roots_list_changed()
+        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            logger.info("MCP server %s: roots/list_changed not sent: %s", self.name, exc)
 
     async def wait_started(self, *, sign_in: bool = False) -> None:
         """Wait while the first attempt is in progress (``starting``), and
@@ -275,8 +275,7 @@ class McpConnection:
             task.cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait([task])
-        self._client = None
-        self.tools = []
+        self._forget()
         self._set(ServerState.STOPPED)
 
     async def _supervise(self) -> None:
@@ -286,7 +285,7 @@ class McpConnection:
             self._start_failed = self._signing_in = False
             try:
                 await self._serve_once()
-                failure = _Failure("the server closed the connection", True)
+                failure = Failure("the server closed the connection", True)
             except Exception as exc:  # noqa: BLE001 - any SDK or transport failure is this server's state, logged below
                 failure = self._classify(exc)
             if self._renewing:  # a new session was asked for: no failure, no wait
@@ -320,10 +319,14 @@ class McpConnection:
             self.restarts += 1
             await anyio.sleep(delay)
 
-    def _record(self, failure: _Failure, state: ServerState) -> None:
-        """Note a failure now: its reason (with the stderr tail) and the state."""
+    def _forget(self) -> None:
         self._client = None
-        self.tools = []
+        self._group = None
+        self.offers.clear()
+
+    def _record(self, failure: Failure, state: ServerState) -> None:
+        """Note a failure now: its reason (with the stderr tail) and the state."""
+        self._forget()
         tail = self._attempt.tail()
         self.error = f"{failure.reason} (stderr: {tail})" if tail else failure.reason
         self._unstartable = not failure.retryable
@@ -340,7 +343,7 @@ class McpConnection:
             async with AsyncExitStack() as stack:
                 try:
                     client = await self._open(stack, gone)
-                    tools = await _list_tools(client)
+                    await self.offers.load(client)
                 except anyio.get_cancelled_exc_class():
                     if bound.cancel_called:  # the bound, not a stop: failed now
                         self._record(self._classify(TimeoutError()), ServerState.FAILED)
@@ -350,7 +353,9 @@ class McpConnection:
                     self._record(self._classify(exc), ServerState.FAILED)
                     raise
                 bound.deadline = math.inf
-                self.tools = tools
+                self._group = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(self._group.cancel_scope.cancel)
+                self.offers.follow(client, self._group)
                 self._client = client
                 self.error = None
                 logger.info("MCP server %s ready with %d tools", self.name, len(self.tools))
@@ -373,12 +378,25 @@ class McpConnection:
             auth=auth,
         )
         client = Client(
-            _watched(transport, gone),
+            watched(transport, gone),
             client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
             cache=None,
+            message_handler=self.offers.on_message,
+            logging_callback=partial(log_message, self.name),
+            log_level="info",
+            **callbacks(self.name, lambda: self.host),
         )
         await stack.enter_async_context(client)
         return client
+
+    def _classify(self, exc: BaseException) -> Failure:
+        return classify(
+            exc,
+            self.config,
+            start_timeout=self.start_timeout,
+            signing_in=self._signing_in,
+            http=self._attempt.http,
+        )
 
     async def _sign_in(self, page: str) -> None:
         """The server wants OAuth: send the user to ``page``. Signing in is
@@ -396,39 +414,18 @@ class McpConnection:
             page,
         )
 
-    def _classify(self, exc: BaseException) -> _Failure:
-        """Why an attempt failed, and whether trying again may help."""
-        inner = _innermost(exc)
-        if isinstance(inner, McpUnstartable):
-            return _Failure(str(inner), False)
-        if isinstance(inner, OAuthFlowError) or self._signing_in:
-            # not retried on its own: that would send the user to the page again and again
-            http = f" ({self._attempt.http.describe()})" if self._attempt.http else ""
-            return _Failure(
-                f"signing in did not complete: {_describe(inner)}{http}; restart the server "
-                "(rhema.mcpRestart, or rhema-lsp status) to sign in again",
-                False,
-            )
-        if isinstance(inner, TimeoutError):
-            return _Failure(
-                f"it did not finish starting (initialize and list its tools) within "
-                f"{self.start_timeout:g} s: check that it is an MCP server, or raise "
-                "the mcpStartTimeout setting",
-                True,
-            )
-        if isinstance(inner, OSError) and self.config.command:
-            why = f"could not start {self.config.describe()!r}: {inner.strerror or inner}"
-            return _Failure(why, inner.errno not in _UNSTARTABLE_ERRNOS)
-        if isinstance(inner, McpUnavailable):
-            return _Failure(str(inner), True)
-        return _Failure(_describe(inner), True)
-
     # -- calls -----------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallOutcome:
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout_s: float,
+        report: Progress | None = None,
+    ) -> CallOutcome:
         """Call ``tool``; cancellation and the timeout cancel it on the server.
-        An HTTP server that lost the session (404, or 400 naming the session)
-        gets a new one (initialize again) and the call is sent once more.
+        The request carries a ``progressToken``: the server's progress reaches
+        ``report``.
 
         Raises
         ------
@@ -440,38 +437,71 @@ class McpConnection:
             The server answered with a protocol error (an HTTP error's status
             and the start of its body in the message).
         """
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, message)
+
+        async def send(client: Client) -> mcp_types.CallToolResult:
+            return await client.call_tool(tool, arguments, progress_callback=on_progress)
+
+        result = await self._request(send, timeout_s, "call")
+        return CallOutcome(render_result(result, self.name), result.is_error)
+
+    async def read_resource(self, uri: str, timeout_s: float) -> str:
+        """The resource at ``uri`` as text (raises as :meth:`call` does)."""
+
+        async def send(client: Client) -> mcp_types.ReadResourceResult:
+            return await client.read_resource(uri)
+
+        return render_contents(await self._request(send, timeout_s, "read of the resource"))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout_s: float) -> str:
+        """The prompt ``name`` filled with ``arguments``, as the text of a turn."""
+
+        async def send(client: Client) -> mcp_types.GetPromptResult:
+            return await client.get_prompt(name, arguments)
+
+        return prompt_text(await self._request(send, timeout_s, "prompt request"))
+
+    async def _request(
+        self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
+    ) -> _R:
+        """``send`` through the ready client, its errors mapped. An HTTP server
+        that lost the session (404, or 400 naming the session) gets a new one
+        (initialize again) and the request is sent once more."""
         try:
-            return await self._call_once(tool, arguments, timeout_s)
+            return await self._request_once(send, timeout_s, what)
         except _SessionLost as lost:
             logger.info("MCP server %s lost the session (%s); starting a new one", self.name, lost)
             await self._renew(lost.client)
         try:
-            return await self._call_once(tool, arguments, timeout_s)
+            return await self._request_once(send, timeout_s, what)
         except _SessionLost as again:
             raise McpUnavailable(
                 f"the MCP server {self.name} lost the session again right after a new one "
                 f"was started ({again}); try again later"
             ) from again
 
-    async def _call_once(
-        self, tool: str, arguments: dict[str, Any], timeout_s: float
-    ) -> CallOutcome:
+    async def _request_once(
+        self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
+    ) -> _R:
         client, attempt = self._client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise McpUnavailable(self._unavailable())
         seen = attempt.http.serial if attempt.http else 0
         try:
             with anyio.fail_after(timeout_s):
-                result = await client.call_tool(tool, arguments)
+                return await send(client)
         except TimeoutError as exc:
             raise McpTimeout(
-                f"the MCP server {self.name} did not answer within {timeout_s:g} s; the call "
+                f"the MCP server {self.name} did not answer within {timeout_s:g} s; the {what} "
                 "was cancelled (raise the server's `timeout` setting if it needs longer)"
             ) from exc
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 raise McpUnavailable(
-                    f"the MCP server {self.name} stopped during the call; it is being "
+                    f"the MCP server {self.name} stopped during the {what}; it is being "
                     "restarted, so try again in a moment"
                 ) from exc
             http = attempt.http if attempt.http and attempt.http.serial > seen else None
@@ -479,13 +509,12 @@ class McpConnection:
                 raise _SessionLost(client, http.describe()) from exc
             detail = f" ({http.describe()})" if http is not None else ""
             raise McpCallFailed(
-                f"the MCP server {self.name} refused the call: {exc.message}{detail}"
+                f"the MCP server {self.name} refused the {what}: {exc.message}{detail}"
             ) from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.HTTPError) as exc:
             raise McpUnavailable(
-                f"the connection to the MCP server {self.name} broke: {_describe(exc)}"
+                f"the connection to the MCP server {self.name} broke: {describe(exc)}"
             ) from exc
-        return CallOutcome(render_result(result), result.is_error)
 
     async def _renew(self, client: Client) -> None:
         """End the session of ``client`` (unless another call did already)
@@ -506,31 +535,3 @@ class McpConnection:
         if self.state is ServerState.FAILED:
             return f"the MCP server {self.name} failed{why}; it is being tried again"
         return f"the MCP server {self.name} is {self.state.value}{why}; try again in a moment"
-
-
-async def _list_tools(client: Client) -> list[McpTool]:
-    tools: list[McpTool] = []
-    cursor: str | None = None
-    for _ in range(MAX_TOOL_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        for tool in page.tools:
-            description = tool.description or tool.title or ""
-            tools.append(McpTool(tool.name, description, dict(tool.input_schema)))
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return tools
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    """The one exception a group of one wraps (task groups wrap what they raise)."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an exception, the innermost of a group."""
-    inner = _innermost(exc)
-    text = str(inner) or type(inner).__name__
-    return text.splitlines()[0][:300]

@@ -45,12 +45,13 @@ from typing import TYPE_CHECKING, Literal, Protocol
 import anyio
 import anyio.to_thread
 
-from rhema_lsp.engine.request import ToolSpec
+from rhema_lsp.engine.provider import ModelProvider
 from rhema_lsp.engine.tools import ToolResolver
+from rhema_lsp.mcp.catalog import RunServer
 from rhema_lsp.mcp.config import SIGN_IN_WAIT_S, McpServerConfig
-from rhema_lsp.mcp.host import opener
-from rhema_lsp.mcp.resolver import McpTools, OfferedTool
-from rhema_lsp.mcp.schemas import exposed_name, sanitize_schema
+from rhema_lsp.mcp.errors import McpUnavailable
+from rhema_lsp.mcp.host import RunHost, opener
+from rhema_lsp.mcp.resolver import McpTools
 from rhema_lsp.mcp.userfile import (
     WORKSPACE_FILE,
     UserConfig,
@@ -58,11 +59,13 @@ from rhema_lsp.mcp.userfile import (
     read_workspace_file,
     remember_workspace_answer,
 )
+from rhema_lsp.tools import WorkspaceTools
 from rhema_lsp.tools.editor import Editor
 
 if TYPE_CHECKING:
     from rhema_lsp.mcp.config import Placeholders
     from rhema_lsp.mcp.connection import McpConnection
+    from rhema_lsp.mcp.listings import McpPrompt
 
 __all__ = ["START_MARGIN_S", "McpHub", "McpOptions", "ServerReport"]
 
@@ -162,6 +165,9 @@ class McpHub:
         wire: str,
         options: McpOptions,
         given: Mapping[str, McpServerConfig] | None = None,
+        *,
+        provider: ModelProvider | None = None,
+        model: str = "",
     ) -> ToolResolver:
         """``inner`` plus the MCP tools of the servers that are ready, or
         ``inner`` itself when ``mode`` is not in ``mcpModes`` or no server is
@@ -183,6 +189,9 @@ class McpHub:
             The settings: ``mcpServers`` and ``mcpModes``.
         given
             The servers the client passed for this session, by name.
+        provider, model
+            The session's model, which a server's sampling requests use
+            (each approved by the user); ``None`` refuses them.
         """
         if mode not in options.mcp_modes:
             return inner
@@ -196,8 +205,13 @@ class McpHub:
             if not wanted:
                 return inner
             connections = await self._connect(wanted, folder)
+        roots = tuple(inner.ws.roots) if isinstance(inner, WorkspaceTools) else (folder,)
+        host = RunHost(editor, roots, provider, model)
+        for connection in connections:
+            connection.use(host)
         await self._start(connections, options, editor)
-        return McpTools(inner, self._offer(inner, wanted, connections, wire), editor)
+        servers = [RunServer(w.name, c) for w, c in zip(wanted, connections, strict=True)]
+        return McpTools(inner, servers, host, wire)
 
     async def _start(
         self,
@@ -353,36 +367,6 @@ class McpHub:
             connections.append(self._connections[want.key][1])
         return connections
 
-    def _offer(
-        self,
-        inner: ToolResolver,
-        wanted: list[_Wanted],
-        connections: list[McpConnection],
-        wire: str,
-    ) -> list[OfferedTool]:
-        taken = {spec.name for spec in inner.specs()}
-        offered = []
-        for want, connection in zip(wanted, connections, strict=True):
-            for tool in connection.tools:
-                name = exposed_name(want.name, tool.name)
-                if name in taken:
-                    logger.warning(
-                        "MCP tool %s of %s is offered under a name already taken (%s); skipped",
-                        tool.name,
-                        want.name,
-                        name,
-                    )
-                    continue
-                taken.add(name)
-                description = f"[MCP server {want.name}] {tool.description}".strip()
-                spec = ToolSpec(
-                    name=name,
-                    description=description[:2000],
-                    parameters=sanitize_schema(tool.input_schema, wire),
-                )
-                offered.append(OfferedTool(spec, want.name, tool.name, connection))
-        return offered
-
     # -- status and shutdown ---------------------------------------------------
 
     async def status(
@@ -420,6 +404,43 @@ class McpHub:
                 )
             )
         return reports
+
+    async def prompts(
+        self, options: McpOptions, *, editor: Editor | None = None
+    ) -> list[tuple[str, McpPrompt]]:
+        """The prompts of the configured servers (started as a run starts
+        them) and of every other server running, by server name."""
+        user = await self._user_config()
+        configured = [w for w in self._configured(options, user) if not w.config.disabled]
+        async with self._reconciling:
+            await self._stop_stale(configured)
+            started = await self._connect(configured, None) if configured else []
+        await self._start(started, options, editor)
+        listed: list[tuple[str, McpPrompt]] = []
+        seen: set[str] = set()
+        for want, connection in self._connections.values():
+            if want.name in seen or connection.state.value != "ready":
+                continue
+            seen.add(want.name)
+            listed += [(want.name, prompt) for prompt in connection.offers.prompts]
+        return listed
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str], timeout_s: float = 60.0
+    ) -> str:
+        """The prompt ``name`` of the running server ``server``, filled in.
+
+        Raises
+        ------
+        McpError
+            No such running server, or the server refused (the message says why).
+        """
+        for want, connection in self._connections.values():
+            if want.name == server and connection.state.value == "ready":
+                return await connection.get_prompt(name, dict(arguments), timeout_s)
+        raise McpUnavailable(
+            f"the MCP server {server} is not running: list the prompts again (rhema.mcpPrompts)"
+        )
 
     async def restart(
         self, name: str, options: McpOptions, *, editor: Editor | None = None

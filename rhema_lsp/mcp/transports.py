@@ -23,8 +23,8 @@ import logging
 import os
 import shutil
 from collections import deque
-from collections.abc import Callable, Mapping
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -32,9 +32,10 @@ from typing import TextIO
 import anyio
 import httpx2
 from mcp import StdioServerParameters
-from mcp.client._transport import Transport
+from mcp.client._transport import Transport, TransportStreams
 from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
 
 from rhema_lsp.mcp.config import McpServerConfig, Placeholders, expand_env, references
 from rhema_lsp.mcp.errors import McpUnstartable
@@ -46,6 +47,7 @@ __all__ = [
     "open_transport",
     "placeholder_value",
     "stdio_parameters",
+    "watched",
 ]
 
 server_log = logging.getLogger("rhema_lsp.mcp.server")
@@ -86,6 +88,32 @@ class Attempt:
     def tail(self, lines: int = 3) -> str:
         """The last ``lines`` lines of stderr, joined."""
         return "; ".join(list(self.stderr)[-lines:])
+
+
+@asynccontextmanager
+async def watched(inner: Transport, gone: anyio.Event) -> AsyncIterator[TransportStreams]:
+    """``inner``'s streams, with ``gone`` set when the server's side ends
+    (the child exited, the stream broke): the connection's cue to restart."""
+    async with inner as (read, write):
+        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def forward() -> None:
+            try:
+                async with send:
+                    async for item in read:
+                        await send.send(item)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass  # the session closed its end: we are shutting down
+            finally:
+                gone.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(forward)
+            try:
+                yield receive, write
+            finally:
+                group.cancel_scope.cancel()
+                receive.close()
 
 
 async def open_transport(

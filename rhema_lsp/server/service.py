@@ -29,6 +29,8 @@ from rhema_lsp.contract import (
     DELETE_SESSION,
     EDIT,
     FORK_SESSION,
+    MCP_PROMPT,
+    MCP_PROMPTS,
     MCP_RESTART,
     OPEN_SESSION,
     REWIND,
@@ -55,6 +57,11 @@ from rhema_lsp.contract import (
     FileConflict,
     ForkArgs,
     ForkResult,
+    McpPromptArgs,
+    McpPromptArgument,
+    McpPromptInfo,
+    McpPromptResult,
+    McpPromptsArgs,
     McpRestartArgs,
     McpServerStatus,
     OpenSessionArgs,
@@ -78,6 +85,7 @@ from rhema_lsp.contract import (
     command_named,
 )
 from rhema_lsp.engine import ProviderError, ToolContext, Usage
+from rhema_lsp.mcp import McpError
 from rhema_lsp.runs.changes import describe_changes, parse_checkpoint_uri
 from rhema_lsp.runs.context import ContextRefused, read_context
 from rhema_lsp.runs.driver import Outcome
@@ -574,6 +582,29 @@ class AgentService:
         if not reports:
             raise BadArguments(f"`name`: no MCP server named {args.name!r} is configured")
         return [McpServerStatus.model_validate(asdict(report)) for report in reports]
+
+    @serves(MCP_PROMPTS)
+    async def mcp_prompts(self, args: McpPromptsArgs, request: Request) -> list[McpPromptInfo]:
+        listed = await self.lifecycle.mcp.prompts(self.settings, editor=self.lifecycle.editor)
+        return [
+            McpPromptInfo(
+                server=server,
+                name=prompt.name,
+                title=prompt.title,
+                description=prompt.description,
+                arguments=[McpPromptArgument.model_validate(asdict(a)) for a in prompt.arguments],
+                command=f"mcp__{server}__{prompt.name}",
+            )
+            for server, prompt in listed
+        ]
+
+    @serves(MCP_PROMPT)
+    async def mcp_prompt(self, args: McpPromptArgs, request: Request) -> McpPromptResult:
+        try:
+            text = await self.lifecycle.mcp.get_prompt(args.server, args.name, args.arguments)
+        except McpError as exc:
+            raise CommandFailed(str(exc)) from exc
+        return McpPromptResult(text=text)
 
     async def shutdown(self) -> None:
         """Cancel every run, give them a moment to checkpoint, close the stores."""

@@ -24,8 +24,12 @@ def servers(marks: Path) -> dict[str, Any]:
         "fake": {
             "command": sys.executable,
             "args": ["-m", "tests.fakes.mcp_server", "stdio"],
-            "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT)},
-            "allow": ["whoami"],
+            "env": {
+                "FAKE_MCP_MARKS": str(marks),
+                "PYTHONPATH": str(ROOT),
+                "FAKE_MCP_INSTRUCTIONS": "Call fake__echo before anything else.",
+            },
+            "allow": ["whoami", "ask_model"],
         }
     }
 
@@ -80,7 +84,7 @@ async def test_the_model_calls_an_mcp_tool_after_the_user_approves(
     assert [q.message for q in agent.state.questions if "MCP tool echo" in q.message]
     status = await agent.command("rhema.status")
     assert [(s["name"], s["state"], s["tools"]) for s in status["mcpServers"]] == [
-        ("fake", "ready", 9)
+        ("fake", "ready", 15)
     ]
 
 
@@ -114,9 +118,56 @@ async def test_edit_mode_starts_no_server(
 async def test_mcp_restart_restarts_a_server_by_name(agent: EditorClient, marks: Path) -> None:
     restarted = await agent.command("rhema.mcpRestart", {"name": "fake"})
 
-    assert [(s["name"], s["state"], s["tools"]) for s in restarted] == [("fake", "ready", 9)]
+    assert [(s["name"], s["state"], s["tools"]) for s in restarted] == [("fake", "ready", 15)]
     again = await agent.command("rhema.mcpRestart", {"name": "fake"})
     assert [s["state"] for s in again] == ["ready"]
     assert len((marks / "starts").read_text().splitlines()) == 2
     with pytest.raises(Exception, match="no MCP server named 'nope'"):
         await agent.command("rhema.mcpRestart", {"name": "nope"})
+
+
+async def test_a_servers_sampling_request_goes_to_the_session_model_once_approved(
+    agent: EditorClient, fake: FakeModelServer
+) -> None:
+    agent.state.answer = "Allow"
+    fake.script(
+        tool_reply(("fake__ask_model", {"question": "Capital of France?"})),
+        text_reply("Paris"),  # the server's sampling request, through the session's model
+        text_reply("It said Paris."),
+    )
+
+    result = await agent.command("rhema.turn", {"prompt": "ask the server"})
+
+    assert result["stopReason"] == "end_turn"
+    first, sampled, last = fake.requests
+    system = first["messages"][0]["content"]
+    assert "Instructions from the MCP server fake (the server's own words" in system
+    assert "Call fake__echo before anything else." in system
+    assert sampled["messages"][-1] == {"role": "user", "content": "Capital of France?"}
+    assert "tools" not in sampled and sampled["messages"][0]["content"] == "Answer in one word."
+    assert last["messages"][-1]["content"] == "the model said: Paris (fake-model)"
+    assert [q.message for q in agent.state.questions if "asks to use the model" in q.message]
+
+
+async def test_the_servers_prompts_are_slash_commands(agent: EditorClient) -> None:
+    listed = await agent.command("rhema.mcpPrompts")
+
+    assert listed == [
+        {
+            "server": "fake",
+            "name": "review",
+            "title": "review",
+            "description": "Asks for a review of one file.",
+            "arguments": [
+                {"name": "path", "description": "", "required": True},
+                {"name": "focus", "description": "", "required": False},
+            ],
+            "command": "mcp__fake__review",
+        }
+    ]
+    filled = await agent.command(
+        "rhema.mcpPrompt", {"server": "fake", "name": "review", "arguments": {"path": "a.py"}}
+    )
+    assert filled == {"text": "Review a.py, looking for bugs."}
+    with pytest.raises(Exception, match="path"):
+        await agent.command("rhema.mcpPrompt", {"server": "fake", "name": "review"})

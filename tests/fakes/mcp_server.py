@@ -8,7 +8,12 @@ Tools: ``echo`` (text), ``boom`` (fails in-band), ``picture`` (an image and
 a resource link), ``nested`` (a schema with ``$defs``), ``where`` (its
 working directory), ``slow`` (waits; writes the file
 ``$FAKE_MCP_MARKS/cancelled`` when the call is cancelled) and ``crash`` (the
-process exits). It speaks the handshake era (``initialize``, sessions) as
+process exits); ``steps`` (progress), ``grow`` (adds the tool ``grown``
+and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
+form elicitation: a boolean and an enum), ``roots``, ``chatty`` (logs at
+info and debug). A resource ``fake://notes/readme``, a prompt ``review``
+(``path``, ``focus``), and ``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
+It speaks the handshake era (``initialize``, sessions) as
 servers written before 2026 do, or the 2026 era with ``FAKE_MCP_ERA=modern``.
 Every start appends a line to ``$FAKE_MCP_MARKS/starts``;
 ``$FAKE_MCP_SECRET`` is echoed by ``whoami`` (or ``unset``), and stderr gets
@@ -21,11 +26,14 @@ import base64
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
+from typing import Literal
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (
     METHOD_NOT_FOUND,
@@ -35,11 +43,14 @@ from mcp_types import (
     JSONRPCRequest,
     RequestId,
     ResourceLink,
+    SamplingMessage,
+    TextContent,
 )
 from pydantic import BaseModel
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-app = MCPServer("fake-mcp")
+warnings.filterwarnings("ignore", category=MCPDeprecationWarning)  # logging, sampling, roots
+app = MCPServer("fake-mcp", instructions=os.environ.get("FAKE_MCP_INSTRUCTIONS"))
 MARKS = Path(os.environ.get("FAKE_MCP_MARKS", "."))
 PNG = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
@@ -100,6 +111,73 @@ async def slow(seconds: float = 30.0) -> str:
 @app.tool(description="Answered by the HTTP layer with a 503 (see with_outage()).")
 def outage() -> str:
     return "not reached over HTTP"
+
+
+@app.tool(description="Reports progress in steps, then says done.")
+async def steps(count: int, ctx: Context) -> str:
+    for step in range(1, count + 1):
+        await ctx.report_progress(step, count, f"step {step}")
+    return f"{count} steps done"
+
+
+@app.tool(description="Adds the tool `grown` and says the tool list changed.")
+async def grow(ctx: Context) -> str:
+    app.add_tool(grown, description="Only there once `grow` ran.")
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+def grown() -> str:
+    return "the new tool answered"
+
+
+@app.tool(description="Asks the client's model (sampling) and says what it answered.")
+async def ask_model(question: str, ctx: Context) -> str:
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=question))
+    try:
+        answer = await ctx.session.create_message(
+            [message], max_tokens=50, system_prompt="Answer in one word."
+        )
+    except MCPError as exc:
+        return f"sampling refused: {exc.message} ({exc.code})"
+    text = answer.content.text if isinstance(answer.content, TextContent) else "?"
+    return f"the model said: {text} ({answer.model})"
+
+
+class Order(BaseModel):
+    confirm: bool
+    size: Literal["small", "large"]
+
+
+@app.tool(description="Asks the user to confirm an order (elicitation).")
+async def order(ctx: Context) -> str:
+    result = await ctx.elicit("Confirm the pizza order", Order)
+    if result.action == "accept":
+        return f"ordered: confirm={result.data.confirm} size={result.data.size}"
+    return f"no order: {result.action}"
+
+
+@app.tool(description="The client's roots.")
+async def roots(ctx: Context) -> str:
+    listed = await ctx.session.list_roots()
+    return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
+@app.tool(description="Logs at info and at debug.")
+async def chatty(ctx: Context) -> str:
+    await ctx.info("chatty says hello at info")
+    await ctx.debug("chatty at debug, which the client did not ask for")
+    return "logged"
+
+
+@app.resource("fake://notes/readme", name="readme", description="The notes' readme.")
+def readme() -> str:
+    return "the readme of the notes: read me first"
+
+
+@app.prompt(description="Asks for a review of one file.")
+def review(path: str, focus: str = "bugs") -> str:
+    return f"Review {path}, looking for {focus}."
 
 
 @app.tool(description="Exits the server process.")

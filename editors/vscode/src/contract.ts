@@ -21,6 +21,8 @@ export const ServerCommand = {
   compact: 'rhema.compact',
   status: 'rhema.status',
   mcpRestart: 'rhema.mcpRestart',
+  mcpPrompts: 'rhema.mcpPrompts',
+  mcpPrompt: 'rhema.mcpPrompt',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
@@ -41,6 +43,8 @@ export interface CommandTypes {
   'rhema.compact': { args: SessionArgs; result: CompactResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
   'rhema.mcpRestart': { args: McpRestartArgs; result: McpServerStatus[] };
+  'rhema.mcpPrompts': { args: McpPromptsArgs; result: McpPromptInfo[] };
+  'rhema.mcpPrompt': { args: McpPromptArgs; result: McpPromptResult };
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -225,6 +229,38 @@ export interface ForkResult {
 export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
 }
+
+/** A server's prompt to fill: `arguments` by name (strings). */
+export interface McpPromptArgs {
+  server: string;
+  name: string;
+  arguments?: Record<string, string>;
+}
+
+/** One argument of an MCP prompt. */
+export interface McpPromptArgument {
+  name: string;
+  description: string;
+  required: boolean;
+}
+
+/** An MCP server's prompt, which a client offers as a slash command (`command`), filled with `rhema.mcpPrompt`. */
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  title: string;
+  description: string;
+  arguments: McpPromptArgument[];
+  command: string;
+}
+
+/** A filled prompt: the text to send as a turn's prompt. */
+export interface McpPromptResult {
+  text: string;
+}
+
+/** No arguments. */
+export type McpPromptsArgs = Record<string, never>;
 
 /** The MCP server to restart, by its configured name. */
 export interface McpRestartArgs {

@@ -476,6 +476,7 @@ class RhemaAcpAgent:
             given=session.mcp_servers,
             provider=resolved.provider,
             model=resolved.model,
+            window=s.context_window or resolved.context_window,
         )
         tools = AcpTools(workspace, session.editor, stream, resolver)
         ctx = ToolContext(cwd=session.cwd, run_id=f"{run.session}:{run.turn}", cancel=run.signal)

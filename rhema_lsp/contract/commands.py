@@ -498,6 +498,9 @@ class McpServerStatus(Wire):
     tools: int
     restarts: int
     error: str | None = None
+    deferred: bool = False
+    """Its tools were behind ``find_tools`` in the latest run (too many, or
+    too large for the model's window)."""
 
 
 class McpPromptArgument(Wire):

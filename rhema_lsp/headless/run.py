@@ -533,8 +533,9 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
     for server in servers:
         error = f" — {server.error}" if server.error else ""
+        deferred = " (behind find_tools)" if server.deferred else ""
         print(
             f"  {server.name} ({server.transport}, {server.source}): "
-            f"{server.state}, {server.tools} tool(s){error}"
+            f"{server.state}, {server.tools} tool(s){deferred}{error}"
         )
     return Exit.OK

@@ -10,11 +10,19 @@ and the servers' instructions.
 - :func:`instructions` joins the servers' own ``instructions`` for the
   system prompt, each marked as that server's words and capped
   (:data:`INSTRUCTIONS_CHARS` each, :data:`INSTRUCTIONS_TOTAL` in all).
+- Many tools: a request never carries more than :data:`MAX_TOOLS` (OpenAI's
+  limit, kept on every wire). When the MCP tools would pass it, or their
+  schemas would take more than :data:`DEFER_SHARE` of the model's window,
+  they are *deferred* (:func:`deferring`): the request carries
+  ``find_tools {query}`` instead, which :func:`search` answers and whose
+  matches the next request carries (as Claude Code does past a tenth of the
+  window).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -26,15 +34,20 @@ if TYPE_CHECKING:
     from rhema_lsp.mcp.connection import McpConnection
 
 __all__ = [
+    "FIND_TOOLS",
     "INSTRUCTIONS_CHARS",
     "INSTRUCTIONS_TOTAL",
     "LIST_RESOURCES",
+    "MAX_TOOLS",
     "READ_RESOURCE",
     "OfferedTool",
     "RunServer",
+    "deferring",
+    "find_spec",
     "instructions",
     "offer",
     "resource_specs",
+    "search",
 ]
 
 logger = logging.getLogger(__name__)
@@ -44,6 +57,16 @@ LIST_RESOURCES = "list_mcp_resources"
 INSTRUCTIONS_CHARS = 2000
 INSTRUCTIONS_TOTAL = 8000
 DESCRIPTION_CHARS = 2000
+MAX_TOOLS = 128
+"""The most tools one request carries (OpenAI refuses more)."""
+DEFER_SHARE = 0.1
+"""The share of the model's window the MCP tools' schemas may take before
+they are deferred behind ``find_tools``."""
+DEFAULT_WINDOW = 128_000
+"""The window assumed when the model's is not known."""
+FIND_TOOLS = "find_tools"
+FOUND_PER_QUERY = 10
+_WORD = re.compile(r"[a-z0-9]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +155,59 @@ def resource_specs(servers: Sequence[RunServer]) -> list[ToolSpec]:
             },
         ),
     ]
+
+
+def deferring(offered: Sequence[OfferedTool], others: int, window: int | None) -> bool:
+    """Whether the MCP tools go behind ``find_tools``: with the ``others``
+    the request carries they would pass :data:`MAX_TOOLS`, or their schemas
+    (about four characters a token) would take more than :data:`DEFER_SHARE`
+    of ``window``."""
+    if others + len(offered) > MAX_TOOLS:
+        return True
+    size = sum(len(tool.spec.model_dump_json()) for tool in offered) / 4
+    return size > DEFER_SHARE * (window or DEFAULT_WINDOW)
+
+
+def find_spec(offered: Sequence[OfferedTool]) -> ToolSpec:
+    """``find_tools``, its description naming what it finds among."""
+    counts: dict[str, int] = {}
+    for tool in offered:
+        counts[tool.server] = counts.get(tool.server, 0) + 1
+    servers = ", ".join(f"{name} ({count})" for name, count in counts.items())
+    return ToolSpec(
+        name=FIND_TOOLS,
+        description=(
+            f"{len(offered)} more tools of MCP servers are available but not loaded: "
+            f"{servers}. Search them by what you need (words of their names and "
+            "descriptions, or `select:NAME,NAME` for exact names); the matching tools "
+            "are loaded into your next request, where you can call them."
+        ),
+        parameters={
+            "type": "object",
+            "properties": {"query": {"type": "string", "description": "What the tool should do."}},
+            "required": ["query"],
+        },
+    )
+
+
+def search(
+    offered: Sequence[OfferedTool], query: str, limit: int = FOUND_PER_QUERY
+) -> list[OfferedTool]:
+    """The tools matching ``query``, best first: ``select:a,b`` by exact
+    (exposed or own) name, else by the words of the query found in a tool's
+    name (weighing most), server or description."""
+    if query.strip().lower().startswith("select:"):
+        wanted = {name.strip() for name in query.split(":", 1)[1].split(",") if name.strip()}
+        return [t for t in offered if t.spec.name in wanted or t.tool in wanted][:limit]
+    words = set(_WORD.findall(query.lower()))
+    scored = []
+    for index, tool in enumerate(offered):
+        name = set(_WORD.findall(tool.spec.name.lower()))
+        text = set(_WORD.findall(tool.spec.description.lower()))
+        score = 3 * len(words & name) + len(words & text)
+        if score:
+            scored.append((-score, index, tool))
+    return [tool for _, _, tool in sorted(scored)[:limit]]
 
 
 def instructions(servers: Sequence[RunServer]) -> str:

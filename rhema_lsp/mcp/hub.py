@@ -103,6 +103,8 @@ class ServerReport:
     tools: int
     restarts: int
     error: str | None
+    deferred: bool = False
+    """Whether its tools were behind ``find_tools`` in the latest run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +152,7 @@ class McpHub:
         self.state_dir = state_dir
         self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
         self._answered: dict[tuple[str, str], bool] = {}
+        self._deferred: dict[str, bool] = {}
         self._asking = anyio.Lock()
         self._reconciling = anyio.Lock()
         self._module: object | None = None
@@ -168,6 +171,7 @@ class McpHub:
         *,
         provider: ModelProvider | None = None,
         model: str = "",
+        window: int | None = None,
     ) -> ToolResolver:
         """``inner`` plus the MCP tools of the servers that are ready, or
         ``inner`` itself when ``mode`` is not in ``mcpModes`` or no server is
@@ -192,6 +196,9 @@ class McpHub:
         provider, model
             The session's model, which a server's sampling requests use
             (each approved by the user); ``None`` refuses them.
+        window
+            The model's context window in tokens, if known: MCP tools that
+            would take more than a tenth of it are deferred behind ``find_tools``.
         """
         if mode not in options.mcp_modes:
             return inner
@@ -211,7 +218,18 @@ class McpHub:
             connection.use(host)
         await self._start(connections, options, editor)
         servers = [RunServer(w.name, c) for w, c in zip(wanted, connections, strict=True)]
-        return McpTools(inner, servers, host, wire)
+
+        def deferral(deferred: bool) -> None:
+            for server in servers:
+                if deferred and not self._deferred.get(server.name):
+                    logger.info(
+                        "MCP server %s: its tools are behind find_tools in this run "
+                        "(too many, or too large for the model's window)",
+                        server.name,
+                    )
+                self._deferred[server.name] = deferred
+
+        return McpTools(inner, servers, host, wire, window=window, on_deferral=deferral)
 
     async def _start(
         self,
@@ -401,6 +419,7 @@ class McpHub:
                     tools=len(connection.tools) if connection else 0,
                     restarts=connection.restarts if connection else 0,
                     error=connection.error if connection else None,
+                    deferred=self._deferred.get(want.name, False) if connection else False,
                 )
             )
         return reports

@@ -23,7 +23,12 @@ the inner resolver untouched. An MCP call:
 
 ``list_mcp_resources`` and ``read_mcp_resource`` read what the servers
 list and link to; they change nothing, so they ask nothing and are replay
-``safe``. The engine caps every result like every other.
+``safe``. When the MCP tools are deferred (too many for one request, or too
+large for the window: :func:`~rhema_lsp.mcp.catalog.deferring`), the
+request carries ``find_tools`` in their place and the tools it found (the
+latest kept, within :data:`~rhema_lsp.mcp.catalog.MAX_TOOLS`); a deferred
+tool is still called when the model names it. The engine caps every result
+like every other.
 """
 
 from __future__ import annotations
@@ -46,13 +51,18 @@ from rhema_lsp.engine.tools import (
     ToolResolver,
 )
 from rhema_lsp.mcp.catalog import (
+    FIND_TOOLS,
     LIST_RESOURCES,
+    MAX_TOOLS,
     READ_RESOURCE,
     OfferedTool,
     RunServer,
+    deferring,
+    find_spec,
     instructions,
     offer,
     resource_specs,
+    search,
 )
 from rhema_lsp.mcp.errors import McpError
 from rhema_lsp.mcp.host import RunHost
@@ -92,19 +102,34 @@ class McpTools(StreamingToolResolver):
         The run: its editor approves calls; the servers' requests go to it.
     wire
         The provider's wire, which shapes the schemas.
+    window
+        The model's context window in tokens, if known (the deferral's measure).
+    on_deferral
+        Told whether the MCP tools are deferred, whenever that is worked out.
     """
 
     def __init__(
-        self, inner: ToolResolver, servers: Sequence[RunServer], host: RunHost, wire: str
+        self,
+        inner: ToolResolver,
+        servers: Sequence[RunServer],
+        host: RunHost,
+        wire: str,
+        *,
+        window: int | None = None,
+        on_deferral: Callable[[bool], None] | None = None,
     ) -> None:
         self.inner = inner
         self.servers = list(servers)
         self.host = host
         self.editor = host.editor
         self.wire = wire
+        self.window = window
+        self.deferred = False
+        self._on_deferral = on_deferral
         self._seen: tuple[int, ...] | None = None
         self._offered: dict[str, OfferedTool] = {}
         self._extra: list[ToolSpec] = []
+        self._loaded: list[str] = []
 
     @property
     def offered(self) -> dict[str, OfferedTool]:
@@ -117,19 +142,32 @@ class McpTools(StreamingToolResolver):
             self._offered = {tool.spec.name: tool for tool in tools}
             taken |= set(self._offered)
             self._extra = [s for s in resource_specs(self.servers) if s.name not in taken]
+            others = len(taken) - len(self._offered) + len(self._extra) + 1
+            self.deferred = FIND_TOOLS not in taken and deferring(tools, others, self.window)
+            if self._on_deferral is not None:
+                self._on_deferral(self.deferred)
         return self._offered
 
     def specs(self) -> list[ToolSpec]:
-        """The inner tools, then the MCP tools, then the resource tools."""
+        """The inner tools, then the MCP tools (or ``find_tools`` and the
+        tools it found), then the resource tools; never more than
+        :data:`~rhema_lsp.mcp.catalog.MAX_TOOLS`."""
         offered = self.offered
-        return [*self.inner.specs(), *(tool.spec for tool in offered.values()), *self._extra]
+        inner = self.inner.specs()
+        if not self.deferred:
+            specs = [*inner, *(tool.spec for tool in offered.values()), *self._extra]
+            return specs[:MAX_TOOLS]
+        room = max(MAX_TOOLS - len(inner) - len(self._extra) - 1, 0)
+        loaded = [offered[name].spec for name in self._loaded if name in offered]
+        kept = loaded[len(loaded) - room :] if room else []
+        return [*inner, find_spec(list(offered.values())), *self._extra, *kept]
 
     def replay_safety(self, name: str) -> ReplaySafety:
         """``SAFE`` for MCP tools the user marked safe and the resource tools;
         else as the inner resolver says."""
         tool = self.offered.get(name)
         if tool is None:
-            if name in {spec.name for spec in self._extra}:
+            if name in {spec.name for spec in self._extra} or name == FIND_TOOLS:
                 return ReplaySafety.SAFE
             return self.inner.replay_safety(name)
         safe = tool.connection.config.is_safe(tool.tool)
@@ -145,6 +183,8 @@ class McpTools(StreamingToolResolver):
         """Run one call: an MCP call here, any other through the inner resolver."""
         tool = self.offered.get(call.name)
         extra = {spec.name for spec in self._extra}
+        if call.name == FIND_TOOLS and self.deferred:
+            return self._find(call)
         if tool is None and call.name not in extra:
             return await self.inner.resolve_streaming(call, ctx, progress, status)
         if not isinstance(call.args, dict):
@@ -185,6 +225,27 @@ class McpTools(StreamingToolResolver):
             tool.server,
             ctx,
             lambda: tool.connection.call(tool.tool, args, timeout, on_progress),
+        )
+
+    def _find(self, call: ToolCall) -> ToolResult:
+        """Search the deferred tools; load the matches into the next request."""
+        query = call.args.get("query") if isinstance(call.args, dict) else None
+        if not isinstance(query, str) or not query.strip():
+            return ToolResult.failure(call.id, f"{FIND_TOOLS}: give `query`, what you need done")
+        found = search(list(self.offered.values()), query)
+        if not found:
+            return ToolResult.failure(
+                call.id,
+                f"no MCP tool matched {query!r}: try other words, or fewer",
+            )
+        for tool in found:
+            if tool.spec.name in self._loaded:
+                self._loaded.remove(tool.spec.name)
+            self._loaded.append(tool.spec.name)
+        lines = [f"- {tool.spec.name}: {tool.spec.description[:200]}" for tool in found]
+        return ToolResult.success(
+            call.id,
+            "Loaded into your next request; call them by name:\n" + "\n".join(lines),
         )
 
     async def _resource_call(

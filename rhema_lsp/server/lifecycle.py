@@ -493,6 +493,7 @@ class RunLifecycle:
                 s,
                 provider=resolved.provider,
                 model=resolved.model,
+                window=s.context_window or resolved.context_window,
             )
         ctx = ToolContext(cwd=state.path, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
         session, _ = await store.open_and_resume(run.session, resolver, stream, ctx)

@@ -171,3 +171,37 @@ async def test_the_servers_prompts_are_slash_commands(agent: EditorClient) -> No
     assert filled == {"text": "Review a.py, looking for bugs."}
     with pytest.raises(Exception, match="path"):
         await agent.command("rhema.mcpPrompt", {"server": "fake", "name": "review"})
+
+
+async def test_150_tools_never_make_a_request_over_128(
+    editor: str, workspace: Path, fake: FakeModelServer, tmp_path: Path, marks: Path
+) -> None:
+    many = servers(marks)
+    many["fake"]["env"]["FAKE_MCP_MANY"] = "150"
+    many["fake"]["allow"] = ["*"]
+    started = await start_editor(
+        editor,
+        [workspace],
+        settings_for(fake, mode="agent", mcpServers=many),
+        env={"XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "c")},
+    )
+    try:
+        fake.script(
+            tool_reply(("find_tools", {"query": "celsius fahrenheit"})),
+            tool_reply(("fake__tool_042", {"value": "20"})),
+            text_reply("68 F."),
+        )
+        result = await started.command("rhema.turn", {"prompt": "20 C in F?"})
+        status = await started.command("rhema.status")
+    finally:
+        await started.shutdown_session()
+
+    assert result["stopReason"] == "end_turn"
+    sizes = [len(request["tools"]) for request in fake.requests]
+    assert max(sizes) <= 128, sizes
+    names = [[t["function"]["name"] for t in request["tools"]] for request in fake.requests]
+    assert "find_tools" in names[0] and "fake__tool_042" not in names[0]
+    assert "fake__tool_042" in names[1]
+    assert fake.requests[2]["messages"][-1]["content"] == "tool 42 answered 20"
+    [server] = status["mcpServers"]
+    assert (server["tools"], server["deferred"]) == (165, True)

@@ -13,6 +13,8 @@ and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
 form elicitation: a boolean and an enum), ``roots``, ``chatty`` (logs at
 info and debug). A resource ``fake://notes/readme``, a prompt ``review``
 (``path``, ``focus``), and ``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
+``$FAKE_MCP_MANY=N`` adds the tools ``tool_000`` ... (``tool_042`` converts
+Celsius to Fahrenheit, the others look up inventory records).
 It speaks the handshake era (``initialize``, sessions) as
 servers written before 2026 do, or the 2026 era with ``FAKE_MCP_ERA=modern``.
 Every start appends a line to ``$FAKE_MCP_MARKS/starts``;
@@ -183,6 +185,22 @@ def review(path: str, focus: str = "bugs") -> str:
 @app.tool(description="Exits the server process.")
 def crash() -> str:
     os._exit(3)
+
+
+def _numbered(number: int) -> None:
+    def answer(value: str = "") -> str:
+        return f"tool {number} answered {value}".strip()
+
+    about = (
+        "Converts a temperature from Celsius to Fahrenheit."
+        if number == 42
+        else f"Looks up record number {number} of the inventory."
+    )
+    app.add_tool(answer, name=f"tool_{number:03d}", description=about)
+
+
+for _number in range(int(os.environ.get("FAKE_MCP_MANY", "0"))):
+    _numbered(_number)
 
 
 LEGACY = os.environ.get("FAKE_MCP_ERA") != "modern"

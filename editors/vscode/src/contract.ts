@@ -276,6 +276,7 @@ export interface McpServerStatus {
   tools: number;
   restarts: number;
   error: string | null;
+  deferred: boolean;
 }
 
 /** One message of the conversation: a role and its ordered parts. */

@@ -23,8 +23,9 @@ Where servers come from, in order (a name seen earlier wins):
    used as given (no expansion). Each lives until the hub closes; sessions
    of a folder passing the same entry share it;
 4. the session folder's ``.mcp.json``, only after the user confirmed that
-   exact file for that folder (asked once, the answer kept in the user config
-   file; "Not now" is kept until the server exits). Its servers run in the
+   exact file for that folder (asked once; "Always use them" and "Never" are
+   kept in the user config file, "Use them this time" and "Not now" until
+   the server exits). Its servers run in the
    folder, with nothing allow-listed or safe and no environment expansion.
 
 :meth:`McpHub.aclose` stops every server; nothing of the hub outlives it.
@@ -73,7 +74,11 @@ logger = logging.getLogger(__name__)
 
 START_MARGIN_S = 2.0
 """How much longer than an attempt's own bound a run waits for it to end."""
-USE, NOT_NOW, NEVER = "Use them", "Not now", "Never"
+USE_NOW, ALWAYS, NOT_NOW, NEVER = "Use them this time", "Always use them", "Not now", "Never"
+"""The answers about a workspace file: ``Always`` and ``Never`` are remembered
+(until the file changes); ``this time`` and ``Not now`` hold until the server
+exits. The first is what an automatic approval (``rhema-lsp ask --yes``)
+picks, so it trusts a file for that run only."""
 Source = Literal["settings", "user config", "client", "workspace"]
 _PLACEHOLDERS: dict[Source, Placeholders] = {"client": "keep", "workspace": "refuse"}
 """What ``${NAME}`` does in a value, by where the server comes from (else: expand)."""
@@ -331,13 +336,13 @@ class McpHub:
             listing = "; ".join(f"{name}: {config.describe()}" for name, config in servers.items())
             answer = await editor.confirm(
                 f"{folder / WORKSPACE_FILE} offers MCP servers that would run on your machine "
-                f"({listing}). Use them in this folder? Your answer is remembered until the "
-                "file changes.",
-                [USE, NOT_NOW, NEVER],
+                f"({listing}). Use them in this folder? “Always” and “Never” are remembered "
+                "until the file changes.",
+                [USE_NOW, ALWAYS, NOT_NOW, NEVER],
             )
-            use = answer == USE
+            use = answer in (USE_NOW, ALWAYS)
             self._answered[key] = use
-            if answer in (USE, NEVER):
+            if answer in (ALWAYS, NEVER):
                 try:
                     await anyio.to_thread.run_sync(
                         remember_workspace_answer, folder, sha256, use, self.config_path

@@ -19,7 +19,10 @@ the inner resolver untouched. An MCP call:
 - ends in-band whatever happens: a protocol error, a crash, a timeout or a
   server flagging ``isError`` are ``is_error`` results naming the server;
 - stops when the run's cancel signal is set (or its scope is cancelled),
-  which abandons the request with MCP's ``notifications/cancelled``.
+  which abandons the request with MCP's ``notifications/cancelled``;
+- runs at the same time as its MCP neighbours of the step
+  (:meth:`McpTools.concurrent`; the engine records the results in order),
+  their approvals asked one at a time.
 
 ``list_mcp_resources`` and ``read_mcp_resource`` read what the servers
 list and link to; they change nothing, so they ask nothing and are replay
@@ -130,6 +133,7 @@ class McpTools(StreamingToolResolver):
         self._offered: dict[str, OfferedTool] = {}
         self._extra: list[ToolSpec] = []
         self._loaded: list[str] = []
+        self._asking = anyio.Lock()
 
     @property
     def offered(self) -> dict[str, OfferedTool]:
@@ -173,6 +177,12 @@ class McpTools(StreamingToolResolver):
         safe = tool.connection.config.is_safe(tool.tool)
         return ReplaySafety.SAFE if safe else ReplaySafety.UNSAFE
 
+    def concurrent(self, call: ToolCall) -> bool:
+        """MCP calls (and resource reads) run together with their MCP
+        neighbours of the step: each is the server's own request. Their
+        approvals are still asked one at a time."""
+        return call.name in self.offered or call.name in {spec.name for spec in self._extra}
+
     async def resolve_streaming(
         self,
         call: ToolCall,
@@ -200,11 +210,12 @@ class McpTools(StreamingToolResolver):
         config = tool.connection.config
         if not config.allows(tool.tool):
             report("waiting for approval")
-            answer = await self.editor.confirm(
-                f"Rhema wants to call the MCP tool {tool.tool} of the server {tool.server} "
-                f"({config.describe()}) with {_preview(args)}",
-                [DENY, "Allow"],
-            )
+            async with self._asking:
+                answer = await self.editor.confirm(
+                    f"Rhema wants to call the MCP tool {tool.tool} of the server {tool.server} "
+                    f"({config.describe()}) with {_preview(args)}",
+                    [DENY, "Allow"],
+                )
             if answer != "Allow":
                 return ToolResult.failure(
                     call.id,

@@ -11,7 +11,8 @@ working directory), ``slow`` (waits; writes the file
 process exits); ``steps`` (progress), ``grow`` (adds the tool ``grown``
 and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
 form elicitation: a boolean and an enum), ``roots``, ``chatty`` (logs at
-info and debug). A resource ``fake://notes/readme``, a prompt ``review``
+info and debug), ``meet`` (says ``met`` only when two calls of it run at
+once). A resource ``fake://notes/readme``, a prompt ``review``
 (``path``, ``focus``), and ``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
 ``$FAKE_MCP_MANY=N`` adds the tools ``tool_000`` ... (``tool_042`` converts
 Celsius to Fahrenheit, the others look up inventory records).
@@ -180,6 +181,23 @@ def readme() -> str:
 @app.prompt(description="Asks for a review of one file.")
 def review(path: str, focus: str = "bugs") -> str:
     return f"Review {path}, looking for {focus}."
+
+
+_INSIDE: list[anyio.Event] = []
+
+
+@app.tool(description="Waits (up to 10 s) for a second call of `meet` to be running too.")
+async def meet() -> str:
+    arrived = anyio.Event()
+    _INSIDE.append(arrived)
+    for other in _INSIDE:
+        other.set()
+    if len(_INSIDE) < 2:
+        with anyio.move_on_after(10):
+            await arrived.wait()
+            return "met"
+        return "alone"
+    return "met"
 
 
 @app.tool(description="Exits the server process.")

@@ -13,13 +13,22 @@ from typing import Any
 
 import pytest
 
-from rhema_lsp.engine import ToolCall, ToolContext, ToolResolver, ToolResult
+from rhema_lsp.engine import (
+    Agent,
+    ChatParams,
+    Session,
+    ToolCall,
+    ToolContext,
+    ToolResolver,
+    ToolResult,
+)
 from rhema_lsp.engine.events import ToolStatus
 from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.tools import MemoryEditor
-from tests.unit.engine.scripted import Reply, ScriptedProvider
+from tests.unit.engine.scripted import Recorder, Reply, ScriptedProvider
+from tests.unit.engine.scripted import call as scripted_call
 from tests.unit.mcp.conftest import eventually, fake_stdio
 from tests.unit.mcp.test_servers import Options, call, inner
 
@@ -194,3 +203,23 @@ async def test_the_servers_log_reaches_the_log_at_info(
         "[fake] chatty says hello at info": logging.INFO,  # shown at logLevel info
         "[fake] chatty at debug, which the client did not ask for": logging.DEBUG,
     }
+
+
+async def test_the_mcp_calls_of_one_step_run_at_once_in_order(
+    hub: McpHub, tmp_path: Path, marks: Path
+) -> None:
+    editor = MemoryEditor([tmp_path])
+    resolver = await run_with(hub, tmp_path, editor, fake=fake_stdio(marks, allow=["*"]))
+    provider = ScriptedProvider(
+        Reply(calls=[scripted_call("1", "fake__meet"), scripted_call("2", "fake__meet"),
+                     scripted_call("3", "fake__echo", text="after")]),
+    )  # fmt: skip
+    agent = Agent(provider, resolver=resolver, params=ChatParams(model="m"))
+    session = Session()
+
+    await agent.step(session, Recorder(), ToolContext())
+
+    recorded = [
+        (part.id, part.content) for message in session.history for part in message.tool_results
+    ]
+    assert recorded == [("1", "met"), ("2", "met"), ("3", "echo: after")]

@@ -128,7 +128,7 @@ async def test_the_health_check_starts_the_configured_servers(
 
     (checked,) = await quick.status(options, check=True)
 
-    assert (checked.state, checked.tools, checked.error) == ("ready", 15, None)
+    assert (checked.state, checked.tools, checked.error) == ("ready", 16, None)
     assert starts(marks) == 1
 
 

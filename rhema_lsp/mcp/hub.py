@@ -53,12 +53,12 @@ from rhema_lsp.mcp.config import SIGN_IN_WAIT_S, McpServerConfig
 from rhema_lsp.mcp.errors import McpUnavailable
 from rhema_lsp.mcp.host import RunHost, opener
 from rhema_lsp.mcp.resolver import McpTools
+from rhema_lsp.mcp.trust import WorkspaceTrust
 from rhema_lsp.mcp.userfile import (
     WORKSPACE_FILE,
     UserConfig,
     read_user_config,
     read_workspace_file,
-    remember_workspace_answer,
 )
 from rhema_lsp.tools import WorkspaceTools
 from rhema_lsp.tools.editor import Editor
@@ -74,11 +74,6 @@ logger = logging.getLogger(__name__)
 
 START_MARGIN_S = 2.0
 """How much longer than an attempt's own bound a run waits for it to end."""
-USE_NOW, ALWAYS, NOT_NOW, NEVER = "Use them this time", "Always use them", "Not now", "Never"
-"""The answers about a workspace file: ``Always`` and ``Never`` are remembered
-(until the file changes); ``this time`` and ``Not now`` hold until the server
-exits. The first is what an automatic approval (``rhema-lsp ask --yes``)
-picks, so it trusts a file for that run only."""
 Source = Literal["settings", "user config", "client", "workspace"]
 _PLACEHOLDERS: dict[Source, Placeholders] = {"client": "keep", "workspace": "refuse"}
 """What ``${NAME}`` does in a value, by where the server comes from (else: expand)."""
@@ -156,9 +151,8 @@ class McpHub:
         self.backoff = backoff
         self.state_dir = state_dir
         self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
-        self._answered: dict[tuple[str, str], bool] = {}
+        self._trust = WorkspaceTrust(config_path)
         self._deferred: dict[str, bool] = {}
-        self._asking = anyio.Lock()
         self._reconciling = anyio.Lock()
         self._module: object | None = None
 
@@ -304,7 +298,7 @@ class McpHub:
             logger.warning("%s", problem)
         if not found.servers:
             return []
-        if not await self._workspace_allowed(folder, found.sha256, found.servers, editor, user):
+        if not await self._trust.allowed(folder, found.sha256, found.servers, editor, user):
             return []
         wanted = []
         for name, config in found.servers.items():
@@ -317,39 +311,6 @@ class McpHub:
                 continue
             wanted.append(_Wanted(name, "workspace", config, folder))
         return wanted
-
-    async def _workspace_allowed(
-        self,
-        folder: Path,
-        sha256: str,
-        servers: Mapping[str, McpServerConfig],
-        editor: Editor,
-        user: UserConfig,
-    ) -> bool:
-        recorded = user.answers.get(str(folder))
-        if recorded is not None and recorded[0] == sha256:
-            return recorded[1]
-        async with self._asking:
-            key = (str(folder), sha256)
-            if key in self._answered:
-                return self._answered[key]
-            listing = "; ".join(f"{name}: {config.describe()}" for name, config in servers.items())
-            answer = await editor.confirm(
-                f"{folder / WORKSPACE_FILE} offers MCP servers that would run on your machine "
-                f"({listing}). Use them in this folder? “Always” and “Never” are remembered "
-                "until the file changes.",
-                [USE_NOW, ALWAYS, NOT_NOW, NEVER],
-            )
-            use = answer in (USE_NOW, ALWAYS)
-            self._answered[key] = use
-            if answer in (ALWAYS, NEVER):
-                try:
-                    await anyio.to_thread.run_sync(
-                        remember_workspace_answer, folder, sha256, use, self.config_path
-                    )
-                except (OSError, ValueError) as exc:
-                    logger.error("could not remember the answer about %s: %s", folder, exc)
-            return use
 
     async def _stop_stale(self, wanted: list[_Wanted]) -> None:
         """Stop the servers no longer configured, or configured otherwise."""

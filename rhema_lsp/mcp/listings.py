@@ -10,8 +10,9 @@ Imports the SDK: load it from :mod:`rhema_lsp.mcp.connection` only.
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import mcp_types
 from mcp import Client
@@ -31,6 +32,14 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MAX_PAGES = 50
+
+
+class _Paged(Protocol):
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+_Page = TypeVar("_Page", bound=_Paged)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +80,21 @@ class McpResource:
     mime_type: str | None
 
 
+async def _pages(fetch: Callable[[str | None], Awaitable[_Page]]) -> AsyncIterator[_Page]:
+    """Each page of a listing, following ``nextCursor`` for at most :data:`MAX_PAGES`."""
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page = await fetch(cursor)
+        yield page
+        cursor = page.next_cursor
+        if cursor is None:
+            return
+
+
 async def list_tools(client: Client, server: str) -> list[McpTool]:
     """Every tool of the server that can be called without a task."""
     tools: list[McpTool] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_tools(cursor=cursor)
+    async for page in _pages(lambda cursor: client.list_tools(cursor=cursor)):
         for tool in page.tools:
             if tool.execution is not None and tool.execution.task_support == "required":
                 logger.info(
@@ -88,55 +106,32 @@ async def list_tools(client: Client, server: str) -> list[McpTool]:
                 continue
             description = tool.description or tool.title or ""
             tools.append(McpTool(tool.name, description, dict(tool.input_schema)))
-        cursor = page.next_cursor
-        if cursor is None:
-            break
     return tools
 
 
 async def list_prompts(client: Client) -> list[McpPrompt]:
     """Every prompt of the server."""
     prompts: list[McpPrompt] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_prompts(cursor=cursor)
+    async for page in _pages(lambda cursor: client.list_prompts(cursor=cursor)):
         for prompt in page.prompts:
             arguments = tuple(
                 PromptArgument(a.name, a.description or "", bool(a.required))
                 for a in prompt.arguments or []
             )
-            prompts.append(
-                McpPrompt(
-                    prompt.name,
-                    prompt.title or prompt.name,
-                    prompt.description or "",
-                    arguments,
-                )
-            )
-        cursor = page.next_cursor
-        if cursor is None:
-            break
+            title, about = prompt.title or prompt.name, prompt.description or ""
+            prompts.append(McpPrompt(prompt.name, title, about, arguments))
     return prompts
 
 
 async def list_resources(client: Client) -> list[McpResource]:
     """Every (concrete) resource of the server."""
     resources: list[McpResource] = []
-    cursor: str | None = None
-    for _ in range(MAX_PAGES):
-        page = await client.list_resources(cursor=cursor)
+    async for page in _pages(lambda cursor: client.list_resources(cursor=cursor)):
         for resource in page.resources:
+            about = resource.description or ""
             resources.append(
-                McpResource(
-                    str(resource.uri),
-                    resource.name,
-                    resource.description or "",
-                    resource.mime_type,
-                )
+                McpResource(str(resource.uri), resource.name, about, resource.mime_type)
             )
-        cursor = page.next_cursor
-        if cursor is None:
-            break
     return resources
 
 

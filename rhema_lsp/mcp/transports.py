@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TextIO
 
 import anyio
+import anyio.to_thread
 import httpx2
 from mcp import StdioServerParameters
 from mcp.client._transport import Transport, TransportStreams
@@ -144,7 +145,8 @@ async def open_transport(
         The command or the working directory does not exist, or a value is refused.
     """
     if config.command:
-        parameters = stdio_parameters(name, config, value, cwd)
+        # looking the command up reads the disk: off the event loop
+        parameters = await anyio.to_thread.run_sync(stdio_parameters, name, config, value, cwd)
         read_end, write_end = os.pipe()
         group = await stack.enter_async_context(anyio.create_task_group())
         errlog: TextIO = os.fdopen(write_end, "w")

@@ -396,7 +396,12 @@ class RhemaAcpAgent:
             s = self.settings
             self._provider = await resolve_provider(
                 ProviderSettings(
-                    provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
+                    provider=s.provider,
+                    model=s.model,
+                    base_url=s.base_url,
+                    protocol=s.protocol,
+                    response_timeout=s.response_timeout,
+                    min_stream_rate=s.min_stream_rate,
                 )
             )
         return self._provider

@@ -1,13 +1,16 @@
 """One streamed HTTP exchange, shared by every wire adapter.
 
 :class:`HttpStreamProvider` owns the httpx client, the timeouts (connect 10 s;
-a stream that sends no byte for ``stall_timeout`` seconds fails), the key
-header, the refusal of redirects (a 3xx is an error naming its location:
-following it could carry the key to another origin), the mapping of every
-httpx failure and of every event a decoder cannot read to a :mod:`.errors`
-class (with the key scrubbed from its text), and the retry ladder. An adapter
-supplies the URL, headers and JSON body for a request, and a
-:class:`WireDecoder` that turns server-sent events into engine events.
+a stream that sends no byte for ``stall_timeout`` seconds fails), the limits
+of :mod:`.limits` (a whole-response deadline, a minimum rate, a size cap),
+the key header, the last check on every request body (the server's own keys
+are replaced before it leaves: :class:`~rhema_lsp.providers.secrets.KeyGuard`),
+the refusal of redirects (a 3xx is an error naming its location: following it
+could carry the key to another origin), the mapping of every httpx failure
+and of every event a decoder cannot read to a :mod:`.errors` class (with the
+key scrubbed from its text), and the retry ladder. An adapter supplies the
+URL, headers and JSON body for a request, and a :class:`WireDecoder` that
+turns server-sent events into engine events.
 
 The response's bytes go through :class:`~rhema_lsp.providers.sse.SSEParser`,
 which hands each event's data over as bytes; a decoder reads it with
@@ -20,8 +23,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from typing import Any, Protocol, TypeVar
 
+import anyio
 import httpx
 import msgspec
 import orjson
@@ -43,9 +48,10 @@ from rhema_lsp.providers.errors import (
     ProviderStreamError,
     redact,
 )
+from rhema_lsp.providers.limits import Pace, ResponseLimits, ResponseTooLarge, event_too_long
 from rhema_lsp.providers.retry import ContentTrackingSink, RetryPolicy, retry_after_seconds
-from rhema_lsp.providers.secrets import Secret, is_loopback
-from rhema_lsp.providers.sse import SSEParser
+from rhema_lsp.providers.secrets import KeyGuard, Secret, is_loopback
+from rhema_lsp.providers.sse import EventTooLong, SSEParser
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -251,11 +257,19 @@ def error_text(body: bytes) -> str:
     return text[:2000]
 
 
-async def _drain(response: httpx.Response, decoder: WireDecoder) -> bool:
-    """Feed every event to ``decoder``; whether its terminator arrived."""
+async def _drain(response: httpx.Response, decoder: WireDecoder, pace: Pace) -> bool:
+    """Feed every event to ``decoder``; whether its terminator arrived.
+
+    Raises
+    ------
+    ResponseTooLarge, EventTooLong
+        Past the response's or an event's size cap.
+    """
     parser = SSEParser()
     feed = decoder.feed
+    add = pace.add
     async for chunk in response.aiter_bytes():
+        add(len(chunk))
         for event, data in parser.feed(chunk):
             if feed(event, data):
                 return True
@@ -277,9 +291,12 @@ class HttpStreamProvider:
     key
         The API key, or ``None`` to send no credential.
     stall_timeout
-        Seconds without any byte after which a stream fails.
+        Seconds without any byte after which a stream fails; also the grace
+        before the minimum rate applies.
     retry
         The retry ladder; its ``attempts`` come from the settings.
+    limits
+        The whole-response deadline, minimum rate and size cap.
     """
 
     def __init__(
@@ -291,6 +308,7 @@ class HttpStreamProvider:
         key: Secret | None = None,
         stall_timeout: float = 120.0,
         retry: RetryPolicy | None = None,
+        limits: ResponseLimits | None = None,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
@@ -298,6 +316,8 @@ class HttpStreamProvider:
         self._key = key
         self.stall_timeout = stall_timeout
         self.retry = retry or RetryPolicy()
+        self.limits = limits or ResponseLimits()
+        self._guard = KeyGuard.from_env(os.environ, key)
         host = httpx.URL(self.base_url).host
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(
@@ -345,9 +365,14 @@ class HttpStreamProvider:
     # -- the exchange --------------------------------------------------------------
 
     async def complete(self, request: ModelRequest, sink: EventSink) -> ModelOutput:
-        """Stream ``request`` into ``sink`` through the retry ladder."""
+        """Stream ``request`` into ``sink`` through the retry ladder.
+
+        The body is checked for the server's own keys before it is sent
+        (see :class:`~rhema_lsp.providers.secrets.KeyGuard`).
+        """
         url = self.request_url(request)
         body = json.dumps(self.request_body(request), ensure_ascii=False).encode("utf-8")
+        body = self._guard.scrub(body, self.name)
         key = self._key.reveal() if self._key is not None else None
         headers = self.request_headers(key)
 
@@ -366,14 +391,37 @@ class HttpStreamProvider:
     ) -> ModelOutput:
         logger.debug("%s: POST %s (%d bytes)", self.name, url, len(body))
         decoder = self.new_decoder(sink)
+        with anyio.CancelScope() as scope:
+            pace = Pace(self.limits, self.stall_timeout, scope)
+            return await self._exchange(url, body, headers, decoder, key, pace)
+        # Cut by the deadline or the minimum rate: what came before it counts as emitted.
+        decoder.flush()
+        raise pace.error(self.name)
+
+    async def _exchange(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        decoder: WireDecoder,
+        key: str | None,
+        pace: Pace,
+    ) -> ModelOutput:
         received_bytes = False
         try:
             async with self._client.stream("POST", url, content=body, headers=headers) as response:
                 received_bytes = True
                 if response.status_code != 200:
                     raise await self._status_error(response, key)
+                pace.headers()
                 try:
-                    return decoder.finish(await _drain(response, decoder))
+                    return decoder.finish(await _drain(response, decoder, pace))
+                except ResponseTooLarge as exc:
+                    decoder.flush()
+                    raise pace.error(self.name) from exc
+                except EventTooLong as exc:
+                    decoder.flush()
+                    raise event_too_long(self.name, exc.limit) from exc
                 except ProviderError as exc:
                     # What the wire sent before its error counts as emitted, in
                     # wire order, however the bytes were split into reads.

@@ -180,7 +180,12 @@ class RunLifecycle:
         """The provider the settings name, resolved once per settings."""
         s = self.settings
         wanted = ProviderSettings(
-            provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
+            provider=s.provider,
+            model=s.model,
+            base_url=s.base_url,
+            protocol=s.protocol,
+            response_timeout=s.response_timeout,
+            min_stream_rate=s.min_stream_rate,
         )
         if self._provider is None or self._provider_key != wanted:
             self._provider = await resolve_provider(wanted)

@@ -38,17 +38,12 @@ from rhema_lsp.engine import (
     ToolResult,
     Usage,
 )
+from rhema_lsp.providers.decoding import EventBatcher, decode_event, tool_args
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
 from rhema_lsp.providers.limits import ResponseLimits
 from rhema_lsp.providers.retry import RetryPolicy
 from rhema_lsp.providers.secrets import Secret
-from rhema_lsp.providers.transport import (
-    EventBatcher,
-    HttpStreamProvider,
-    WireDecoder,
-    decode_event,
-    tool_args,
-)
+from rhema_lsp.providers.transport import HttpStreamProvider, WireDecoder
 
 __all__ = ["OpenAIProvider", "openai_messages"]
 

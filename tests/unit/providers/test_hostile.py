@@ -47,18 +47,20 @@ async def recovers(provider: HttpStreamProvider, server: FakeModelServer) -> Non
     assert output.message.text == "still here"
 
 
-async def test_a_slow_drip_ends_at_the_response_deadline(any_wire: FakeModelServer) -> None:
-    any_wire.script(drip_reply(every=2.0))
-    provider = limited(any_wire, ResponseLimits(response_timeout=3, min_rate=0))
+async def test_a_slow_drip_ends_at_the_response_deadline(openai_server: FakeModelServer) -> None:
+    # The deadline is the transport's, the same for every wire: one wire is
+    # enough, and each run waits for it.
+    openai_server.script(drip_reply(every=2.0))
+    provider = limited(openai_server, ResponseLimits(response_timeout=3, min_rate=0))
     with pytest.raises(ProviderStreamError) as caught:
         await provider.complete(ask(), Recorder())
     error = caught.value
     assert "did not finish its answer within 3 s (rhema.responseTimeout)" in error.message
     assert "raise rhema.responseTimeout" in error.message
     assert not error.transient
-    assert len(any_wire.requests) == 1  # a cut stream is not tried again
-    assert any_wire.client_closed.wait(10)  # the connection was really dropped
-    await recovers(provider, any_wire)
+    assert len(openai_server.requests) == 1  # a cut stream is not tried again
+    assert openai_server.client_closed.wait(10)  # the connection was really dropped
+    await recovers(provider, openai_server)
 
 
 async def test_a_drip_slower_than_the_minimum_rate_is_cut(openai_server: FakeModelServer) -> None:

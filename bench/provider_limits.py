@@ -21,7 +21,7 @@ import os
 import time
 from collections.abc import Callable
 
-from rhema_lsp.providers.secrets import KeyGuard
+from rhema_lsp.providers.secrets import SERVER_KEY_VARS, KeyGuard
 from rhema_lsp.providers.sse import EventTooLong, SSEParser
 
 RUNS = 7
@@ -91,17 +91,7 @@ def main() -> list[Row]:
         )
     )
 
-    keys = {
-        name: f"{name.lower()}-{os.urandom(16).hex()}"
-        for name in (
-            "OPENAI_API_KEY",
-            "ANTHROPIC_API_KEY",
-            "GEMINI_API_KEY",
-            "OPENROUTER_API_KEY",
-            "GROQ_API_KEY",
-            "RHEMA_API_KEY",
-        )
-    }
+    keys = {name: f"{name.lower()}-{os.urandom(16).hex()}" for name in SERVER_KEY_VARS}
     guard = KeyGuard(keys)
     text = "def f(x):\n    return x + 1  # sk- AIza gsk_ a token\n" * 40
     payload = {"messages": [{"role": "user", "content": text} for _ in range(MIB // len(text))]}

@@ -30,6 +30,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
@@ -118,6 +119,23 @@ def _how_to(names: SettingNames) -> str:
     )
 
 
+class _ProviderFields(Protocol):
+    """The provider fields of the server's settings (``runs.settings.Settings``)."""
+
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def protocol(self) -> str | None: ...
+    @property
+    def response_timeout(self) -> float: ...
+    @property
+    def min_stream_rate(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class ProviderSettings:
     """The provider part of the editor settings; every field is optional.
@@ -134,6 +152,18 @@ class ProviderSettings:
     stall_timeout: float = 120.0
     response_timeout: float = RESPONSE_TIMEOUT
     min_stream_rate: float = MIN_STREAM_RATE
+
+    @classmethod
+    def of(cls, settings: _ProviderFields) -> ProviderSettings:
+        """The provider part of the server's settings."""
+        return cls(
+            provider=settings.provider,
+            model=settings.model,
+            base_url=settings.base_url,
+            protocol=settings.protocol,
+            response_timeout=settings.response_timeout,
+            min_stream_rate=settings.min_stream_rate,
+        )
 
 
 @dataclass(frozen=True)

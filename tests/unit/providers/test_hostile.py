@@ -40,6 +40,17 @@ def limited(server: FakeModelServer, limits: ResponseLimits) -> HttpStreamProvid
     return provider
 
 
+async def refused(
+    provider: HttpStreamProvider, server: FakeModelServer, sink: Recorder | None = None
+) -> ProviderStreamError:
+    """The error a hostile stream ends in: not transient, and not tried again."""
+    with pytest.raises(ProviderStreamError) as caught:
+        await provider.complete(ask(), sink or Recorder())
+    assert not caught.value.transient
+    assert len(server.requests) == 1
+    return caught.value
+
+
 async def recovers(provider: HttpStreamProvider, server: FakeModelServer) -> None:
     """The provider answers the next request as if nothing had happened."""
     server.script(text_reply("still here"))
@@ -52,13 +63,9 @@ async def test_a_slow_drip_ends_at_the_response_deadline(openai_server: FakeMode
     # enough, and each run waits for it.
     openai_server.script(drip_reply(every=2.0))
     provider = limited(openai_server, ResponseLimits(response_timeout=3, min_rate=0))
-    with pytest.raises(ProviderStreamError) as caught:
-        await provider.complete(ask(), Recorder())
-    error = caught.value
+    error = await refused(provider, openai_server)
     assert "did not finish its answer within 3 s (rhema.responseTimeout)" in error.message
     assert "raise rhema.responseTimeout" in error.message
-    assert not error.transient
-    assert len(openai_server.requests) == 1  # a cut stream is not tried again
     assert openai_server.client_closed.wait(10)  # the connection was really dropped
     await recovers(provider, openai_server)
 
@@ -68,13 +75,9 @@ async def test_a_drip_slower_than_the_minimum_rate_is_cut(openai_server: FakeMod
     # byte buys only 0.1 s more.
     openai_server.script(drip_reply(every=2.0))
     provider = limited(openai_server, ResponseLimits(min_rate=600, grace=3))
-    with pytest.raises(ProviderStreamError) as caught:
-        await provider.complete(ask(), Recorder())
-    error = caught.value
+    error = await refused(provider, openai_server)
     assert "slower than 600 bytes a minute (rhema.minStreamRate)" in error.message
     assert "0 turns the check off" in error.message
-    assert not error.transient
-    assert len(openai_server.requests) == 1
     await recovers(provider, openai_server)
 
 
@@ -101,13 +104,9 @@ async def test_a_40_mb_line_is_refused_at_the_event_cap(any_wire: FakeModelServe
     any_wire.script(raw_reply(b"data: " + b"x" * (40 * 1000 * 1000)))
     provider = adapter(any_wire)
     sink = Recorder()
-    with pytest.raises(ProviderStreamError) as caught:
-        await provider.complete(ask(), sink)
-    error = caught.value
+    error = await refused(provider, any_wire, sink)
     assert "sent an event longer than 16 MiB without ending it" in error.message
     assert "rhema.baseUrl" in error.message
-    assert not error.transient
-    assert len(any_wire.requests) == 1
     assert sink.of(TextDelta) == []  # nothing of the line reached the sink
     await recovers(provider, any_wire)
 
@@ -150,12 +149,8 @@ async def test_a_50_mb_valid_answer_is_capped(any_wire: FakeModelServer) -> None
     any_wire.script(raw_reply(_valid_answer(any_wire.wire, 50 * 1000 * 1000)[0]))
     provider = adapter(any_wire)
     sink = Recorder()
-    with pytest.raises(ProviderStreamError) as caught:
-        await provider.complete(ask(), sink)
-    error = caught.value
+    error = await refused(provider, any_wire, sink)
     assert "sent more than 32 MiB for one answer" in error.message
-    assert not error.transient
-    assert len(any_wire.requests) == 1
     streamed = sum(len(delta.text) for delta in sink.of(TextDelta))
     assert 0 < streamed <= MAX_RESPONSE_BYTES  # what came before the cut was shown, no more
     await recovers(provider, any_wire)
@@ -216,6 +211,7 @@ def test_the_settings_reach_the_adapter_with_the_same_defaults() -> None:
     assert Settings().response_timeout == ProviderSettings().response_timeout == RESPONSE_TIMEOUT
     assert Settings().min_stream_rate == ProviderSettings().min_stream_rate == MIN_STREAM_RATE
     choice = ProviderChoice("custom", "openai", "m", "http://127.0.0.1:9/v1", "test")
-    built = build_provider(choice, ProviderSettings(response_timeout=30, min_stream_rate=0))
+    settings = Settings.model_validate({"responseTimeout": 30, "minStreamRate": 0})
+    built = build_provider(choice, ProviderSettings.of(settings))
     assert isinstance(built.provider, HttpStreamProvider)
     assert built.provider.limits == ResponseLimits(response_timeout=30, min_rate=0)

@@ -37,6 +37,7 @@ import anyio
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
     Implementation,
@@ -54,6 +55,7 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    TextContentBlock,
     Usage,
 )
 
@@ -96,6 +98,7 @@ from rhema_lsp.sessions import (
     UnknownSessionError,
 )
 from rhema_lsp.tools import EditJournal, WorkspaceTools
+from rhema_lsp.tools.gate import unsafe_root_reason
 
 __all__ = ["MODES", "AcpSession", "RhemaAcpAgent"]
 
@@ -157,6 +160,9 @@ def _folder(raw: str, what: str) -> Path:
     real = Path(os.path.realpath(path))
     if not real.is_dir():
         raise RequestError(INVALID_PARAMS, f"{what} {raw} is not a folder")
+    unsafe = unsafe_root_reason(real)
+    if unsafe is not None:
+        raise RequestError(INVALID_PARAMS, f"{what} refused: {unsafe}")
     return real
 
 
@@ -181,6 +187,8 @@ class RhemaAcpAgent:
         self._client: AcpClient | None = None
         self._capabilities = ClientCapabilities()
         self._stores: dict[Path, SessionStore] = {}
+        self._notices: dict[Path, str] = {}
+        """Store notices not yet told: the next prompt in that folder starts with one."""
         self._provider: ResolvedProvider | None = None
 
     # -- connection ------------------------------------------------------------
@@ -236,6 +244,7 @@ class RhemaAcpAgent:
                 raise RequestError(INTERNAL_ERROR, str(exc)) from exc
             if store.notice:
                 logger.warning("%s", store.notice)
+                self._notices[folder] = store.notice
             self._stores[folder] = store
         return store
 
@@ -365,6 +374,15 @@ class RhemaAcpAgent:
     ) -> PromptResponse:
         """Run one turn (see the module docstring)."""
         session = self._session(session_id)
+        notice = self._notices.pop(session.cwd, None)
+        if notice is not None:
+            await self.client.session_update(
+                session_id,
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=f"⚠ {notice}\n\n"),
+                ),
+            )
         text = user_text(prompt, session.cwd)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")

@@ -112,6 +112,6 @@ function T.run(body)
   end)
 end
 
-if spec.setup then
+if spec.setup and spec.setup ~= vim.NIL then
   require('rhema').setup(spec.setup)
 end

@@ -156,7 +156,8 @@ local answer = table.concat({
   '|---|---|',
   '| 1 | 2 |',
 }, '\n')
-panel:on_event({ session = 's1', turn = 1, seq = 1, event = { type = 'text_delta', text = answer } })
+local delta = { type = 'text_delta', text = answer }
+panel:on_event({ session = 's1', turn = 1, seq = 1, event = delta })
 panel:flush()
 local buf = panel.buf
 local lines = T.lines(buf)

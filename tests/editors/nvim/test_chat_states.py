@@ -48,8 +48,10 @@ r.running = winbar_on_screen()
 r.statusline_running = require('rhema').status()
 vim.cmd.normal(vim.keycode('<C-c>'))
 r.right_after_cancel = winbar_on_screen()
+T.screenshot('chat-stopping')
 T.wait('the turn to answer', function() return runs.last['rhema.turn'] ~= nil end)
 r.after = winbar_on_screen()
+T.screenshot('chat-cancelled')
 T.wait('the statusline to clear', function() return require('rhema').status() == '' end, 5000)
 T.result = r
 """
@@ -85,6 +87,7 @@ r.after = winbar_on_screen()
 T.wait('the statusline to clear', function() return require('rhema').status() == '' end, 5000)
 local panel = runs.current_panel
 r.failed = T.panel_lines()
+T.screenshot('chat-error-with-retry')
 -- The error's lines and their highlights.
 local ns = vim.api.nvim_get_namespaces()['rhema.panel']
 r.marks = {}
@@ -108,6 +111,7 @@ vim.cmd.normal('R')
 T.wait('the retry to start', function() return require('rhema').is_running() end)
 T.idle()
 r.retried = T.panel_lines()
+T.screenshot('chat-retried')
 r.result = runs.last['rhema.turn']
 r.sessions = #T.command('rhema.sessions')
 r.nothing_to_retry = (function()
@@ -141,7 +145,7 @@ def test_a_failed_turn_reads_plainly_clears_the_winbar_and_retries(
     assert fix.startswith("  What to do: no key was sent: set the provider's key variable")
     assert "RHEMA_KEY_ORIGINS" in fix
     assert fix.endswith(" · R or :RhemaRetry tries again")
-    assert detail.startswith("  Detail: custom answered HTTP 401: ")
+    assert detail == "  Detail: custom answered HTTP 401: server_error: fake error 401"
     assert failed[start + 3 :] == ["", "── failed · 0 steps · 0 in / 0 out tokens ──"]
     assert not any("**Error" in line for line in failed)
     assert r["marks"][str(start + 1)] == "RhemaError"
@@ -177,6 +181,7 @@ vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { 'Slow one.' })
 vim.cmd.normal(vim.keycode('<CR>'))
 T.wait_panel_text('the waiting line', 'waiting for the model')
 r.waiting = T.panel_lines()
+T.screenshot('chat-waiting-for-the-model')
 -- Tell the fake model it may answer now.
 local file = assert(io.open(os.getenv('RHEMA_TEST_RELEASE'), 'w'))
 file:close()

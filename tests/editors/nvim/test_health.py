@@ -10,6 +10,9 @@ from tests.fakes.model_server import FakeModelServer
 
 HEALTH = r"""
 vim.cmd('checkhealth rhema')
+local options = require('rhema.config').options
+T.screenshot(('checkhealth-%s%s'):format(options.settings.provider or 'none',
+  vim.fn.exepath(options.cmd[1]) == '' and '-no-server' or ''))
 T.result = { lines = T.lines(0), clients = #vim.lsp.get_clients() }
 """
 

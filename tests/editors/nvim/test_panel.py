@@ -133,6 +133,7 @@ def test_the_panel_renders_every_event_and_batches_deltas(tmp_path: Path) -> Non
 
 
 MARKDOWN = r"""
+vim.o.columns, vim.o.lines = 160, 48
 require('rhema.config').apply({ panel = { treesitter = TREESITTER } })
 require('rhema.panel').define_highlights()
 local panel = require('rhema.panel').new('t', 's1')
@@ -187,6 +188,7 @@ local function at(text, col)
   end)
   return { captures = captures, syntax = syntax }
 end
+T.screenshot(TREESITTER and 'markdown-treesitter' or 'markdown-vim-syntax')
 local prose = 'Set RHEMA_KEY_ORIGINS and call snake_case_name with `inline code`.'
 T.result = {
   treesitter = vim.treesitter.highlighter.active[buf] ~= nil,
@@ -269,9 +271,11 @@ send({ type = 'thinking_delta', text = 'One.\n' })
 send({ type = 'thinking_delta', text = 'Two.' })
 local r = { lines_thinking = T.lines(panel.buf) }
 r.while_thinking = fold_at(7)
+T.screenshot('reasoning-while-it-streams')
 send({ type = 'text_delta', text = 'The answer.' })
 r.lines_answering = T.lines(panel.buf)
 r.once_answering = fold_at(7)
+T.screenshot('reasoning-folded-once-the-answer-starts')
 T.result = r
 """
 
@@ -332,3 +336,43 @@ def test_timestamps_and_closing_lines_read_as_words(tmp_path: Path) -> None:
         "── paused: the provider's own tools are still at work · a follow-up continues ──",
         "── some new reason ──",
     ]
+
+
+TAIL_WRITES = r"""
+local panel = require('rhema.panel').new('t', 's1')
+panel:show()
+panel:begin_turn('Long answer', nil)
+panel:flush()
+local writes = {}
+vim.api.nvim_buf_attach(panel.buf, false, {
+  on_lines = function(_, _, _, first, last_old, last_new)
+    table.insert(writes, { first = first, old = last_old - first, new = last_new - first,
+                           count = vim.api.nvim_buf_line_count(panel.buf) })
+  end,
+})
+local seq = 0
+local before = {}
+for n = 1, 200 do
+  seq = seq + 1
+  local delta = { type = 'text_delta', text = ('line %d of a long answer\n'):format(n) }
+  panel:on_event({ session = 's1', turn = 1, seq = seq, event = delta })
+  if n % 20 == 0 then
+    table.insert(before, vim.api.nvim_buf_line_count(panel.buf))
+    panel:flush()
+  end
+end
+T.result = { writes = writes, before = before, lines = #T.lines(panel.buf) }
+"""
+
+
+def test_a_streaming_answer_writes_only_its_new_lines(tmp_path: Path) -> None:
+    r = run_nvim(TAIL_WRITES, workspace=tmp_path, tmp_path=tmp_path, settings=None)
+
+    writes, before = r["writes"], r["before"]
+    # The first batch replaces the waiting line; every later one starts at
+    # the last line written before (the answer's unfinished line), never above.
+    assert len(writes) == len(before) == 10
+    for write, count in zip(writes[1:], before[1:], strict=True):
+        assert write["first"] >= count - 1
+        assert write["old"] <= 1
+    assert r["lines"] == 6 + 200

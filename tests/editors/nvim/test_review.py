@@ -410,6 +410,7 @@ require('rhema.changes').last_diff = nil
 vim.cmd('RhemaDiff')
 T.wait('the diff', function() return require('rhema.changes').last_diff ~= nil end)
 r.from_file = diff_of()
+T.screenshot('diff-unsaved-buffer')
 r.tabs_with_diff = #vim.api.nvim_list_tabpages()
 -- q in the checkpoint closes the diff's tab.
 vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('rhema.changes').last_diff.before)[1])
@@ -478,6 +479,7 @@ end, 20000)
 vim.api.nvim_feedkeys(vim.keycode('A<C-s>'), 'x!', false)
 T.wait('the review', function() return review.current() ~= nil end)
 r.mode = vim.api.nvim_get_mode().mode
+T.screenshot('review-after-ctrl-s')
 r.in_review = vim.api.nvim_get_current_buf() == review.current().buf
 -- The review's keys work at once: reject the change, apply.
 vim.api.nvim_feedkeys(vim.keycode('r<CR>'), 'x', false)

@@ -5,7 +5,7 @@
 --- provider, a store failure) and returns `{title, fix, detail, setup,
 --- retryable}`: `title` says what failed, in plain words; `fix` what to do
 --- (the server's own advice when it gives some, else the rule's); `detail`
---- the message as the server sent it. Setting names are given the way a
+--- the message as the server sent it (less the advice, said once as `fix`). Setting names are given the way a
 --- Neovim user writes them (`settings.baseUrl`, not `rhema.baseUrl`).
 --- `setup` is true when no provider is configured at all (the first run);
 --- `retryable` when trying the same request again may work. The rules are
@@ -188,6 +188,11 @@ function M.explain(message)
         title = title:gsub('%.$', '') .. (', %s attempts.'):format(attempts)
       end
       local fix = rule.advice and advice_after(core, rule.advice) or nil
+      if fix then
+        -- The advice is said once, as the fix; the detail is what precedes it.
+        local upto = core:sub(1, core:find(rule.advice, 1, true) + #rule.advice - 1)
+        detail = (upto:gsub('%s*—%s*$', ''):gsub('[:;%s]+$', ''))
+      end
       return {
         title = title,
         fix = fix or rule.fix,

@@ -86,11 +86,15 @@ end
 function M.lines(status)
   local lines = { '## Set up a model', '' }
   local problem = M.problem(status)
+  local explained = nil
+  if problem == 'missing' then
+    local failed = status.provider.error
+    explained = require('rhema.errors').explain(failed ~= vim.NIL and tostring(failed or '') or '')
+  end
   if problem == 'demo' then
     table.insert(lines, 'Rhema answers with ' .. M.DEMO .. '.')
-  elseif problem == 'missing' then
-    local explained = require('rhema.errors').explain(tostring(status.provider.error or ''))
-    if explained.setup then
+  elseif explained then
+    if explained.setup or explained.detail == '' then
       table.insert(lines, 'No model provider is set up yet: there is nothing to answer with.')
     else
       table.insert(lines, explained.title)
@@ -112,8 +116,8 @@ function M.lines(status)
   })
   vim.list_extend(lines, M.choice_lines(M.choices_of(status)) or known_choices())
   vim.list_extend(lines, { '', '`:checkhealth rhema` says what the server finds.' })
-  if problem == 'missing' and not require('rhema.errors').explain(status.provider.error).setup then
-    vim.list_extend(lines, { '', 'Detail: ' .. tostring(status.provider.error) })
+  if explained and not explained.setup and explained.detail ~= '' then
+    vim.list_extend(lines, { '', 'Detail: ' .. explained.detail })
   end
   return lines
 end

@@ -4,8 +4,10 @@
 --- `tool`, `retry`, `error`, `setup`, `notice`, `waiting`, `closing`, `note`).
 --- `rhema/event` notifications
 --- change blocks in memory and mark the first changed block dirty; a timer of
---- `panel.flush_ms` then rewrites the buffer from that block to the end, so a
---- fast stream costs one buffer write per batch, not one per delta. Every
+--- `panel.flush_ms` then renders the blocks from that one to the end and
+--- writes the lines that differ from the buffer's (from the first that does),
+--- so a fast stream costs one buffer write of its new lines per batch, not one
+--- per delta, and the window showing it keeps its place. Every
 --- block but the first starts with one blank line, except a tool line that
 --- follows another tool block. Reasoning lines start with `> `, carry the
 --- `RhemaThinking` highlight and fold (foldexpr) into one closed fold once
@@ -164,9 +166,19 @@ function Panel:flush()
     block.count = row - block.start
   end
   local buf = self.buf
-  -- Fold levels first: writing the lines re-evaluates the foldexpr.
-  for line in pairs(self.levels) do
+  -- Only the lines that changed are written: a streaming answer costs its new
+  -- lines, the window keeps its place, and the foldexpr runs on those alone.
+  local old = vim.api.nvim_buf_get_lines(buf, start, -1, false)
+  local same = 0
+  while same < #old and same < #lines and old[same + 1] == lines[same + 1] do
+    same = same + 1
+  end
+  -- Fold levels first: writing the lines re-evaluates the foldexpr. A line
+  -- whose level changes is written again, so its fold is made anew.
+  local old_levels = {}
+  for line, level in pairs(self.levels) do
     if line > start then
+      old_levels[line] = level
       self.levels[line] = nil
     end
   end
@@ -177,10 +189,18 @@ function Panel:flush()
       end
     end
   end
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, start, -1, false, lines)
-  vim.bo[buf].modifiable = false
-  require('rhema.markdown').fences(buf, lines)
+  for line = start + 1, start + same do
+    if old_levels[line] ~= self.levels[line] then
+      same = line - start - 1
+      break
+    end
+  end
+  if same < #old or same < #lines then
+    vim.bo[buf].modifiable = true
+    vim.api.nvim_buf_set_lines(buf, start + same, -1, false, vim.list_slice(lines, same + 1))
+    vim.bo[buf].modifiable = false
+  end
+  require('rhema.markdown').fences(buf, vim.list_slice(lines, same + 1))
   self.updates = self.updates + 1
   vim.api.nvim_buf_clear_namespace(buf, ns, start, -1)
   for _, mark in ipairs(marks) do

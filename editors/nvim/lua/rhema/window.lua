@@ -31,6 +31,7 @@ local function set_window_options(win)
   local wo = vim.wo[win]
   wo.wrap = true
   wo.linebreak = true
+  wo.breakindent = true
   wo.number = false
   wo.relativenumber = false
   wo.signcolumn = 'no'

@@ -532,8 +532,15 @@ end
 function M.describe_status(result)
   local provider = result.provider or {}
   local lines = { ('rhema-lsp %s · mode %s'):format(result.version or '?', result.mode or '?') }
-  if provider.error then
-    table.insert(lines, 'provider: not resolved: ' .. provider.error)
+  local problem = require('rhema.first_run').problem(result)
+  if problem == 'missing' then
+    local failed = provider.error ~= vim.NIL and tostring(provider.error or '') or ''
+    local explained = require('rhema.errors').explain(failed)
+    local fix = explained.fix and (' ' .. explained.fix:gsub('^%l', string.upper)) or ''
+    table.insert(
+      lines,
+      ('provider: none: %s%s (:help rhema-first-run)'):format(explained.title, fix)
+    )
   else
     table.insert(
       lines,
@@ -544,6 +551,9 @@ function M.describe_status(result)
         tostring(provider.source)
       )
     )
+    if problem == 'demo' then
+      table.insert(lines, 'the provider is ' .. require('rhema.first_run').DEMO)
+    end
   end
   table.insert(lines, 'folders: ' .. table.concat(result.folders or {}, ', '))
   local running = result.running or {}

@@ -23,6 +23,9 @@ panel:flush()
 T.screenshot('first-run-' .. NAME)
 local r = { notice = T.lines(panel.buf), input_current = vim.api.nvim_get_current_buf()
             == require('rhema.chat').input }
+vim.cmd('RhemaStatus')
+T.wait('the status', function() return runs.last['rhema.status'] ~= nil end)
+r.status = vim.split(T.messages[#T.messages].message, '\n')
 if SEND then
   vim.api.nvim_buf_set_lines(require('rhema.chat').input, 0, -1, false, { 'Hello?' })
   vim.cmd.normal(vim.keycode('<CR>'))
@@ -76,6 +79,11 @@ def test_the_chat_opens_on_the_setup_choices_when_the_provider_cannot_be_resolve
     ) in text
     # The detail is what the server said, less the advice already given.
     assert notice[-1] == "Detail: provider openai needs its key"
+    assert r["status"][1] == (
+        "provider: none: The provider has no API key. Set OPENAI_API_KEY in the environment of"
+        " the process that starts rhema-lsp (it is never read from settings or files) and restart"
+        " the language server (:help rhema-first-run)"
+    )
     # Sending anyway: the error in plain words, and no answer from any model.
     after = r["after_send"]
     assert after[: len(notice)] == notice
@@ -99,6 +107,11 @@ def test_the_chat_says_the_demo_model_is_a_demo(workspace: Path, tmp_path: Path)
         " not for real work.",
     ]
     assert "Detail:" not in "\n".join(r["notice"])
+    assert r["status"][1].startswith("provider: embedded · model SmolLM2-135M-Instruct · ")
+    assert r["status"][2] == (
+        "the provider is the tiny demo model (SmolLM2-135M, in process): no tools, no edits,"
+        " not for real work"
+    )
     # A turn it answers starts with a warning saying so.
     assert r["demo_turn"] == [
         "## You",

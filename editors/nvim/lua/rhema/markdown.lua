@@ -96,7 +96,10 @@ end
 function M.attach(buf)
   local state = { treesitter = false, fences = {} }
   M.state[buf] = state
-  if require('rhema.config').options.panel.treesitter and M.treesitter_available() then
+  if vim.treesitter.highlighter.active[buf] then
+    -- Another plugin's FileType autocmd started it already.
+    state.treesitter = true
+  elseif require('rhema.config').options.panel.treesitter and M.treesitter_available() then
     state.treesitter = pcall(vim.treesitter.start, buf, 'markdown')
   end
   if not state.treesitter then

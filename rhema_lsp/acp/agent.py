@@ -86,6 +86,7 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.prompts import system_prompt
@@ -411,12 +412,7 @@ class RhemaAcpAgent:
 
     async def _resolved_provider(self) -> ResolvedProvider:
         if self._provider is None:
-            s = self.settings
-            self._provider = await resolve_provider(
-                ProviderSettings(
-                    provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
-                )
-            )
+            self._provider = await resolve_provider(ProviderSettings.of(self.settings))
         return self._provider
 
     async def _run(self, session: AcpSession, run: Run, text: str) -> Outcome:
@@ -473,6 +469,9 @@ class RhemaAcpAgent:
             resolved.protocol,
             s,
             given=session.mcp_servers,
+            provider=resolved.provider,
+            model=resolved.model,
+            window=s.context_window or resolved.context_window,
         )
         tools = AcpTools(workspace, session.editor, stream, resolver)
         ctx = ToolContext(cwd=session.cwd, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
@@ -482,7 +481,7 @@ class RhemaAcpAgent:
         agent = Agent(
             resolved.provider,
             resolver=tools,
-            system=system_prompt(session.mode, session.cwd),
+            system=system_prompt(session.mode, session.cwd) + mcp_instructions(resolver),
             params=ChatParams(
                 model=resolved.model, max_tokens=s.max_tokens, thinking=ThinkingEffort(s.thinking)
             ),

@@ -29,6 +29,9 @@ from rhema_lsp.contract import (
     DELETE_SESSION,
     EDIT,
     FORK_SESSION,
+    MCP_PROMPT,
+    MCP_PROMPTS,
+    MCP_RESTART,
     OPEN_SESSION,
     REWIND,
     SESSIONS,
@@ -54,6 +57,12 @@ from rhema_lsp.contract import (
     FileConflict,
     ForkArgs,
     ForkResult,
+    McpPromptArgs,
+    McpPromptArgument,
+    McpPromptInfo,
+    McpPromptResult,
+    McpPromptsArgs,
+    McpRestartArgs,
     McpServerStatus,
     OpenSessionArgs,
     OpenSessionResult,
@@ -77,6 +86,7 @@ from rhema_lsp.contract import (
     command_named,
 )
 from rhema_lsp.engine import ProviderError, ToolContext, Usage
+from rhema_lsp.mcp import McpError
 from rhema_lsp.providers import survey_setup
 from rhema_lsp.runs.changes import describe_changes, parse_checkpoint_uri
 from rhema_lsp.runs.context import ContextRefused, read_context
@@ -563,9 +573,43 @@ class AgentService:
             running=self.lifecycle.runs.sessions(),
             mcp_servers=[
                 McpServerStatus.model_validate(asdict(report))
-                for report in await self.lifecycle.mcp.status(self.settings)
+                for report in await self.lifecycle.mcp.status(
+                    self.settings, check=args.check, editor=self.lifecycle.editor
+                )
             ],
         )
+
+    @serves(MCP_RESTART)
+    async def mcp_restart(self, args: McpRestartArgs, request: Request) -> list[McpServerStatus]:
+        reports = await self.lifecycle.mcp.restart(
+            args.name, self.settings, editor=self.lifecycle.editor
+        )
+        if not reports:
+            raise BadArguments(f"`name`: no MCP server named {args.name!r} is configured")
+        return [McpServerStatus.model_validate(asdict(report)) for report in reports]
+
+    @serves(MCP_PROMPTS)
+    async def mcp_prompts(self, args: McpPromptsArgs, request: Request) -> list[McpPromptInfo]:
+        listed = await self.lifecycle.mcp.prompts(self.settings, editor=self.lifecycle.editor)
+        return [
+            McpPromptInfo(
+                server=server,
+                name=prompt.name,
+                title=prompt.title,
+                description=prompt.description,
+                arguments=[McpPromptArgument.model_validate(asdict(a)) for a in prompt.arguments],
+                command=f"mcp__{server}__{prompt.name}",
+            )
+            for server, prompt in listed
+        ]
+
+    @serves(MCP_PROMPT)
+    async def mcp_prompt(self, args: McpPromptArgs, request: Request) -> McpPromptResult:
+        try:
+            text = await self.lifecycle.mcp.get_prompt(args.server, args.name, args.arguments)
+        except McpError as exc:
+            raise CommandFailed(str(exc)) from exc
+        return McpPromptResult(text=text)
 
     async def shutdown(self) -> None:
         """Cancel every run, give them a moment to checkpoint, close the stores."""

@@ -363,15 +363,15 @@ export class Rhema implements vscode.Disposable {
     void this.context.workspaceState.update('rhema.chat.session', session);
   }
 
-  /**
-   * Send a prompt typed in the chat view as a turn of the current session.
-   * Throws when it could not be sent (the view puts it back into the input).
-   */
   /** Run the last failed chat run again (see `Runs.retry`). */
   retry(): Promise<void> {
     return this.runs.retry();
   }
 
+  /**
+   * Send a prompt typed in the chat view as a turn of the current session.
+   * Throws `NotSent` when it could not be sent (the view puts it back into the input).
+   */
   async chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void> {
     const folder =
       (context[0] ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(context[0].uri)) : undefined) ??

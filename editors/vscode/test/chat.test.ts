@@ -141,6 +141,33 @@ describe('transcript reducer', () => {
     assert.deepEqual(state.items, []);
   });
 
+  it('keeps a live changed-files card below the output: listed mid-answer, it splits nothing', () => {
+    const file = { uri: 'file:///w/a.py', path: 'a.py', status: 'modified' as const, before: 'rhema-checkpoint:a', state: 'asLeft' as const };
+    const { state, touched } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'step_start', iteration: 2 }),
+      ev({ type: 'thinking_delta', text: 'Let me ' }),
+      { kind: 'changes', session: 's', turn: 1, files: [file], live: true },
+      ev({ type: 'thinking_delta', text: 'think.' }),
+      ev({ type: 'text_delta', text: 'Done' }),
+      ev({ type: 'tool_call_start', id: 'c', name: 'read_file' }),
+      ev({ type: 'tool_result', id: 'c', name: 'read_file', content: 'ok', isError: false, code: null }),
+      ev({ type: 'turn_end', stopReason: 'end_turn', text: '', steps: 2, usage }),
+    ]);
+    assert.deepEqual(
+      state.items.map((item) => item.kind),
+      ['user', 'thinking', 'answer', 'tool', 'end', 'changes'],
+    );
+    assert.deepEqual(state.items[1], { kind: 'thinking', text: 'Let me think.', collapsed: true });
+    assert.deepEqual(touched[3], [2]); // the card came after the reasoning
+    assert.deepEqual(touched[5], [1, 2, 3]); // the answer took its place, the card moved down
+    assert.deepEqual(touched[7], [3]); // the result found its call above the card
+    // The next prompt goes below the card: it belongs to the turn before.
+    apply(state, { kind: 'prompt', text: 'y', mentions: [] });
+    apply(state, ev({ type: 'text_delta', text: 'Next' }));
+    assert.deepEqual(state.items.slice(5).map((item) => item.kind), ['changes', 'user', 'answer']);
+  });
+
   it('lists changed files, grows the list live and records per-file decisions; no files, no list', () => {
     const file = { uri: 'file:///w/a.py', path: 'a.py', status: 'modified' as const, before: 'rhema-checkpoint:a', state: 'asLeft' as const };
     const other = { ...file, uri: 'file:///w/b.py', path: 'b.py', added: 3, removed: 1 };

@@ -6,12 +6,15 @@
  * Rules: reasoning is one `thinking` item per stretch, collapsed as soon as
  * the answer or a tool call starts; the answer is one `answer` item per
  * stretch of text; each tool call is one card, found by id among the current
- * step's cards (calls may run in parallel; ids repeat across steps); a run ends in one `end` item (from `turn_end`, else from the
- * command's result; a single step's `tool_use` stop is not an end: the
- * retry of a turn goes on step by step). Retry waits of one stretch are one
- * `retry` item, updated per attempt and settled (`retried` or `failed`) by
- * what comes next. A turn's changed files are one `changes` item, replaced
- * as the turn changes more (decisions kept). `waiting` says what the run
+ * step's cards (calls may run in parallel; ids repeat across steps); a
+ * run ends in one `end` item (from `turn_end`, else from the command's
+ * result; a single step's `tool_use` stop is not an end: the retry of a turn
+ * goes on step by step). Retry waits of one stretch are one `retry` item,
+ * updated per attempt and settled (`retried` or `failed`) by what comes
+ * next. A turn's changed files are one `changes` item, replaced as the turn
+ * changes more (decisions kept); while the turn runs (`live`) the card stays
+ * below its output: new items go above it and the stream continues the item
+ * before it, so a card listed mid-answer never splits the answer. `waiting` says what the run
  * waits for: the model (from the prompt or a step's start to its first
  * output) or the user (an approval). `apply` mutates the state and returns
  * the indices of the items it touched, so the view re-renders only those.
@@ -33,7 +36,8 @@ export function apply(state: TranscriptState, action: Action): number[] {
       state.waiting = { what: 'model' };
       state.usage = { input: 0, output: 0 };
       state.settled = { input: 0, output: 0 };
-      return [push(state, { kind: 'user', text: action.text, mentions: action.mentions })];
+      settleLiveChanges(state);
+      return push(state, { kind: 'user', text: action.text, mentions: action.mentions });
     case 'resume':
       state.running = true;
       state.waiting = { what: 'model' };
@@ -51,18 +55,18 @@ export function apply(state: TranscriptState, action: Action): number[] {
       return [
         ...settled,
         ...collapseThinking(state),
-        push(state, { kind: 'end', stopReason: action.stopReason, usage: action.usage, steps: action.steps }),
+        ...push(state, { kind: 'end', stopReason: action.stopReason, usage: action.usage, steps: action.steps }),
       ];
     }
     case 'failed':
       state.running = false;
       state.waiting = undefined;
-      return [...settleRetries(state, 'failed'), push(state, { kind: 'notice', level: 'error', text: action.message })];
+      return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: action.message })];
     case 'approval':
       state.waiting = action.waiting ? { what: 'approval', detail: action.detail } : undefined;
       return [];
     case 'notice':
-      return [push(state, { kind: 'notice', level: 'info', text: action.text })];
+      return push(state, { kind: 'notice', level: 'info', text: action.text });
     case 'session':
       state.session = action.session;
       if (action.title !== undefined) state.title = action.title;
@@ -86,7 +90,7 @@ export function apply(state: TranscriptState, action: Action): number[] {
         decisions: {},
         live: action.live === true,
       };
-      return [push(state, item)];
+      return push(state, item);
     }
     case 'decision': {
       const index = state.items.findIndex((item) => item.kind === 'changes' && item.turn === action.turn);
@@ -129,21 +133,23 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
   switch (event.type) {
     case 'thinking_delta': {
       const settled = answering(state);
-      const tail = last(state);
+      const at = tailIndex(state);
+      const tail = state.items[at];
       if (tail?.kind === 'thinking') {
         tail.text += event.text;
-        return [...settled, state.items.length - 1];
+        return [...settled, at];
       }
-      return [...settled, push(state, { kind: 'thinking', text: event.text, collapsed: false })];
+      return [...settled, ...push(state, { kind: 'thinking', text: event.text, collapsed: false })];
     }
     case 'text_delta': {
       const touched = [...answering(state), ...collapseThinking(state)];
-      const tail = last(state);
+      const at = tailIndex(state);
+      const tail = state.items[at];
       if (tail?.kind === 'answer') {
         tail.text += event.text;
-        return [...touched, state.items.length - 1];
+        return [...touched, at];
       }
-      return [...touched, push(state, { kind: 'answer', text: event.text })];
+      return [...touched, ...push(state, { kind: 'answer', text: event.text })];
     }
     case 'tool_call_start': {
       const touched = [...answering(state), ...collapseThinking(state)];
@@ -163,7 +169,7 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
         result: '',
         code: null,
       };
-      return [...touched, push(state, card)];
+      return [...touched, ...push(state, card)];
     }
     case 'tool_call_args_delta':
       return withCall(state, event.id, (card) => (card.args += event.delta));
@@ -182,7 +188,7 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       return [
         ...answering(state),
         ...collapseThinking(state),
-        push(state, { kind: 'provider', name: event.name, detail: event.detail }),
+        ...push(state, { kind: 'provider', name: event.name, detail: event.detail }),
       ];
     case 'usage': {
       const settled = state.settled ?? { input: 0, output: 0 };
@@ -191,27 +197,26 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
     }
     case 'retry_wait': {
       if (state.waiting?.what === 'model') state.waiting = undefined;
-      const tail = last(state);
+      const at = tailIndex(state);
+      const tail = state.items[at];
       const retry = { attempt: event.attempt, total: event.total, delaySeconds: event.delaySeconds, error: event.error };
       if (tail?.kind === 'retry' && tail.state === 'waiting') {
         Object.assign(tail, retry);
-        return [state.items.length - 1];
+        return [at];
       }
-      return [push(state, { kind: 'retry', ...retry, state: 'waiting' })];
+      return push(state, { kind: 'retry', ...retry, state: 'waiting' });
     }
     case 'compaction':
-      return [
-        push(state, {
-          kind: 'notice',
-          level: 'compaction',
-          text: `Compacted the conversation: ${event.before} → ${event.after} tokens`,
-        }),
-      ];
+      return push(state, {
+        kind: 'notice',
+        level: 'compaction',
+        text: `Compacted the conversation: ${event.before} → ${event.after} tokens`,
+      });
     case 'context':
       state.context = { tokens: event.tokens, window: event.window };
       return [];
     case 'error':
-      return [...settleRetries(state, 'failed'), push(state, { kind: 'notice', level: 'error', text: event.message })];
+      return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: event.message })];
     case 'turn_end': {
       state.usage = { input: event.usage.input, output: event.usage.output };
       // One step of a retried turn stopped for its tools: the turn goes on.
@@ -221,7 +226,7 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       return [
         ...settleRetries(state, event.stopReason === 'error' ? 'failed' : 'retried'),
         ...collapseThinking(state),
-        push(state, { kind: 'end', stopReason: event.stopReason, usage: event.usage, steps: event.steps }),
+        ...push(state, { kind: 'end', stopReason: event.stopReason, usage: event.usage, steps: event.steps }),
       ];
     }
     case 'step_end': {
@@ -231,19 +236,41 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       return answering(state);
     }
     case 'step_start':
-      state.stepFrom = state.items.length;
+      state.stepFrom = tailIndex(state) + 1;
       if (state.running && state.waiting?.what !== 'approval') state.waiting = { what: 'model' };
       return [];
   }
 }
 
-function push(state: TranscriptState, item: Item): number {
-  state.items.push(item);
-  return state.items.length - 1;
+/** Whether the last item is the running turn's changed-files card, which stays below its output. */
+function liveCardLast(state: TranscriptState): boolean {
+  const tail = state.items[state.items.length - 1];
+  return tail?.kind === 'changes' && tail.live;
+}
+
+/** The index of the item the stream continues (the live changed-files card is not it). */
+function tailIndex(state: TranscriptState): number {
+  return state.items.length - (liveCardLast(state) ? 2 : 1);
 }
 
 function last(state: TranscriptState): Item | undefined {
-  return state.items[state.items.length - 1];
+  return state.items[tailIndex(state)];
+}
+
+/** Add an item at the end of the output (above a live changed-files card); the indices touched. */
+function push(state: TranscriptState, item: Item): number[] {
+  const at = state.items.length;
+  if (item.kind !== 'changes' && liveCardLast(state)) {
+    state.items.splice(at - 1, 0, item);
+    return [at - 1, at];
+  }
+  state.items.push(item);
+  return [at];
+}
+
+/** A new prompt: a card still listed as live belongs to the turn before, and stays above it. */
+function settleLiveChanges(state: TranscriptState): void {
+  for (const item of state.items) if (item.kind === 'changes') item.live = false;
 }
 
 /** Collapse the open reasoning: the answer (or a tool call) has started. */

@@ -162,7 +162,7 @@ describe('the setup card', () => {
       'provider openai needs its key: set OPENAI_API_KEY …',
     );
     assert.equal(card.heading, 'The model provider setting does not work');
-    assert.match(card.intro, /^The openai provider needs its API key \(OPENAI_API_KEY\)\. OPENAI_API_KEY: set it in the environment/);
+    assert.match(card.intro, /^The openai provider needs its API key \(OPENAI_API_KEY\)\. Set OPENAI_API_KEY in the environment VS Code starts the server with \(never in settings\)/);
     const demo = card.rows.find((row) => row.id === 'demo');
     assert.deepEqual(demo?.buttons, []);
     assert.match(demo?.detail ?? '', /Not installed: pip install 'rhema-lsp\[local\]'/);

@@ -23,8 +23,10 @@ export interface ExplainedError {
   setup?: boolean;
 }
 
-const KEY_FIX =
-  'set it in the environment VS Code starts the server with (not in settings), then run "Rhema: Restart Server"';
+/** Where a key goes: `variable` named, or the provider's own. */
+function keyFix(variable: string): string {
+  return `Set ${variable} in the environment VS Code starts the server with (never in settings), then run "Rhema: Restart Server"`;
+}
 
 interface Rule {
   test: RegExp;
@@ -45,7 +47,7 @@ const RULES: Rule[] = [
     test: /provider (\S+) needs its key: set (\w+)/,
     explain: (m) => ({
       headline: `The ${m[1] ?? ''} provider needs its API key (${m[2] ?? ''}).`,
-      fix: `${m[2] ?? 'The key'}: ${KEY_FIX}.`,
+      fix: `${keyFix(m[2] ?? "the provider's key variable")}.`,
       retry: false,
       setup: true,
     }),
@@ -54,7 +56,7 @@ const RULES: Rule[] = [
     test: /answered HTTP (401|403)\b/,
     explain: (m) => ({
       headline: `The provider refused the request (HTTP ${m[1] ?? ''}): its API key is missing, wrong or not allowed.`,
-      fix: `Check the provider's key variable: ${KEY_FIX}. For a custom rhema.baseUrl, also list its origin in RHEMA_KEY_ORIGINS.`,
+      fix: `${keyFix("the provider's key variable")}. For a custom rhema.baseUrl, also list its origin in RHEMA_KEY_ORIGINS.`,
       retry: false,
     }),
   },

@@ -150,8 +150,8 @@ def _sessions(args: argparse.Namespace) -> int:
 
 
 def _rewind(args: argparse.Namespace) -> int:
-    from rhema_lsp.contract import RewindWhat
     from rhema_lsp.headless.run import ClientOptions, RewindRequest, rewind
+    from rhema_lsp.vocabulary import RewindWhat
 
     options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
     paths = tuple(Path(path) for path in args.path)

@@ -18,6 +18,7 @@ from pydantic import Field, TypeAdapter, model_validator
 from rhema_lsp.contract.base import Args, Wire
 from rhema_lsp.contract.events import RunStopReason, UsageTally
 from rhema_lsp.engine.messages import Message
+from rhema_lsp.vocabulary import Mode, RewindWhat
 
 __all__ = [
     "CANCEL",
@@ -85,13 +86,7 @@ __all__ = [
 NOT_BLANK = r"\S"
 """A prompt or instruction has something besides white space."""
 
-Mode = Literal["ask", "edit", "agent"]
-"""Which tools the model is offered: read-only, plus edits, plus commands."""
-
 A = TypeVar("A", bound=Args)
-
-RewindWhat = Literal["code", "conversation", "both"]
-"""What a rewind takes back: the files, the conversation, or both."""
 
 CHECKPOINT_SCHEME = "rhema-checkpoint"
 """The URI scheme of a stored pre-image (``rhema.checkpointContent`` reads one)."""

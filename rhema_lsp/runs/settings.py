@@ -18,10 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rhema_lsp.mcp import McpServerConfig, parse_servers
+from rhema_lsp.vocabulary import Mode
 
 __all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
 
-Mode = Literal["ask", "edit", "agent"]
 Thinking = Literal["default", "low", "medium", "high"]
 
 _KEYS_NEVER_SETTINGS = ("apiKey", "api_key", "key", "token")

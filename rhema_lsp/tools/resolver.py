@@ -34,7 +34,7 @@ from rhema_lsp.engine.tools import (
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.commands import is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
-from rhema_lsp.tools.editor import DENY, Editor, Mode
+from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.journal import EditJournal, Journal
 from rhema_lsp.tools.reading import format_page, snapshot
@@ -55,6 +55,7 @@ from rhema_lsp.tools.specs import (
     specs_for,
 )
 from rhema_lsp.tools.workspace import Access, Workspace
+from rhema_lsp.vocabulary import Mode
 
 __all__ = ["WorkspaceTools"]
 

@@ -20,8 +20,8 @@ from pydantic import AfterValidator, Field
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import ReplaySafety
 from rhema_lsp.tools.arguments import Integer, ToolArguments
-from rhema_lsp.tools.editor import Mode
 from rhema_lsp.tools.reading import PAGE_LINES
+from rhema_lsp.vocabulary import Mode
 
 __all__ = [
     "READ_TOOLS",

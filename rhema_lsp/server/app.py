@@ -7,7 +7,8 @@ inner task ``$/cancelRequest`` never reaches, it never cancels anything on
 user handlers behind its built-in features in ``_request_futures`` forever.
 :class:`RhemaProtocol` therefore serves ``workspace/executeCommand`` itself
 as a plain coroutine, routes both cancellations to the run they name (which
-stops and answers ``cancelled``), and forgets finished handler futures.
+stops and answers ``cancelled``), and forgets finished handler futures (and
+so cancels them at ``shutdown`` over a copy of that table).
 
 Its stdio loop reads stdin on a worker thread that nothing can interrupt,
 ends without a word on ``SIGTERM``, and on stdin's end closes the event loop
@@ -24,6 +25,7 @@ import logging
 import signal
 import sys
 import threading
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
@@ -105,6 +107,20 @@ class RhemaProtocol(LanguageServerProtocol):
         cancelled: a late answer is then ignored as unknown."""
         self._request_futures.pop(msg_id, None)
         self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        # pygls cancels the pending handler futures while iterating
+        # _request_futures, and a cancelled future's callback (forget_then
+        # above) runs at once and deletes its entry: "dictionary changed size
+        # during iteration". The same, over a copy.
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
 
     def _handle_cancel_notification(self, msg_id: int | str) -> None:
         service = self._server.started_service

@@ -11,9 +11,7 @@ only then the connection closed.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import signal
 import sys
 from typing import cast
 
@@ -21,6 +19,7 @@ from acp import Agent, stdio_streams
 from acp.core import DEFAULT_STDIO_BUFFER_LIMIT_BYTES, AgentSideConnection
 
 from rhema_lsp.acp.agent import RhemaAcpAgent
+from rhema_lsp.runs.lifetime import serve_until_stopped
 from rhema_lsp.runs.settings import Settings
 
 __all__ = ["serve"]
@@ -51,22 +50,11 @@ async def serve(settings: Settings) -> None:
     # The SDK's Agent protocol lists every optional method; its router
     # serves only the ones an agent has, answering the rest "method not found".
     conn = AgentSideConnection(cast("Agent", agent), input_, output, listening=False)
-    loop = asyncio.get_running_loop()
-    listening = loop.create_task(conn.listen(), name="rhema acp connection")
-    loop.add_signal_handler(signal.SIGTERM, listening.cancel)
-    try:
-        await listening
-    except asyncio.CancelledError:
-        if not listening.cancelled():
-            raise  # we were cancelled, not the connection: not a SIGTERM
-        logger.info("terminated: stopping")
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
-        await asyncio.shield(_close(agent, conn))
 
+    async def close() -> None:
+        try:
+            await agent.shutdown()
+        finally:
+            await conn.close()
 
-async def _close(agent: RhemaAcpAgent, conn: AgentSideConnection) -> None:
-    try:
-        await agent.shutdown()
-    finally:
-        await conn.close()
+    await serve_until_stopped(conn.listen(), close, name="rhema acp connection")

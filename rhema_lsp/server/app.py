@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import sys
 import threading
 from collections.abc import Generator
@@ -37,6 +36,7 @@ from pygls.protocol.language_server import lsp_method
 
 from rhema_lsp import __version__
 from rhema_lsp.contract import COMMANDS, command_named
+from rhema_lsp.runs.lifetime import serve_until_stopped
 from rhema_lsp.runs.settings import Settings, parse_settings
 from rhema_lsp.server.actions import offered_actions
 from rhema_lsp.server.clients import ClientFeatures
@@ -190,31 +190,22 @@ class RhemaServer(LanguageServer):
             pass
 
     async def _serve_io(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
-        loop = asyncio.get_running_loop()
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout))
-        reading = loop.create_task(
-            run_async(
-                stop_event=self._stop_event,
-                reader=await _stdin_reader(stdin, self),
-                protocol=self.protocol,
-                logger=logger,
-                error_handler=self.report_server_error,
-            ),
-            name="rhema lsp connection",
+        reading = run_async(
+            stop_event=self._stop_event,
+            reader=await _stdin_reader(stdin, self),
+            protocol=self.protocol,
+            logger=logger,
+            error_handler=self.report_server_error,
         )
-        loop.add_signal_handler(signal.SIGTERM, reading.cancel)
-        try:
-            await reading
-        except asyncio.CancelledError:
-            if not reading.cancelled():
-                raise  # we were cancelled, not the reading: not a SIGTERM
-            logger.info("terminated: stopping")
-        finally:
-            loop.remove_signal_handler(signal.SIGTERM)
+
+        async def close() -> None:
             if self._service is not None:
-                await asyncio.shield(self._service.shutdown())
+                await self._service.shutdown()
             self.shutdown()  # type: ignore[no-untyped-call]  # pygls: its stop event, its threads
+
+        await serve_until_stopped(reading, close, name="rhema lsp connection")
 
 
 class _PipeReader:

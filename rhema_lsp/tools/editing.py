@@ -44,19 +44,8 @@ __all__ = ["Editing"]
 
 
 class Editing(FileOperations):
-    """The write side of the tools, bound to a workspace and an editor.
-
-    Parameters
-    ----------
-    ws
-        The confined workspace.
-    editor
-        Where edits are applied and confirmations asked.
-    journal
-        Where applied changes are recorded (optional).
-    review
-        Whether edits go through the editor's preview for the user to confirm.
-    """
+    """The write side of the tools, bound to a workspace and an editor (the
+    parameters are :class:`~rhema_lsp.tools.edit_base.EditingBase`'s)."""
 
     async def _change_text(
         self, call: _Call, snap: Snapshot, edits: list[TextEdit], new_text: str

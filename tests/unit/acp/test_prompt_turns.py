@@ -10,7 +10,7 @@ prompt in flight, checkpoints it and closes the stores."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -31,26 +31,19 @@ from rhema_lsp.sessions import SessionStore
 from rhema_lsp.tools import DiskEditor
 from tests.acp.client import RecordingClient
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+from tests.unit.conftest import HELLO
 
-HELLO = 'def greet(name):\n    return "hello " + name\n'
 EDIT = ("edit_file", {"path": "hello.py", "old_text": '"hello "', "new_text": '"hi "'})
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.delenv("RHEMA_API_KEY", raising=False)
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "hello.py").write_text(HELLO)
-    return path
+def folder(project: Path) -> Path:
+    return project
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeModelServer]:
-    with FakeModelServer(wire="openai") as server:
-        yield server
+def fake(openai_fake: FakeModelServer) -> FakeModelServer:
+    return openai_fake
 
 
 class CancellingClient(RecordingClient):

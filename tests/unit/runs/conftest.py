@@ -4,7 +4,7 @@ pipeline (see :mod:`tests.unit.runs.harness`)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -15,23 +15,15 @@ from rhema_lsp.tools import MemoryEditor
 from tests.fakes.model_server import FakeModelServer
 from tests.unit.runs.harness import Bench, make_turns
 
-HELLO = 'def greet(name):\n    return "hello " + name\n'
+
+@pytest.fixture
+def folder(project: Path) -> Path:
+    return project
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no user MCP config
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "hello.py").write_text(HELLO)
-    return path
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeModelServer]:
-    with FakeModelServer(wire="openai") as server:
-        yield server
+def fake(openai_fake: FakeModelServer) -> FakeModelServer:
+    return openai_fake
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from rhema_lsp.runs.settings import Settings
 from rhema_lsp.sessions import SessionBusyError, SessionStore, SessionStoreError
 from rhema_lsp.tools import MemoryEditor
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
-from tests.unit.runs.conftest import HELLO
+from tests.unit.conftest import HELLO
 from tests.unit.runs.harness import (
     Bench,
     Recorder,

@@ -8,7 +8,7 @@ stops a running turn checkpointed."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +22,13 @@ LONG = "word " * 3000
 
 
 @pytest.fixture
-def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.delenv("RHEMA_API_KEY", raising=False)
-    path = tmp_path / "project"
-    path.mkdir()
-    (path / "hello.py").write_text("print('hello')\n")
-    return path
+def folder(project: Path) -> Path:
+    return project
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeModelServer]:
-    with FakeModelServer(wire="openai") as server:
-        yield server
+def fake(openai_fake: FakeModelServer) -> FakeModelServer:
+    return openai_fake
 
 
 def settings(fake: FakeModelServer) -> dict[str, Any]:

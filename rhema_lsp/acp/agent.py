@@ -32,6 +32,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
     Implementation,
@@ -47,6 +48,7 @@ from acp.schema import (
     SessionInfo,
     SessionListCapabilities,
     SetSessionModeResponse,
+    TextContentBlock,
 )
 
 from rhema_lsp import __version__
@@ -285,6 +287,15 @@ class RhemaAcpAgent:
     ) -> PromptResponse:
         """Run one turn (see the module docstring)."""
         session = self._session(session_id)
+        notice = self.stores.untold_notice(session.cwd)
+        if notice is not None:  # the first prompt in that folder says it first
+            await self.client.session_update(
+                session_id,
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=f"⚠ {notice}\n\n"),
+                ),
+            )
         text = user_text(prompt, session.cwd)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")

@@ -24,6 +24,7 @@ from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation
+from rhema_lsp.tools.gate import unsafe_root_reason
 from rhema_lsp.vocabulary import MODES, Mode
 
 __all__ = ["SESSION_MODES", "AcpSession", "Stores", "real_folder"]
@@ -49,7 +50,8 @@ def real_folder(raw: str, what: str) -> Path:
     Raises
     ------
     RequestError
-        It is relative, or no folder.
+        It is relative, no folder, or would confine nothing (``/``, the
+        home directory).
     """
     path = Path(raw)
     if not path.is_absolute():
@@ -57,6 +59,9 @@ def real_folder(raw: str, what: str) -> Path:
     real = Path(os.path.realpath(path))
     if not real.is_dir():
         raise RequestError(INVALID_PARAMS, f"{what} {raw} is not a folder")
+    unsafe = unsafe_root_reason(real)
+    if unsafe is not None:
+        raise RequestError(INVALID_PARAMS, f"{what} refused: {unsafe}")
     return real
 
 
@@ -86,11 +91,14 @@ class AcpSession:
 
 
 class Stores:
-    """The session store of each folder this connection opened."""
+    """The session store of each folder this connection opened, and the
+    notices of those stores (a corrupt store moved aside, a ``.rhema`` that
+    cannot hold one) not yet told to the user."""
 
     def __init__(self, location: StoreLocation) -> None:
         self.location = location
         self._stores: dict[Path, SessionStore] = {}
+        self._notices: dict[Path, str] = {}
 
     def opened(self) -> list[SessionStore]:
         """Every store opened so far."""
@@ -112,8 +120,13 @@ class Stores:
                 raise RequestError(INTERNAL_ERROR, str(exc)) from exc
             if store.notice:
                 logger.warning("%s", store.notice)
+                self._notices[folder] = store.notice
             self._stores[folder] = store
         return store
+
+    def untold_notice(self, folder: Path) -> str | None:
+        """``folder``'s store notice, once: ``None`` after it was asked for."""
+        return self._notices.pop(folder, None)
 
     async def close(self) -> None:
         """Close every store (releasing their leases)."""

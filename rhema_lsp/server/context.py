@@ -1,10 +1,11 @@
 """A command's ``folder`` and ``context``, read into what the prompt carries.
 
-:func:`read_context` turns the context references of ``rhema.turn``,
-``rhema.step`` and ``rhema.edit`` into :class:`~rhema_lsp.runs.prompts.ContextPiece`\\ s
-(the editor's text of an open document, else the file's; the range as
-offsets; the diagnostics as problem lines); :func:`folder_for` decides the
-folder a command runs in.
+:func:`read_context` reads the context references of ``rhema.turn``,
+``rhema.step`` and ``rhema.edit`` through the workspace's gate
+(:func:`rhema_lsp.runs.context.read_context`: confined, protected files
+asked for, regular files only, capped); a refused one refuses the command
+(:class:`~rhema_lsp.server.errors.BadArguments`). :func:`folder_for`
+decides the folder a command runs in.
 """
 
 from __future__ import annotations
@@ -12,12 +13,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lsprotocol import types
-
 from rhema_lsp.contract import ContextRef
-from rhema_lsp.runs.prompts import ContextPiece, problem_line, render_context
+from rhema_lsp.runs import context
+from rhema_lsp.runs.prompts import ContextPiece, render_context
+from rhema_lsp.server.errors import BadArguments
 from rhema_lsp.server.folders import FolderError
-from rhema_lsp.tools.positions import LineIndex, uri_to_path
 
 if TYPE_CHECKING:
     from rhema_lsp.server.state import ServerState
@@ -25,45 +25,32 @@ if TYPE_CHECKING:
 __all__ = ["folder_for", "prompt_with_context", "read_context"]
 
 
-def read_context(state: ServerState, refs: list[ContextRef]) -> list[ContextPiece]:
-    """What each reference shows.
+async def read_context(
+    state: ServerState, refs: list[ContextRef], folder: Path
+) -> list[ContextPiece]:
+    """The attached documents, read through the workspace's gate.
 
     Raises
     ------
-    FolderError
-        A referenced file cannot be read.
+    BadArguments
+        A document is refused or cannot be read.
     """
-    encoding = state.editor.position_encoding
-    pieces = []
-    for ref in refs:
-        document = state.editor.open_document(ref.uri)
-        path = uri_to_path(ref.uri)
-        if document is not None:
-            text = document.text
-        else:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                raise FolderError(f"`context` {ref.uri} cannot be read: {exc}") from exc
-        start = end = None
-        if ref.range is not None:
-            index = LineIndex(text, encoding)
-            start = index.offset(types.Position(**ref.range.start.model_dump()))
-            end = index.offset(types.Position(**ref.range.end.model_dump()))
-        shown = state.folders.display(path)
-        problems = tuple(
-            problem_line(d.range.start.line, d.message, d.severity, d.source, d.code)
-            for d in ref.diagnostics
+    folders = state.folders
+    try:
+        return await context.read_context(
+            refs, folders.roots() or [folder], folder, state.editor, folders.display
         )
-        pieces.append(ContextPiece(path=shown, text=text, start=start, end=end, problems=problems))
-    return pieces
+    except context.ContextRefused as exc:
+        raise BadArguments(str(exc)) from exc
 
 
-def prompt_with_context(state: ServerState, prompt: str, refs: list[ContextRef]) -> str:
+async def prompt_with_context(
+    state: ServerState, prompt: str, refs: list[ContextRef], folder: Path
+) -> str:
     """``prompt`` followed by what ``refs`` show."""
     if not refs:
         return prompt
-    return f"{prompt}\n\n{render_context(read_context(state, refs))}"
+    return f"{prompt}\n\n{render_context(await read_context(state, refs, folder))}"
 
 
 async def folder_for(

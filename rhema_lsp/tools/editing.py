@@ -36,8 +36,8 @@ from rhema_lsp.tools import review
 from rhema_lsp.tools.edit_base import _REREAD, _Call
 from rhema_lsp.tools.errors import ToolError
 from rhema_lsp.tools.file_operations import FileOperations
+from rhema_lsp.tools.gate import Snapshot
 from rhema_lsp.tools.positions import minimal_edits, replacement_edits
-from rhema_lsp.tools.reading import Snapshot
 from rhema_lsp.tools.workspace import Access
 
 __all__ = ["Editing"]

@@ -89,7 +89,7 @@ async def turn(service: AgentService, args: TurnArgs, request: Request) -> TurnR
     state = service.state
     folder = await folder_for(state, args.folder, args.context, args.session)
     plan = Plan(
-        prompt=prompt_with_context(state, args.prompt, args.context),
+        prompt=await prompt_with_context(state, args.prompt, args.context, folder),
         title=args.prompt,
         mode=args.mode or state.settings.mode,
         max_steps=args.max_steps or state.settings.max_steps,
@@ -119,7 +119,7 @@ async def step(service: AgentService, args: StepArgs, request: Request) -> StepR
     plan = Plan(
         prompt=None
         if args.prompt is None
-        else prompt_with_context(state, args.prompt, args.context),
+        else await prompt_with_context(state, args.prompt, args.context, folder),
         title=args.prompt or "",
         mode=args.mode or state.settings.mode,
         max_steps=1,
@@ -153,11 +153,11 @@ async def edit(service: AgentService, args: EditArgs, request: Request) -> EditR
     folder = folders.resolve(None, [args.uri])
     if folders.root_of(uri_to_path(args.uri)) is None:
         raise FolderError(f"`uri` {args.uri} is outside every workspace folder")
-    piece = read_context(state, [ContextRef(uri=args.uri, range=args.range)])[0]
-    assert piece.start is not None and piece.end is not None
-    before = state.editor.open_document(args.uri)
     if args.session is not None:
         folder = (await state.state_of(args.session)).path
+    piece = (await read_context(state, [ContextRef(uri=args.uri, range=args.range)], folder))[0]
+    assert piece.start is not None and piece.end is not None
+    before = state.editor.open_document(args.uri)
     plan = Plan(
         prompt=edit_prompt(args.instruction, piece, piece.text[piece.start : piece.end]),
         title=f"Edit: {args.instruction}",

@@ -233,9 +233,9 @@ class Turns:
         ref = run.ref
         async with place.store.lease(ref.session):
             self._point(LEASE_HELD)
+            tools = place.tools(plan.mode, settings)
             sink = await output.open(ref)
             report: TurnReport[T] = TurnReport(ref, Outcome())
-            tools = place.tools(plan.mode, settings)
             try:
                 report.outcome = await self._lease_held(
                     run, plan, place, backend, settings, sink, tools, decorate

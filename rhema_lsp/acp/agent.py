@@ -318,12 +318,7 @@ class RhemaAcpAgent:
 
     async def _resolved_provider(self) -> ResolvedProvider:
         if self._provider is None:
-            s = self.settings
-            self._provider = await resolve_provider(
-                ProviderSettings(
-                    provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
-                )
-            )
+            self._provider = await resolve_provider(ProviderSettings.of(self.settings))
         return self._provider
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -10,6 +10,9 @@ before any tool runs), then resolves each call in order, appending its
 ``tool``-role result and emitting ``ToolResultEvent``; finally it emits
 ``StepEnd``. Tool failures are in-band results, never exceptions.
 
+Every tool call gets an id unique within the session as it streams
+(:mod:`.ids`): the provider's own unless it is missing or already used.
+
 Each request carries the session's view (:meth:`Session.view`: the latest
 compaction's summary and the rounds after it). A request estimated above the
 budget's threshold is compacted first; one the provider refuses as too long
@@ -47,6 +50,7 @@ from rhema_lsp.engine.events import (
     ToolResultEvent,
     UsageUpdate,
 )
+from rhema_lsp.engine.ids import CallIds
 from rhema_lsp.engine.messages import Compaction, Message, Role, Session, ToolCall, ToolResult
 from rhema_lsp.engine.output import ModelOutput, Step, StopReason, Usage
 from rhema_lsp.engine.provider import ModelProvider, ProviderError
@@ -233,16 +237,19 @@ class Agent:
         tokens = self.context.estimator.estimate(request)
         if self.context.over(tokens) and await compactor.compact(session, sink, tokens=tokens):
             request = compactor.request(session)
+        ids = CallIds(session.history)
         try:
-            output = await self.provider.complete(request, sink)
+            output = await self.provider.complete(request, ids.sink(sink))
         except ProviderError as exc:
             if not exc.context_overflow:
                 raise AgentProviderError(exc) from exc
             request = await self._recover(compactor, session, sink, request, exc)
+            ids = CallIds(session.history)
             try:
-                output = await self.provider.complete(request, sink)
+                output = await self.provider.complete(request, ids.sink(sink))
             except ProviderError as again:
                 raise AgentProviderError(_still_too_long(again)) from again
+        output = ids.finish(output)
         self.context.estimator.calibrate(request_bytes(request), output.usage.input)
         session.history.append(output.message)
         return output

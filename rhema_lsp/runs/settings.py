@@ -44,6 +44,8 @@ class Settings(BaseModel):
     session_store: Literal["workspace", "user"] = Field(default="workspace", alias="sessionStore")
     command_allowlist: tuple[str, ...] = Field(default=(), alias="commandAllowlist")
     approval_timeout: float = Field(default=120, alias="approvalTimeout", ge=1, le=86_400)
+    response_timeout: float = Field(default=600, alias="responseTimeout", ge=10, le=86_400)
+    min_stream_rate: float = Field(default=128, alias="minStreamRate", ge=0, le=1_000_000)
     log_level: Literal["error", "warning", "info", "debug"] = Field(
         default="warning", alias="logLevel"
     )

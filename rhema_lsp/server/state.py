@@ -62,10 +62,7 @@ class ServerState:
         ProviderError
             None can be set up from the settings and the environment.
         """
-        s = self.settings
-        wanted = ProviderSettings(
-            provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
-        )
+        wanted = ProviderSettings.of(self.settings)
         if self._provider is None or self._provider_key != wanted:
             self._provider = await resolve_provider(wanted)
             self._provider_key = wanted

@@ -443,6 +443,7 @@ export interface ToolCall {
   args: unknown;
   raw_args: string | null;
   provider_data: unknown;
+  provider_id: string | null;
 }
 
 /** A piece of a call's JSON arguments. */

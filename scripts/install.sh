@@ -4,7 +4,8 @@
 # already in place is skipped (apt packages present, code-server's stamp, npm
 # trees that match their lock files), so a second run takes seconds.
 #   scripts/install.sh          everything (Python packages, Emacs, code-server,
-#                               Chromium, the extension's and driver's npm trees)
+#                               Chromium, the extension's, driver's and MCP
+#                               servers' npm trees)
 #   scripts/install.sh --python only the Python packages (enough for the fast lane)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,3 +64,5 @@ npm_tree() {
 echo "== install: the extension's and the VS Code driver's npm packages"
 npm_tree editors/vscode
 npm_tree tests/editors/vscode/driver
+echo "== install: the reference MCP servers the MCP tests run (server-everything, server-filesystem)"
+npm_tree tests/mcp_servers

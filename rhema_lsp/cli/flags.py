@@ -195,6 +195,12 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         "",
         why="it goes with mcpServers, in user settings or the user config file",
     ),
+    SettingFlag(
+        "mcpStartTimeout",
+        None,
+        "",
+        why="it goes with mcpServers, in user settings or the user config file",
+    ),
 )
 """Every setting of the contract, in the README's order."""
 

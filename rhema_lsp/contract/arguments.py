@@ -19,6 +19,9 @@ __all__ = [
     "ContextRef",
     "EditArgs",
     "ForkArgs",
+    "McpPromptArgs",
+    "McpPromptsArgs",
+    "McpRestartArgs",
     "Mode",
     "OpenSessionArgs",
     "Position",
@@ -185,5 +188,26 @@ class CheckpointContentArgs(Args):
     uri: str = Field(min_length=1)
 
 
-class StatusArgs(Args):
+class McpPromptsArgs(Args):
     """No arguments."""
+
+
+class McpPromptArgs(Args):
+    """A server's prompt to fill: ``arguments`` by name (strings)."""
+
+    server: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: dict[str, str] = Field(default_factory=dict)
+
+
+class McpRestartArgs(Args):
+    """The MCP server to restart, by its configured name."""
+
+    name: str = Field(min_length=1)
+
+
+class StatusArgs(Args):
+    """``check``: start the configured MCP servers (or try them again) and
+    wait for them, bounded, before answering: a health check."""
+
+    check: bool = False

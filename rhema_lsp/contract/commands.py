@@ -21,6 +21,9 @@ from rhema_lsp.contract.arguments import (
     CheckpointContentArgs,
     EditArgs,
     ForkArgs,
+    McpPromptArgs,
+    McpPromptsArgs,
+    McpRestartArgs,
     OpenSessionArgs,
     RewindArgs,
     SessionArgs,
@@ -40,6 +43,9 @@ from rhema_lsp.contract.results import (
     Detached,
     EditResult,
     ForkResult,
+    McpPromptInfo,
+    McpPromptResult,
+    McpServerStatus,
     OpenSessionResult,
     RewindResult,
     SessionSummary,
@@ -58,6 +64,9 @@ __all__ = [
     "DELETE_SESSION",
     "EDIT",
     "FORK_SESSION",
+    "MCP_PROMPT",
+    "MCP_PROMPTS",
+    "MCP_RESTART",
     "OPEN_SESSION",
     "REWIND",
     "SESSIONS",
@@ -144,6 +153,21 @@ UNDO_TURN = CommandSpec(
     "revert a turn's edits (none: the last): rhema.rewind of that turn's code",
 )
 STATUS = CommandSpec("rhema.status", StatusArgs, StatusResult, "version, provider and state")
+MCP_PROMPTS = CommandSpec(
+    "rhema.mcpPrompts",
+    McpPromptsArgs,
+    list[McpPromptInfo],
+    "the MCP servers' prompts (slash commands); starts the servers",
+)
+MCP_PROMPT = CommandSpec(
+    "rhema.mcpPrompt", McpPromptArgs, McpPromptResult, "fill an MCP prompt: the text of a turn"
+)
+MCP_RESTART = CommandSpec(
+    "rhema.mcpRestart",
+    McpRestartArgs,
+    list[McpServerStatus],
+    "restart an MCP server (a failed one, a sign-in) and wait for it",
+)
 REWIND = CommandSpec(
     "rhema.rewind",
     RewindArgs,
@@ -178,6 +202,9 @@ COMMANDS: tuple[CommandSpec[Any], ...] = (
     CHECKPOINT_CONTENT,
     COMPACT,
     STATUS,
+    MCP_RESTART,
+    MCP_PROMPTS,
+    MCP_PROMPT,
 )
 """Every command of the contract, in the order the docs list them."""
 

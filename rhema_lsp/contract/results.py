@@ -24,6 +24,9 @@ __all__ = [
     "EditResult",
     "FileConflict",
     "ForkResult",
+    "McpPromptArgument",
+    "McpPromptInfo",
+    "McpPromptResult",
     "McpServerStatus",
     "OpenSessionResult",
     "ProviderStatus",
@@ -248,10 +251,41 @@ class McpServerStatus(Wire):
     name: str
     source: Literal["settings", "user config", "workspace"]
     transport: Literal["stdio", "http"]
-    state: Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "disabled"]
+    state: Literal[
+        "idle", "starting", "ready", "restarting", "authorizing", "failed", "stopped", "disabled"
+    ]
     tools: int
     restarts: int
     error: str | None = None
+    deferred: bool = False
+    """Its tools were behind ``find_tools`` in the latest run (too many, or
+    too large for the model's window)."""
+
+
+class McpPromptArgument(Wire):
+    """One argument of an MCP prompt."""
+
+    name: str
+    description: str
+    required: bool
+
+
+class McpPromptInfo(Wire):
+    """An MCP server's prompt, which a client offers as a slash command
+    (``command``), filled with ``rhema.mcpPrompt``."""
+
+    server: str
+    name: str
+    title: str
+    description: str
+    arguments: list[McpPromptArgument]
+    command: str
+
+
+class McpPromptResult(Wire):
+    """A filled prompt: the text to send as a turn's prompt."""
+
+    text: str
 
 
 class StatusResult(Wire):

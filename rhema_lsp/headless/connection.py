@@ -83,6 +83,7 @@ class Connection:
         endpoint.on("workspace/applyEdit", editor.apply_edit)
         endpoint.on("window/showMessageRequest", editor.show_message_request)
         endpoint.on("window/showMessage", editor.show_message)
+        endpoint.on("window/showDocument", editor.show_document)
         endpoint.on("window/logMessage", editor.show_message)
         endpoint.on("workspace/configuration", editor.configuration)
         endpoint.on(EVENT_METHOD, on_event)

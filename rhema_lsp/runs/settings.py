@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rhema_lsp.mcp import McpServerConfig, parse_servers
+from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S
 from rhema_lsp.vocabulary import Mode
 
 __all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
@@ -53,6 +54,9 @@ class Settings(BaseModel):
     compact_threshold: float = Field(default=0.8, alias="compactThreshold", ge=0.2, le=0.95)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     mcp_modes: tuple[Mode, ...] = Field(default=("agent",), alias="mcpModes")
+    mcp_start_timeout: float = Field(
+        default=DEFAULT_START_TIMEOUT_S, alias="mcpStartTimeout", ge=1, le=600
+    )
 
     @field_validator("thinking", mode="before")
     @classmethod

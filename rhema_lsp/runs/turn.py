@@ -55,6 +55,7 @@ from rhema_lsp.engine import (
     TurnEnd,
 )
 from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.points import (
     INTENT_COMMITTED,
@@ -282,8 +283,10 @@ class Turns:
             return Outcome(stop_reason="error", error=str(exc))
         store, ref = place.store, run.ref
         resolver: ToolResolver | None = None
+        instructions = ""
         if plan.tools:
             resolver = await self._resolver(tools, plan.mode, place, backend, settings)
+            instructions = mcp_instructions(resolver)
             if decorate is not None:
                 resolver = decorate(tools, resolver)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
@@ -296,7 +299,7 @@ class Turns:
             self._point(PROMPT_COMMITTED)
         elif not session.history:
             return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
-        system = plan.system or system_prompt(plan.mode, place.folder)
+        system = (plan.system or system_prompt(plan.mode, place.folder)) + instructions
         agent = self.agent(backend, settings, ref, resolver, system, store)
         outcome = await drive(
             agent,
@@ -331,6 +334,9 @@ class Turns:
             backend.protocol,
             settings,
             given=place.client_servers,
+            provider=backend.provider,
+            model=backend.model,
+            window=settings.context_window or backend.context_window,
         )
 
     # -- outside a turn --------------------------------------------------------

@@ -9,7 +9,7 @@ of :data:`rhema_lsp.contract.COMMANDS` through the router
 (:func:`~rhema_lsp.server.router.dispatch`) with the handler of
 :mod:`rhema_lsp.server.handlers` that serves it: runs (``rhema.turn``,
 ``rhema.step``, ``rhema.edit``, ``rhema.cancel``), sessions, checkpoints,
-status.
+status, MCP servers.
 """
 
 from __future__ import annotations

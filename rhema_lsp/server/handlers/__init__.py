@@ -5,7 +5,8 @@
   ``rhema.compact``, ``rhema.deleteSession``, ``rhema.forkSession``;
 - :mod:`.checkpoints`: ``rhema.undoTurn``, ``rhema.rewind``,
   ``rhema.changes``, ``rhema.checkpointContent``;
-- :mod:`.status`: ``rhema.status``.
+- :mod:`.status`: ``rhema.status``;
+- :mod:`.mcp`: ``rhema.mcpRestart``, ``rhema.mcpPrompts``, ``rhema.mcpPrompt``.
 
 Each handler is registered with :func:`~rhema_lsp.server.router.serves`; it
 turns typed arguments into a plan or a session operation and its outcome
@@ -19,6 +20,6 @@ __all__ = ["load"]
 
 def load() -> None:
     """Import every handler module (registering its handlers)."""
-    from rhema_lsp.server.handlers import checkpoints, runs, sessions, status
+    from rhema_lsp.server.handlers import checkpoints, mcp, runs, sessions, status
 
-    del checkpoints, runs, sessions, status
+    del checkpoints, mcp, runs, sessions, status

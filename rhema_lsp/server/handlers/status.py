@@ -40,6 +40,6 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         running=state.runs.sessions(),
         mcp_servers=[
             McpServerStatus.model_validate(asdict(report))
-            for report in await state.mcp.status(settings)
+            for report in await state.mcp.status(settings, check=args.check, editor=state.editor)
         ],
     )

@@ -143,15 +143,17 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    from rhema_lsp.headless.run import ClientOptions, sessions
+    from rhema_lsp.headless.commands import sessions
+    from rhema_lsp.headless.connection import ClientOptions
 
     options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
     return asyncio.run(sessions(options, args.json))
 
 
 def _rewind(args: argparse.Namespace) -> int:
-    from rhema_lsp.contract import RewindWhat
-    from rhema_lsp.headless.run import ClientOptions, RewindRequest, rewind
+    from rhema_lsp.headless.commands import RewindRequest, rewind
+    from rhema_lsp.headless.connection import ClientOptions
+    from rhema_lsp.vocabulary import RewindWhat
 
     options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
     paths = tuple(Path(path) for path in args.path)
@@ -161,7 +163,8 @@ def _rewind(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from rhema_lsp.headless.run import ClientOptions, status
+    from rhema_lsp.headless.commands import status
+    from rhema_lsp.headless.connection import ClientOptions
 
     settings = _settings_from(args)
     folder = _folder(args)

@@ -1,28 +1,42 @@
 """The language server: pygls wiring around :class:`AgentService`.
 
-This is the only module that knows pygls' internals, and it corrects three of
+This is the only module that knows pygls' internals, and it corrects four of
 them. pygls 2.1 runs ``workspace/executeCommand`` through a generator whose
 inner task ``$/cancelRequest`` never reaches, it never cancels anything on
 ``window/workDoneProgress/cancel``, and it keeps the finished futures of the
 user handlers behind its built-in features in ``_request_futures`` forever.
 :class:`RhemaProtocol` therefore serves ``workspace/executeCommand`` itself
 as a plain coroutine, routes both cancellations to the run they name (which
-stops and answers ``cancelled``), and forgets finished handler futures.
+stops and answers ``cancelled``), and forgets finished handler futures (and
+so cancels them at ``shutdown`` over a copy of that table).
+
+Its stdio loop reads stdin on a worker thread that nothing can interrupt,
+ends without a word on ``SIGTERM``, and on stdin's end closes the event loop
+with the runs still in it. :meth:`RhemaServer.start_io` reads stdin as an
+asyncio pipe instead and ends the same way on stdin's end and on
+``SIGTERM``: every run cancelled and checkpointed, the stores closed (the
+agent service's shutdown, as the ``shutdown`` request does), then the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+import sys
+import threading
+from collections.abc import Generator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from rhema_lsp import __version__
 from rhema_lsp.contract import COMMANDS, command_named
+from rhema_lsp.runs.lifetime import serve_until_stopped
 from rhema_lsp.runs.settings import Settings, parse_settings
 from rhema_lsp.server.actions import offered_actions
 from rhema_lsp.server.clients import ClientFeatures
@@ -84,9 +98,33 @@ class RhemaProtocol(LanguageServerProtocol):
 
         super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
 
+    def open_requests(self) -> int:
+        """How many requests (either way) await their answer."""
+        return len(self._request_futures)
+
+    def withdraw_request(self, msg_id: str) -> None:
+        """Forget our own request ``msg_id`` and tell the client it is
+        cancelled: a late answer is then ignored as unknown."""
+        self._request_futures.pop(msg_id, None)
+        self.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        # pygls cancels the pending handler futures while iterating
+        # _request_futures, and a cancelled future's callback (forget_then
+        # above) runs at once and deletes its entry: "dictionary changed size
+        # during iteration". The same, over a copy.
+        if (user_handler := self.fm.features.get(types.SHUTDOWN)) is not None:
+            yield user_handler, args, None
+        current_id = self.msg_id
+        for msg_id, future in list(self._request_futures.items()):
+            if msg_id != current_id and not future.done():
+                future.cancel()
+        self._shutdown = True
+
     def _handle_cancel_notification(self, msg_id: int | str) -> None:
         service = self._server.started_service
-        run = service.lifecycle.runs.by_msg(msg_id) if service is not None else None
+        run = service.state.runs.by_msg(msg_id) if service is not None else None
         if run is not None:
             run.cancel()
             return
@@ -95,7 +133,7 @@ class RhemaProtocol(LanguageServerProtocol):
     @lsp_method(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def lsp_work_done_progress_cancel(self, params: types.WorkDoneProgressCancelParams) -> None:
         service = self._server.started_service
-        run = service.lifecycle.runs.by_token(params.token) if service is not None else None
+        run = service.state.runs.by_token(params.token) if service is not None else None
         if run is not None:
             run.cancel()
 
@@ -125,7 +163,7 @@ class RhemaServer(LanguageServer):
             from rhema_lsp.server.service import AgentService
 
             self._service = AgentService(self)
-            self._service.lifecycle.client = self.client_features
+            self._service.state.client = self.client_features
             self._service.update_settings(self.settings)
         return self._service
 
@@ -140,6 +178,63 @@ class RhemaServer(LanguageServer):
         EditorLogHandler.set_level(settings.log_level)
         if self._service is not None:
             self._service.update_settings(settings)
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve LSP on stdio until stdin ends, ``exit`` or ``SIGTERM`` (see
+        the module docstring)."""
+        try:
+            asyncio.run(self._serve_io(stdin or sys.stdin.buffer, stdout or sys.stdout.buffer))
+        except BrokenPipeError:
+            logger.error("the connection to the client is lost; stopping")
+        except (KeyboardInterrupt, SystemExit):  # SystemExit: the `exit` notification
+            pass
+
+    async def _serve_io(self, stdin: BinaryIO, stdout: BinaryIO) -> None:
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout))
+        reading = run_async(
+            stop_event=self._stop_event,
+            reader=await _stdin_reader(stdin, self),
+            protocol=self.protocol,
+            logger=logger,
+            error_handler=self.report_server_error,
+        )
+
+        async def close() -> None:
+            if self._service is not None:
+                await self._service.shutdown()
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls: its stop event, its threads
+
+        await serve_until_stopped(reading, close, name="rhema lsp connection")
+
+
+class _PipeReader:
+    """stdin as an asyncio pipe, read the way pygls' loop reads."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self._stream = stream
+
+    async def readline(self) -> bytes:
+        return await self._stream.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self._stream.readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            return exc.partial  # the end of input: pygls' loop stops on it
+
+
+async def _stdin_reader(stdin: BinaryIO, server: RhemaServer) -> Any:
+    """``stdin`` read without a thread when it is a pipe or a terminal, else
+    (a regular file, which ends anyway) on pygls' thread pool."""
+    stream = asyncio.StreamReader()
+    try:
+        await asyncio.get_running_loop().connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), stdin
+        )
+    except (ValueError, OSError):
+        return StdinAsyncReader(stdin, server.thread_pool)
+    return _PipeReader(stream)
 
 
 def _dispatched_by_protocol(*arguments: Any) -> None:
@@ -192,7 +287,7 @@ async def _load_settings(server: RhemaServer) -> None:
 
 async def _documents_changed(server: RhemaServer) -> None:
     if server.started_service is not None:
-        await server.started_service.lifecycle.editor.documents_changed()
+        await server.started_service.state.editor.documents_changed()
 
 
 def _register_features(server: RhemaServer) -> None:
@@ -243,7 +338,7 @@ def _register_features(server: RhemaServer) -> None:
         ls: RhemaServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
         service = ls.started_service
-        running = service is not None and bool(service.lifecycle.runs.sessions())
+        running = service is not None and bool(service.state.runs.sessions())
         text = None
         document = ls.workspace.text_documents.get(params.text_document.uri)
         if document is not None:

@@ -12,6 +12,7 @@ import pytest
 
 LAYERS = [
     "engine",
+    "jsonrpc",
     "contract",
     "providers",
     "tools",
@@ -25,17 +26,19 @@ LAYERS = [
 ]
 ALLOWED = {
     "engine": set(),
+    "jsonrpc": set(),
     "contract": {"engine"},
     "providers": {"engine"},
     "tools": {"engine"},
     "mcp": {"engine", "tools"},
     "sessions": {"engine"},
     "runs": {"engine", "contract", "tools", "mcp", "sessions"},
-    "acp": {"engine", "contract", "providers", "tools", "mcp", "sessions", "runs"},
-    "server": {"engine", "contract", "providers", "tools", "mcp", "sessions", "runs"},
+    "acp": {"engine", "jsonrpc", "contract", "providers", "tools", "mcp", "sessions", "runs"},
+    "server": {"engine", "jsonrpc", "contract", "providers", "tools", "mcp", "sessions", "runs"},
     "headless": {"engine", "contract", "tools"},
     "cli": {
         "engine",
+        "jsonrpc",
         "contract",
         "providers",
         "tools",

@@ -13,7 +13,8 @@ and hand the bytes over to the event loop, which never blocks on them:
 - :class:`FdWriter` writes each chunk whole, in order; ``await write()``
   returns once the bytes are written (so a slow reader slows the writer,
   never the loop), and raises :class:`BrokenPipeError` (or the ``OSError``)
-  when the other end is gone.
+  when the other end is gone; a write whose caller was cancelled still
+  happens, and ``aclose()`` waits for the last one.
 
 The threads are daemons: one blocked on a silent peer never holds the
 process's exit.
@@ -33,6 +34,9 @@ QUEUED = 4
 """Chunks read ahead of the event loop before the reader waits."""
 
 CHUNK = 65536
+
+CLOSE_WAIT = 5.0
+"""Seconds :meth:`FdWriter.aclose` waits for the last bytes to be written."""
 
 
 class FdReader:
@@ -107,7 +111,10 @@ class FdWriter:
         self._pending.put((data, done))
         await asyncio.wrap_future(done)
 
-    def close(self) -> None:
-        """Stop the thread once what was written so far is out."""
+    async def aclose(self, wait: float = CLOSE_WAIT) -> None:
+        """Stop the thread once what was written so far is out (waiting up
+        to ``wait`` seconds for it, so the process exits with its last
+        answers written)."""
         if self._thread is not None:
             self._pending.put(None)
+            await asyncio.to_thread(self._thread.join, wait)

@@ -193,6 +193,17 @@ json_values = st.recursive(
 any_json = json_scalars | st.floats() | json_values
 
 
+def broken(draw: st.DrawFn, data: dict[str, Any], fields: list[str]) -> dict[str, Any]:
+    """``data`` with at most one of ``fields`` dropped or replaced by any JSON value."""
+    field = draw(st.sampled_from([*fields, None]))
+    if field is not None:
+        if draw(st.integers(0, 3)) == 0:
+            data.pop(field, None)
+        else:
+            data[field] = draw(any_json)
+    return data
+
+
 @st.composite
 def calls(draw: st.DrawFn) -> dict[str, Any]:
     """A well-formed request or notification with at most one member
@@ -205,13 +216,7 @@ def calls(draw: st.DrawFn) -> dict[str, Any]:
             st.lists(json_values, max_size=2)
             | st.dictionaries(st.text(max_size=4), json_values, max_size=2)
         )
-    field = draw(st.sampled_from(["params", "id", "method", "jsonrpc", None]))
-    if field is not None:
-        if draw(st.integers(0, 3)) == 0:
-            data.pop(field, None)
-        else:
-            data[field] = draw(any_json)
-    return data
+    return broken(draw, data, ["params", "id", "method", "jsonrpc"])
 
 
 @st.composite
@@ -223,13 +228,7 @@ def responses(draw: st.DrawFn) -> dict[str, Any]:
         data["result"] = draw(json_values)
     else:
         data["error"] = {"code": draw(st.integers()), "message": draw(st.text(max_size=5))}
-    field = draw(st.sampled_from(["id", "error", "result", "jsonrpc", None]))
-    if field is not None:
-        if draw(st.integers(0, 3)) == 0:
-            data.pop(field, None)
-        else:
-            data[field] = draw(any_json)
-    return data
+    return broken(draw, data, ["id", "error", "result", "jsonrpc"])
 
 
 def expected(data: Any) -> str:

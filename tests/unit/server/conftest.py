@@ -13,14 +13,6 @@ from tests.fakes.model_server import FakeModelServer, text_reply
 from tests.unit.server.wire_harness import InProcessServer
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "project"
-    folder.mkdir()
-    (folder / "hello.py").write_text('def greet(name):\n    return "hello " + name\n')
-    return folder
-
-
 @pytest.fixture(scope="module")
 def model() -> Iterator[FakeModelServer]:
     with FakeModelServer(wire="openai", responder=lambda body: text_reply("Done.")) as server:
@@ -39,15 +31,6 @@ def settings_for(model: FakeModelServer, **extra: Any) -> dict[str, Any]:
         "clientCapabilities": {"events": True},
         **extra,
     }
-
-
-@pytest.fixture
-def quiet_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """No key of the machine's, the user state in the test's folder."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "RHEMA_API_KEY"):
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

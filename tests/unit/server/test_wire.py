@@ -58,7 +58,7 @@ INVALID = [
 ]
 
 
-@pytest.mark.parametrize(("body", "code", "words"), INVALID)
+@pytest.mark.parametrize(("body", "code", "words"), INVALID, ids=[w for _, _, w in INVALID])
 def test_an_invalid_message_gets_the_right_error_and_the_server_keeps_serving(
     lsp: InProcessServer, body: bytes, code: int, words: str
 ) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import attrs
@@ -32,28 +31,15 @@ from tests.fakes.hostile import (
     lsp_frames,
     offenders,
 )
+from tests.fakes.in_process import isolate
 from tests.fakes.model_server import FakeModelServer
 from tests.unit.server.conftest import settings_for
 from tests.unit.server.wire_harness import InProcessServer, frame
-
-ENV = {
-    "OPENAI_API_KEY": None,
-    "ANTHROPIC_API_KEY": None,
-    "GEMINI_API_KEY": None,
-    "RHEMA_API_KEY": None,
-}
 
 
 def client_answer(request: dict[str, Any]) -> Any:
     """What the fuzzing editor answers the server: edits applied, else null."""
     return {"applied": True} if request["method"] == "workspace/applyEdit" else None
-
-
-def isolated(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(root / "state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "config"))
-    for name in ENV:
-        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +52,7 @@ def fuzzed(
     workspace.mkdir()
     (workspace / "hello.py").write_text('def greet(name):\n    return "hello " + name\n')
     with pytest.MonkeyPatch.context() as monkeypatch:
-        isolated(monkeypatch, root)
+        isolate(monkeypatch, root)
         server = InProcessServer(answer=client_answer)
         server.initialize(settings_for(model), [workspace])
         first = server.command("rhema.turn", {"prompt": "first"})["result"]["session"]
@@ -214,7 +200,7 @@ def test_any_stream_of_frames_is_served_frame_by_frame_and_a_bad_frame_exits_1(
         stream += bad
     cuts = sorted(data.draw(st.sets(st.integers(1, max(1, len(stream) - 1)), max_size=8)))
     with pytest.MonkeyPatch.context() as monkeypatch:
-        isolated(monkeypatch, root)
+        isolate(monkeypatch, root)
         server = InProcessServer()
         try:
             server.initialize(settings_for(model), [root])

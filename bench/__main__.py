@@ -22,6 +22,7 @@ from typing import Any
 
 MODULES = (
     "providers_stream",
+    "provider_limits",
     "server_stream",
     "acp_stream",
     "server_startup",

@@ -12,6 +12,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The checks run this checkout's code, whichever checkout the editable install names.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+
 fast=0
 if [[ "${1:-}" == --fast ]]; then
     fast=1

@@ -37,6 +37,7 @@ import anyio
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
+    AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
     Implementation,
@@ -54,6 +55,7 @@ from acp.schema import (
     SessionMode,
     SessionModeState,
     SetSessionModeResponse,
+    TextContentBlock,
     Usage,
 )
 
@@ -84,6 +86,7 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.prompts import system_prompt
@@ -96,6 +99,7 @@ from rhema_lsp.sessions import (
     UnknownSessionError,
 )
 from rhema_lsp.tools import EditJournal, WorkspaceTools
+from rhema_lsp.tools.gate import unsafe_root_reason
 
 __all__ = ["MODES", "AcpSession", "RhemaAcpAgent"]
 
@@ -157,6 +161,9 @@ def _folder(raw: str, what: str) -> Path:
     real = Path(os.path.realpath(path))
     if not real.is_dir():
         raise RequestError(INVALID_PARAMS, f"{what} {raw} is not a folder")
+    unsafe = unsafe_root_reason(real)
+    if unsafe is not None:
+        raise RequestError(INVALID_PARAMS, f"{what} refused: {unsafe}")
     return real
 
 
@@ -181,6 +188,8 @@ class RhemaAcpAgent:
         self._client: AcpClient | None = None
         self._capabilities = ClientCapabilities()
         self._stores: dict[Path, SessionStore] = {}
+        self._notices: dict[Path, str] = {}
+        """Store notices not yet told: the next prompt in that folder starts with one."""
         self._provider: ResolvedProvider | None = None
 
     # -- connection ------------------------------------------------------------
@@ -236,6 +245,7 @@ class RhemaAcpAgent:
                 raise RequestError(INTERNAL_ERROR, str(exc)) from exc
             if store.notice:
                 logger.warning("%s", store.notice)
+                self._notices[folder] = store.notice
             self._stores[folder] = store
         return store
 
@@ -365,6 +375,15 @@ class RhemaAcpAgent:
     ) -> PromptResponse:
         """Run one turn (see the module docstring)."""
         session = self._session(session_id)
+        notice = self._notices.pop(session.cwd, None)
+        if notice is not None:
+            await self.client.session_update(
+                session_id,
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=f"⚠ {notice}\n\n"),
+                ),
+            )
         text = user_text(prompt, session.cwd)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")
@@ -393,12 +412,7 @@ class RhemaAcpAgent:
 
     async def _resolved_provider(self) -> ResolvedProvider:
         if self._provider is None:
-            s = self.settings
-            self._provider = await resolve_provider(
-                ProviderSettings(
-                    provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
-                )
-            )
+            self._provider = await resolve_provider(ProviderSettings.of(self.settings))
         return self._provider
 
     async def _run(self, session: AcpSession, run: Run, text: str) -> Outcome:
@@ -455,6 +469,9 @@ class RhemaAcpAgent:
             resolved.protocol,
             s,
             given=session.mcp_servers,
+            provider=resolved.provider,
+            model=resolved.model,
+            window=s.context_window or resolved.context_window,
         )
         tools = AcpTools(workspace, session.editor, stream, resolver)
         ctx = ToolContext(cwd=session.cwd, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
@@ -464,7 +481,7 @@ class RhemaAcpAgent:
         agent = Agent(
             resolved.provider,
             resolver=tools,
-            system=system_prompt(session.mode, session.cwd),
+            system=system_prompt(session.mode, session.cwd) + mcp_instructions(resolver),
             params=ChatParams(
                 model=resolved.model, max_tokens=s.max_tokens, thinking=ThinkingEffort(s.thinking)
             ),

@@ -4,7 +4,9 @@
 as ``user_message_chunk``, kept reasoning as ``agent_thought_chunk``, answers
 as ``agent_message_chunk``, and each tool call as one ``tool_call`` already
 in its final state (completed or failed, with its result's text), or
-``pending`` when a crash left it without a result.
+``pending`` when a crash left it without a result. A call's result is the
+first one after it under its id: ids are unique within a session, but a
+session stored before the engine made them so may repeat one.
 """
 
 from __future__ import annotations
@@ -30,15 +32,10 @@ __all__ = ["replay"]
 
 def replay(session: Session) -> list[SessionUpdate]:
     """The updates that show ``session``'s history, in order."""
-    results = {
-        part.id: part
-        for message in session.history
-        for part in message.content
-        if isinstance(part, ToolResult)
-    }
+    results = _results(session)
     updates: list[SessionUpdate] = []
-    for message in session.history:
-        for part in message.content:
+    for at, message in enumerate(session.history):
+        for index, part in enumerate(message.content):
             if isinstance(part, TextPart) and part.text:
                 block = TextContentBlock(type="text", text=part.text)
                 if message.role is Role.USER:
@@ -57,8 +54,22 @@ def replay(session: Session) -> list[SessionUpdate]:
                     )
                 )
             elif isinstance(part, ToolCall):
-                updates.append(_call(part, results.get(part.id)))
+                updates.append(_call(part, results.get((at, index))))
     return updates
+
+
+def _results(session: Session) -> dict[tuple[int, int], ToolResult]:
+    """Each call's result, by the call's place (message, part): the first
+    result after the call under its id."""
+    waiting: dict[str, list[tuple[int, int]]] = {}
+    results: dict[tuple[int, int], ToolResult] = {}
+    for at, message in enumerate(session.history):
+        for index, part in enumerate(message.content):
+            if isinstance(part, ToolCall):
+                waiting.setdefault(part.id, []).append((at, index))
+            elif isinstance(part, ToolResult) and waiting.get(part.id):
+                results[waiting[part.id].pop(0)] = part
+    return results
 
 
 def _call(call: ToolCall, result: ToolResult | None) -> ToolCallStart:

@@ -150,6 +150,20 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"type": float, "metavar": "SECONDS"},
     ),
     SettingFlag(
+        "responseTimeout",
+        "--response-timeout",
+        "seconds one model response may take, from the request to its end",
+        RUN,
+        {"type": float, "metavar": "SECONDS"},
+    ),
+    SettingFlag(
+        "minStreamRate",
+        "--min-stream-rate",
+        "bytes a minute a response must average after its first two minutes; 0: no minimum",
+        RUN,
+        {"type": float, "metavar": "BYTES"},
+    ),
+    SettingFlag(
         "logLevel",
         "--log-level",
         "the server's own log, to stderr",
@@ -177,6 +191,12 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
     ),
     SettingFlag(
         "mcpModes",
+        None,
+        "",
+        why="it goes with mcpServers, in user settings or the user config file",
+    ),
+    SettingFlag(
+        "mcpStartTimeout",
         None,
         "",
         why="it goes with mcpServers, in user settings or the user config file",

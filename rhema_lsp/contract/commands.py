@@ -29,6 +29,9 @@ __all__ = [
     "DELETE_SESSION",
     "EDIT",
     "FORK_SESSION",
+    "MCP_PROMPT",
+    "MCP_PROMPTS",
+    "MCP_RESTART",
     "OPEN_SESSION",
     "REWIND",
     "SESSIONS",
@@ -56,6 +59,12 @@ __all__ = [
     "FileConflict",
     "ForkArgs",
     "ForkResult",
+    "McpPromptArgs",
+    "McpPromptArgument",
+    "McpPromptInfo",
+    "McpPromptResult",
+    "McpPromptsArgs",
+    "McpRestartArgs",
     "McpServerStatus",
     "Mode",
     "OpenSessionArgs",
@@ -245,8 +254,29 @@ class CheckpointContentArgs(Args):
     uri: str = Field(min_length=1)
 
 
-class StatusArgs(Args):
+class McpPromptsArgs(Args):
     """No arguments."""
+
+
+class McpPromptArgs(Args):
+    """A server's prompt to fill: ``arguments`` by name (strings)."""
+
+    server: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: dict[str, str] = Field(default_factory=dict)
+
+
+class McpRestartArgs(Args):
+    """The MCP server to restart, by its configured name."""
+
+    name: str = Field(min_length=1)
+
+
+class StatusArgs(Args):
+    """``check``: start the configured MCP servers (or try them again) and
+    wait for them, bounded, before answering: a health check."""
+
+    check: bool = False
 
 
 # -- results -----------------------------------------------------------------
@@ -462,10 +492,41 @@ class McpServerStatus(Wire):
     name: str
     source: Literal["settings", "user config", "workspace"]
     transport: Literal["stdio", "http"]
-    state: Literal["idle", "starting", "ready", "restarting", "failed", "stopped", "disabled"]
+    state: Literal[
+        "idle", "starting", "ready", "restarting", "authorizing", "failed", "stopped", "disabled"
+    ]
     tools: int
     restarts: int
     error: str | None = None
+    deferred: bool = False
+    """Its tools were behind ``find_tools`` in the latest run (too many, or
+    too large for the model's window)."""
+
+
+class McpPromptArgument(Wire):
+    """One argument of an MCP prompt."""
+
+    name: str
+    description: str
+    required: bool
+
+
+class McpPromptInfo(Wire):
+    """An MCP server's prompt, which a client offers as a slash command
+    (``command``), filled with ``rhema.mcpPrompt``."""
+
+    server: str
+    name: str
+    title: str
+    description: str
+    arguments: list[McpPromptArgument]
+    command: str
+
+
+class McpPromptResult(Wire):
+    """A filled prompt: the text to send as a turn's prompt."""
+
+    text: str
 
 
 class StatusResult(Wire):
@@ -555,6 +616,21 @@ UNDO_TURN = CommandSpec(
     "revert a turn's edits (none: the last): rhema.rewind of that turn's code",
 )
 STATUS = CommandSpec("rhema.status", StatusArgs, StatusResult, "version, provider and state")
+MCP_PROMPTS = CommandSpec(
+    "rhema.mcpPrompts",
+    McpPromptsArgs,
+    list[McpPromptInfo],
+    "the MCP servers' prompts (slash commands); starts the servers",
+)
+MCP_PROMPT = CommandSpec(
+    "rhema.mcpPrompt", McpPromptArgs, McpPromptResult, "fill an MCP prompt: the text of a turn"
+)
+MCP_RESTART = CommandSpec(
+    "rhema.mcpRestart",
+    McpRestartArgs,
+    list[McpServerStatus],
+    "restart an MCP server (a failed one, a sign-in) and wait for it",
+)
 REWIND = CommandSpec(
     "rhema.rewind",
     RewindArgs,
@@ -589,6 +665,9 @@ COMMANDS: tuple[CommandSpec[Any], ...] = (
     CHECKPOINT_CONTENT,
     COMPACT,
     STATUS,
+    MCP_RESTART,
+    MCP_PROMPTS,
+    MCP_PROMPT,
 )
 """Every command of the contract, in the order the docs list them."""
 

@@ -43,6 +43,7 @@ from rhema_lsp.engine.events import (
     TurnEnd,
     UsageUpdate,
 )
+from rhema_lsp.engine.ids import ENGINE_ID_PREFIX, CallIds, session_ids
 from rhema_lsp.engine.messages import (
     Compaction,
     JsonValue,
@@ -73,12 +74,14 @@ from rhema_lsp.engine.truncate import TOOL_RESULT_CAP, truncate_tool_result
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "ENGINE_ID_PREFIX",
     "PAUSE_CONTINUATIONS",
     "SUMMARY_HEADER",
     "TOOL_RESULT_CAP",
     "Agent",
     "AgentError",
     "AgentProviderError",
+    "CallIds",
     "CancelSignal",
     "ChatParams",
     "CommitError",
@@ -141,5 +144,6 @@ __all__ = [
     "resolve_call",
     "resume",
     "run_turn",
+    "session_ids",
     "truncate_tool_result",
 ]

@@ -7,8 +7,13 @@ paused its own tool work (``pause_turn``), sends the history back to let it
 continue, at most :data:`PAUSE_CONTINUATIONS` times; and on a tool-use stop
 calls the commit hook (commit-before-execute: a failing hook fails the step
 before any tool runs), then resolves each call in order, appending its
-``tool``-role result and emitting ``ToolResultEvent``; finally it emits
-``StepEnd``. Tool failures are in-band results, never exceptions.
+``tool``-role result and emitting ``ToolResultEvent``; neighbouring calls
+the resolver calls :meth:`~rhema_lsp.engine.tools.ToolResolver.concurrent`
+run at the same time, their results recorded in order once all are done.
+Finally it emits ``StepEnd``. Tool failures are in-band results, never exceptions.
+
+Every tool call gets an id unique within the session as it streams
+(:mod:`.ids`): the provider's own unless it is missing or already used.
 
 Each request carries the session's view (:meth:`Session.view`: the latest
 compaction's summary and the rounds after it). A request estimated above the
@@ -47,6 +52,7 @@ from rhema_lsp.engine.events import (
     ToolResultEvent,
     UsageUpdate,
 )
+from rhema_lsp.engine.ids import CallIds
 from rhema_lsp.engine.messages import Compaction, Message, Role, Session, ToolCall, ToolResult
 from rhema_lsp.engine.output import ModelOutput, Step, StopReason, Usage
 from rhema_lsp.engine.provider import ModelProvider, ProviderError
@@ -233,16 +239,19 @@ class Agent:
         tokens = self.context.estimator.estimate(request)
         if self.context.over(tokens) and await compactor.compact(session, sink, tokens=tokens):
             request = compactor.request(session)
+        ids = CallIds(session.history)
         try:
-            output = await self.provider.complete(request, sink)
+            output = await self.provider.complete(request, ids.sink(sink))
         except ProviderError as exc:
             if not exc.context_overflow:
                 raise AgentProviderError(exc) from exc
             request = await self._recover(compactor, session, sink, request, exc)
+            ids = CallIds(session.history)
             try:
-                output = await self.provider.complete(request, sink)
+                output = await self.provider.complete(request, ids.sink(sink))
             except ProviderError as again:
                 raise AgentProviderError(_still_too_long(again)) from again
+        output = ids.finish(output)
         self.context.estimator.calibrate(request_bytes(request), output.usage.input)
         session.history.append(output.message)
         return output
@@ -272,20 +281,50 @@ class Agent:
         events: _AnnouncingSink,
         ctx: ToolContext,
     ) -> None:
-        done = 0
+        done = running = 0
         try:
-            for call in calls:
+            while done < len(calls):
                 if ctx.cancel.is_set():
                     break
-                if call.id not in events.announced:
-                    events.emit(ToolCallStart(id=call.id, name=call.name))
-                result = await resolve_call(self.resolver, call, ctx, events)
-                record_result(session, events, call, result)
-                done += 1
+                batch = self._batch(calls, done)
+                for call in batch:
+                    if call.id not in events.announced:
+                        events.emit(ToolCallStart(id=call.id, name=call.name))
+                running = len(batch)
+                results = await self._run_batch(batch, ctx, events)
+                for call, result in zip(batch, results, strict=True):
+                    record_result(session, events, call, result)
+                done += len(batch)
+                running = 0
         except anyio.get_cancelled_exc_class():
-            _record_cancelled(session, events, calls[done:], started=True)
+            _record_cancelled(session, events, calls[done:], running=max(running, 1))
             raise
-        _record_cancelled(session, events, calls[done:], started=False)
+        _record_cancelled(session, events, calls[done:], running=0)
+
+    def _batch(self, calls: list[ToolCall], start: int) -> list[ToolCall]:
+        """The calls from ``start`` that run together: the run of neighbours
+        the resolver says are concurrent, else the one call."""
+        resolver = self.resolver
+        end = start + 1
+        if resolver is not None and resolver.concurrent(calls[start]):
+            while end < len(calls) and resolver.concurrent(calls[end]):
+                end += 1
+        return calls[start:end]
+
+    async def _run_batch(
+        self, batch: list[ToolCall], ctx: ToolContext, events: EventSink
+    ) -> list[ToolResult]:
+        if len(batch) == 1:
+            return [await resolve_call(self.resolver, batch[0], ctx, events)]
+        results: list[ToolResult | None] = [None] * len(batch)
+
+        async def run(index: int) -> None:
+            results[index] = await resolve_call(self.resolver, batch[index], ctx, events)
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(batch)):
+                group.start_soon(run, index)
+        return [result for result in results if result is not None]
 
 
 def _still_too_long(error: ProviderError) -> ProviderError:
@@ -302,10 +341,11 @@ def _still_too_long(error: ProviderError) -> ProviderError:
 
 
 def _record_cancelled(
-    session: Session, sink: EventSink, calls: list[ToolCall], *, started: bool
+    session: Session, sink: EventSink, calls: list[ToolCall], *, running: int
 ) -> None:
+    """In-band results for ``calls`` cut short: the first ``running`` ran."""
     for index, call in enumerate(calls):
-        if started and index == 0:
+        if index < running:
             text = (
                 f"`{call.name}` was cancelled by the user while it ran; it may have "
                 "partly taken effect. Check the current state before retrying it."

@@ -3,8 +3,9 @@
 Everything here is a pydantic model and round-trips through JSON exactly: it
 is what the session store persists and what providers translate to and from
 their wires. Payloads written by older versions keep loading: fields added
-later (a tool result's ``code``, a call's ``raw_args``, a text part's
-``provider_data``, the ``provider`` part) have defaults or are new types.
+later (a tool result's ``code``, a call's ``raw_args`` and ``provider_id``, a
+text part's ``provider_data``, the ``provider`` part) have defaults or are
+new types.
 
 ``provider_data`` on a text part, a thinking part, a tool call or a provider
 part is opaque to the engine: a provider stores what its wire needs to see
@@ -79,7 +80,8 @@ class ToolCall(_Part):
     Parameters
     ----------
     id
-        The model's correlation id; the result carries it back.
+        The call's id, unique within the session (the provider's own unless
+        it was missing or already used); the result carries it back.
     name
         The tool to invoke.
     args
@@ -90,6 +92,10 @@ class ToolCall(_Part):
         arguments were not valid JSON.
     provider_data
         Opaque provider metadata that must round-trip with the call.
+    provider_id
+        The id the provider gave the call when the engine gave it another
+        (see :mod:`.ids`): ``None`` when ``id`` is the provider's own, or the
+        provider gave none.
     """
 
     type: Literal["tool_call"] = "tool_call"
@@ -98,6 +104,7 @@ class ToolCall(_Part):
     args: JsonValue = Field(default_factory=dict)
     raw_args: str | None = None
     provider_data: JsonValue = None
+    provider_id: str | None = None
 
 
 class ToolResult(_Part):

@@ -104,7 +104,8 @@ class ToolResolver(Protocol):
     """Turns a model's tool calls into results.
 
     Subclass it to inherit the defaults of :meth:`replay_safety` (unsafe),
-    :meth:`resolve_streaming` (ignores progress) and :meth:`report_status`.
+    :meth:`concurrent` (no), :meth:`resolve_streaming` (ignores progress)
+    and :meth:`report_status`.
     Implementations must not raise for a bad call: they return
     :meth:`ToolResult.failure` instead.
     """
@@ -116,6 +117,12 @@ class ToolResolver(Protocol):
     def replay_safety(self, name: str) -> ReplaySafety:
         """Whether a committed call to ``name`` may be re-run on resume."""
         return ReplaySafety.UNSAFE
+
+    def concurrent(self, call: ToolCall) -> bool:
+        """Whether ``call`` may run at the same time as its neighbours of the
+        step that say so too (their results still recorded in order). The
+        default, ``False``, runs it alone."""
+        return False
 
     async def resolve(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
         """Run one call and return its result."""

@@ -2,7 +2,8 @@
 
 It answers ``workspace/applyEdit`` by applying the edit to files on disk
 atomically (through the tools' :class:`~rhema_lsp.tools.DiskEditor`, which
-stays inside the workspace folder) and shows the diff; it asks the user on
+stays inside the workspace folder) and shows the diff; it prints the pages of
+``window/showDocument`` (an MCP server's sign-in); it asks the user on
 the terminal for ``window/showMessageRequest`` confirmations (or approves
 them with ``--yes``, or declines when there is no terminal to ask); it serves
 the ``rhema`` settings on ``workspace/configuration``.
@@ -40,7 +41,10 @@ CLIENT_CAPABILITIES: dict[str, Any] = {
             "failureHandling": "abort",
         },
     },
-    "window": {"showMessage": {"messageActionItem": {"additionalPropertiesSupport": False}}},
+    "window": {
+        "showMessage": {"messageActionItem": {"additionalPropertiesSupport": False}},
+        "showDocument": {"support": True},
+    },
 }
 
 _DENY_WORDS = ("deny", "no", "cancel", "skip")
@@ -144,6 +148,15 @@ class HeadlessEditor:
         self._note(message)
         answer = await _in_daemon_thread(actions)
         return {"title": answer} if answer is not None else None
+
+    def show_document(self, params: Any) -> dict[str, Any]:
+        """A page for the user (an MCP server's sign-in): printed, since a
+        terminal opens no browser."""
+        uri = (params or {}).get("uri", "")
+        if not (params or {}).get("external"):
+            return {"success": False}
+        self._note(f"open this page in your browser: {uri}")
+        return {"success": True}
 
     def show_message(self, params: Any) -> None:
         self._note((params or {}).get("message", ""))

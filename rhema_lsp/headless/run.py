@@ -139,6 +139,7 @@ class _Connection:
         endpoint.on("workspace/applyEdit", editor.apply_edit)
         endpoint.on("window/showMessageRequest", editor.show_message_request)
         endpoint.on("window/showMessage", editor.show_message)
+        endpoint.on("window/showDocument", editor.show_document)
         endpoint.on("window/logMessage", editor.show_message)
         endpoint.on("workspace/configuration", editor.configuration)
         endpoint.on(EVENT_METHOD, on_event)
@@ -511,7 +512,7 @@ def _shown(folder: Path, uri: str) -> str:
 async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     """Print the provider (``options.provider_note``), the server's version
     and folders, the mode ``ask`` runs in (``mode_note``) and the MCP servers."""
-    result: StatusResult = await _one_command(options, STATUS, StatusArgs())
+    result: StatusResult = await _one_command(options, STATUS, StatusArgs(check=True))
     provider = result.provider
     if as_json:
         shown = result.model_copy(
@@ -532,8 +533,9 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
     for server in servers:
         error = f" — {server.error}" if server.error else ""
+        deferred = " (behind find_tools)" if server.deferred else ""
         print(
             f"  {server.name} ({server.transport}, {server.source}): "
-            f"{server.state}, {server.tools} tool(s){error}"
+            f"{server.state}, {server.tools} tool(s){deferred}{error}"
         )
     return Exit.OK

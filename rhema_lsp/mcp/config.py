@@ -7,7 +7,8 @@ A server is either **stdio** (``command``, ``args``, ``env``, ``cwd``) or
 common shape each entry may carry ``allow`` (tools called without asking;
 ``autoApprove`` and ``alwaysAllow`` are read as the same list; ``"*"``
 allows every tool of the server), ``safe`` (tools whose committed calls may
-be re-run on resume), ``disabled`` and ``timeout`` (seconds per call).
+be re-run on resume), ``disabled``, ``timeout`` (seconds per call) and
+``startTimeout`` (seconds to start, instead of the ``mcpStartTimeout`` setting).
 
 Secrets never sit in a setting: every HTTP header value must take its
 secret from the server's environment (``"Bearer ${GITHUB_TOKEN}"``), and
@@ -36,19 +37,32 @@ from pydantic import (
     model_validator,
 )
 
-from rhema_lsp.mcp.errors import McpUnavailable
+from rhema_lsp.mcp.errors import McpUnstartable
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
+    "DEFAULT_START_TIMEOUT_S",
+    "SIGN_IN_WAIT_S",
     "McpServerConfig",
+    "Placeholders",
     "expand_env",
     "parse_servers",
     "references",
 ]
 
 DEFAULT_CALL_TIMEOUT_S = 120.0
+DEFAULT_START_TIMEOUT_S = 10.0
+"""How long a server may take to answer ``initialize`` and list its tools
+(the ``mcpStartTimeout`` setting's default)."""
 _REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 _HTTP_TYPES = ("http", "streamable-http", "streamableHttp", "streamable_http")
+SIGN_IN_WAIT_S = 300.0
+"""How long an OAuth sign-in may take (the loopback listener waits that long)."""
+Placeholders = Literal["expand", "refuse", "keep"]
+"""What ``${NAME}`` in an ``env`` or header value does: ``expand`` from the
+server's environment (the user's own configuration), ``refuse`` to start (a
+workspace file, which may not read the environment), or ``keep`` as written
+(the values a client passes are final)."""
 _GIVEN = "given"
 """The validation context key of a server a client passes (values final)."""
 
@@ -63,14 +77,14 @@ def expand_env(template: str, environ: Mapping[str, str], *, what: str) -> str:
 
     Raises
     ------
-    McpUnavailable
+    McpUnstartable
         A referenced variable is not set (the message names it, never a value).
     """
 
     def value(match: re.Match[str]) -> str:
         name = match.group(1)
         if name not in environ:
-            raise McpUnavailable(
+            raise McpUnstartable(
                 f"{what} needs ${{{name}}}, which is not set in the server's environment: "
                 "set it where the editor (or rhema-lsp) starts"
             )
@@ -104,6 +118,7 @@ class McpServerConfig(BaseModel):
     safe: tuple[str, ...] = ()
     disabled: bool = False
     timeout: float = Field(default=DEFAULT_CALL_TIMEOUT_S, gt=0, le=3600)
+    start_timeout: float | None = Field(default=None, alias="startTimeout", ge=1, le=600)
 
     @classmethod
     def given(cls, entry: Mapping[str, object]) -> McpServerConfig:

@@ -5,21 +5,34 @@ the SDK's :class:`mcp.Client` open for as long as the server lives, because
 the SDK's transports must be entered and left by the same task. Calls from
 any task go through that client while it is ``ready``.
 
-- Start: :meth:`McpConnection.ensure_started` starts the supervisor once and
-  waits (boundedly) until the server is ``ready`` or has failed; a slow
-  server keeps starting in the background and is there on the next turn.
-- Crash: when the transport ends (the child exited, the stream broke), the
-  tools disappear and the supervisor starts it again after a back-off
-  (:data:`BACKOFF_S` doubling up to :data:`BACKOFF_MAX_S`); after
-  :data:`RESTART_LIMIT` failures in a row it stays ``failed`` until the next
-  turn asks for it again.
-- stderr of a stdio server goes to the log line by line (logger
-  ``rhema_lsp.mcp.server``); the last lines are kept for the error message.
-- The child's environment is the SDK's minimal default (``HOME``, ``PATH``,
-  ...) plus the entry's ``env``: none of the editor's keys leak to it.
-  ``${NAME}`` in an ``env`` or header value is expanded, refused or kept as
-  written, as the connection's :data:`Placeholders` policy says. Environment
-  and header values are never logged.
+- Start: :meth:`McpConnection.start` starts the supervisor; the first
+  attempt is ``starting`` and :meth:`McpConnection.wait_started` waits for
+  it. An attempt must finish ``initialize`` and the tool listing within the
+  start timeout (``mcpStartTimeout``), or it fails.
+- Failure: a start that fails is ``failed`` at once, with its reason in
+  ``error``, and is retried in the background after a back-off
+  (:data:`BACKOFF_S` doubling up to :data:`BACKOFF_MAX_S`); a retry keeps
+  the state ``failed`` until it succeeds, so nobody waits for it. A crash of
+  a ready server is ``restarting`` the same way. After :data:`RESTART_LIMIT`
+  failures in a row it stays ``failed`` until :meth:`~McpConnection.start`
+  is called again (the next turn). A failure retrying cannot mend (no such
+  command, a refused entry: :class:`~rhema_lsp.mcp.errors.McpUnstartable`)
+  is ``failed`` for good: only :meth:`~McpConnection.restart` (or a changed
+  entry) tries again.
+- The transport (:mod:`rhema_lsp.mcp.transports`): a stdio child with the
+  SDK's minimal environment plus the entry's ``env`` (none of the editor's
+  keys), its stderr logged and its tail kept for the error message; or a
+  Streamable HTTP client that remembers each HTTP error's status and body.
+  Environment and header values are never logged.
+- HTTP sessions: a call answered 404 (or 400 naming the session: the server
+  restarted and forgot it) ends the session; the supervisor starts a new one
+  at once (no back-off, not a failure) and the call is sent once more.
+- OAuth (:mod:`rhema_lsp.mcp.oauth`): an HTTP server that answers 401 is
+  signed in to with the SDK's OAuth client. The user's page opens through
+  :attr:`McpConnection.opener`; meanwhile the server is ``authorizing`` (its
+  ``error`` names the page), the start bound is lifted, and no run waits. A
+  sign-in that fails is ``failed`` and not retried on its own (that would
+  send the user to the page again and again): a restart signs in again.
 - Calls: SDK errors are mapped here, once, to :mod:`rhema_lsp.mcp.errors`.
   A call cancelled by the run, or over its timeout, is abandoned with MCP's
   ``notifications/cancelled`` (the SDK sends it when the awaiting task is
@@ -28,36 +41,48 @@ any task go through that client while it is ``ready``.
   SDK to close stdin, then terminate and kill the server's process group.
 
 This module imports the SDK, which takes seconds to load: import it in a
-worker thread (:func:`rhema_lsp.mcp.hub.load_connections`).
+worker thread (as :class:`~rhema_lsp.mcp.hub.McpHub` does).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
-from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+import math
+import warnings
+from collections.abc import Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Any, TypeVar
 
 import anyio
+import anyio.abc
 import httpx2
 import mcp_types
-from mcp import Client, StdioServerParameters
-from mcp.client._transport import Transport, TransportStreams
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
+from mcp import Client
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
-from rhema_lsp.mcp.config import McpServerConfig, expand_env, references
+from rhema_lsp.mcp.asks import callbacks
+from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
 from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable
+from rhema_lsp.mcp.failures import (
+    BACKOFF_MAX_S,
+    BACKOFF_S,
+    Failure,
+    backoff_delay,
+    classify,
+    describe,
+)
+from rhema_lsp.mcp.host import RunHost
+from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool, prompt_text
+from rhema_lsp.mcp.oauth import oauth_for
+from rhema_lsp.mcp.offers import Offers, log_message
+from rhema_lsp.mcp.results import render_contents, render_result
+from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value, watched
 
 __all__ = [
     "BACKOFF_MAX_S",
@@ -65,28 +90,30 @@ __all__ = [
     "RESTART_LIMIT",
     "CallOutcome",
     "McpConnection",
+    "McpPrompt",
+    "McpResource",
     "McpTool",
-    "Placeholders",
+    "Progress",
     "ServerState",
     "render_result",
 ]
 
 logger = logging.getLogger(__name__)
-server_log = logging.getLogger("rhema_lsp.mcp.server")
 
-BACKOFF_S = 0.5
-BACKOFF_MAX_S = 30.0
 RESTART_LIMIT = 5
 STABLE_S = 60.0
 """A server that ran this long before it stopped starts a fresh series of restarts."""
-STDERR_TAIL = 20
-MAX_TOOL_PAGES = 50
+_R = TypeVar("_R")
+Progress = Callable[[float, float | None, str | None], None]
+"""Receives a call's progress: done so far, the total if known, a message."""
 
-Placeholders = Literal["expand", "refuse", "keep"]
-"""What ``${NAME}`` in an ``env`` or header value does: ``expand`` from the
-server's environment (the user's own configuration), ``refuse`` to start (a
-workspace file, which may not read the environment), or ``keep`` as written
-(the values a client passes are final)."""
+
+class _SessionLost(Exception):
+    """An HTTP server no longer knows the session ``client`` holds."""
+
+    def __init__(self, client: Client, why: str) -> None:
+        super().__init__(why)
+        self.client = client
 
 
 class ServerState(StrEnum):
@@ -96,6 +123,7 @@ class ServerState(StrEnum):
     STARTING = "starting"
     READY = "ready"
     RESTARTING = "restarting"
+    AUTHORIZING = "authorizing"
     FAILED = "failed"
     STOPPED = "stopped"
 
@@ -106,45 +134,6 @@ class CallOutcome:
 
     text: str
     is_error: bool
-
-
-@dataclass(frozen=True, slots=True)
-class McpTool:
-    """A tool a server lists: its own name, description and input schema."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
-
-def backoff_delay(failures: int) -> float:
-    """Seconds to wait before restart number ``failures``."""
-    return float(min(BACKOFF_S * 2 ** max(failures - 1, 0), BACKOFF_MAX_S))
-
-
-@asynccontextmanager
-async def _watched(inner: Transport, gone: anyio.Event) -> AsyncIterator[TransportStreams]:
-    """``inner``'s streams, with ``gone`` set when the server's side ends."""
-    async with inner as (read, write):
-        send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-
-        async def forward() -> None:
-            try:
-                async with send:
-                    async for item in read:
-                        await send.send(item)
-            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                pass  # the session closed its end: we are shutting down
-            finally:
-                gone.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(forward)
-            try:
-                yield receive, write
-            finally:
-                group.cancel_scope.cancel()
-                receive.close()
 
 
 class McpConnection:
@@ -161,7 +150,11 @@ class McpConnection:
     cwd
         The working directory of a stdio server when its entry sets none.
     placeholders
-        What ``${NAME}`` in a value does (see :data:`Placeholders`).
+        What ``${NAME}`` in a value does (see :data:`~rhema_lsp.mcp.config.Placeholders`).
+    start_timeout
+        Seconds an attempt may take to initialize and list its tools.
+    state_dir
+        Where OAuth tokens are kept (default: the user state directory).
     backoff
         Seconds before restart number *n* (tests shorten it).
     """
@@ -174,40 +167,106 @@ class McpConnection:
         environ: Mapping[str, str],
         cwd: Path | None = None,
         placeholders: Placeholders = "expand",
+        start_timeout: float = DEFAULT_START_TIMEOUT_S,
+        state_dir: Path | None = None,
         backoff: Callable[[int], float] = backoff_delay,
     ) -> None:
         self.name = name
         self.config = config
         self.state = ServerState.IDLE
         self.error: str | None = None
-        self.tools: list[McpTool] = []
+        self.offers = Offers(name)
+        """What the server offers now (its tools, prompts, resources)."""
         self.restarts = 0
-        self._environ = environ
+        self.start_timeout = start_timeout
+        self.state_dir = state_dir
+        self.opener: Callable[[str], Awaitable[bool]] | None = None
+        """Opens a page for the user (set by the hub from the latest run's editor)."""
+        self.host: RunHost | None = None
+        """The run the server's requests go to (see :meth:`use`)."""
+        self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
-        self._placeholders = placeholders
-        self._backoff = backoff
+        self.backoff = backoff
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._changed = anyio.Event()
-        self._stderr: deque[str] = deque(maxlen=STDERR_TAIL)
+        self._unstartable = False
+        self._start_failed = False
+        self._renewing = False
+        self._signing_in = False
+        self._gone = anyio.Event()
+        self._bound = anyio.CancelScope()
+        self._group: anyio.abc.TaskGroup | None = None
+        self._changes = 0
+        self._attempt = Attempt()
 
     # -- life ------------------------------------------------------------------
 
+    @property
+    def tools(self) -> list[McpTool]:
+        """The tools it offers now (none unless ready)."""
+        return self.offers.tools
+
+    @property
+    def version(self) -> int:
+        """Goes up whenever what it offers, or its state, changed."""
+        return self.offers.version + self._changes
+
     def _set(self, state: ServerState) -> None:
+        self._changes += 1
         self.state = state
         self._changed.set()
         self._changed = anyio.Event()
 
-    async def ensure_started(self, wait_s: float) -> None:
-        """Start the server unless it runs; wait up to ``wait_s`` seconds for
-        it to be ready (or to fail). A failed server is tried again."""
-        if self._task is None or self._task.done():
+    def start(self) -> None:
+        """Start the supervisor unless it runs, or the server cannot start as
+        configured. The first attempt is ``starting``; a server that failed
+        before stays ``failed`` while it is tried again in the background."""
+        if self._unstartable or (self._task is not None and not self._task.done()):
+            return
+        if self.state in (ServerState.IDLE, ServerState.STOPPED):
             self.error = None
             self._set(ServerState.STARTING)
-            self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
+        self._task = asyncio.create_task(self._supervise(), name=f"mcp server {self.name}")
+
+    def use(self, host: RunHost) -> None:
+        """Send the server's requests to ``host`` from now on; tell the server
+        when its roots (the workspace folders) changed."""
+        changed = self.host is not None and self.host.roots != host.roots
+        self.host = host
+        if changed and self._client is not None and self._group is not None:
+            self._group.start_soon(self._roots_changed, self._client)
+
+    async def _roots_changed(self, client: Client) -> None:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.send_roots_list_changed()
+        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            logger.info("MCP server %s: roots/list_changed not sent: %s", self.name, exc)
+
+    async def wait_started(self, *, sign_in: bool = False) -> None:
+        """Wait while the first attempt is in progress (``starting``), and
+        with ``sign_in`` while the user is signing in (``authorizing``)."""
+        waiting = (
+            {ServerState.STARTING, ServerState.AUTHORIZING} if sign_in else {ServerState.STARTING}
+        )
+        while self.state in waiting:
+            await self._changed.wait()
+
+    async def ensure_started(self, wait_s: float) -> None:
+        """:meth:`start`, then wait up to ``wait_s`` seconds for the first attempt."""
+        self.start()
         with anyio.move_on_after(wait_s):
-            while self.state is ServerState.STARTING:
-                await self._changed.wait()
+            await self.wait_started()
+
+    async def restart(self) -> None:
+        """Stop the server and start it afresh (the user asked): the restart
+        limit and an unstartable verdict are forgotten."""
+        await self.aclose()
+        self._unstartable = False
+        self.restarts = 0
+        self.start()
 
     async def aclose(self) -> None:
         """Stop the server and its supervisor; wait until the process is gone."""
@@ -216,143 +275,157 @@ class McpConnection:
             task.cancel()
             with anyio.CancelScope(shield=True):
                 await asyncio.wait([task])
-        self._client = None
-        self.tools = []
+        self._forget()
         self._set(ServerState.STOPPED)
 
     async def _supervise(self) -> None:
         failures = 0
         while True:
-            started = anyio.current_time()
+            began = anyio.current_time()
+            self._start_failed = self._signing_in = False
             try:
                 await self._serve_once()
-                reason = "the server closed the connection"
-            except McpUnavailable as exc:
-                reason = str(exc)
-            except OSError as exc:
-                reason = f"could not start {self.config.describe()!r}: {exc.strerror or exc}"
+                failure = Failure("the server closed the connection", True)
             except Exception as exc:  # noqa: BLE001 - any SDK or transport failure is this server's state, logged below
-                reason = _describe(exc)
-            self._client = None
-            self.tools = []
-            if anyio.current_time() - started > STABLE_S:
+                failure = self._classify(exc)
+            if self._renewing:  # a new session was asked for: no failure, no wait
+                self._renewing = False
+                self.restarts += 1
+                continue
+            if not self._start_failed:  # else recorded when it happened
+                self._record(failure, ServerState.RESTARTING)
+            if self._unstartable:
+                logger.error("MCP server %s cannot start: %s", self.name, self.error)
+                return
+            if anyio.current_time() - began > STABLE_S:
                 failures = 0
             failures += 1
-            tail = "; ".join(list(self._stderr)[-3:])
-            self.error = f"{reason} (stderr: {tail})" if tail else reason
             if failures > RESTART_LIMIT:
                 logger.error(
-                    "MCP server %s failed %d times, giving up: %s", self.name, failures, self.error
+                    "MCP server %s failed %d times, giving up until the next turn: %s",
+                    self.name,
+                    failures,
+                    self.error,
                 )
                 self._set(ServerState.FAILED)
                 return
-            delay = self._backoff(failures)
+            delay = self.backoff(failures)
             logger.warning(
-                "MCP server %s stopped: %s; restarting in %.1f s", self.name, self.error, delay
+                "MCP server %s is not available: %s; trying again in %.1f s",
+                self.name,
+                self.error,
+                delay,
             )
             self.restarts += 1
-            self._set(ServerState.RESTARTING)
             await anyio.sleep(delay)
-            self._set(ServerState.STARTING)
+
+    def _forget(self) -> None:
+        self._client = None
+        self._group = None
+        self.offers.clear()
+
+    def _record(self, failure: Failure, state: ServerState) -> None:
+        """Note a failure now: its reason (with the stderr tail) and the state."""
+        self._forget()
+        tail = self._attempt.tail()
+        self.error = f"{failure.reason} (stderr: {tail})" if tail else failure.reason
+        self._unstartable = not failure.retryable
+        self._start_failed = state is ServerState.FAILED
+        self._set(ServerState.FAILED if self._unstartable else state)
 
     async def _serve_once(self) -> None:
-        gone = anyio.Event()
-        self._stderr.clear()
-        async with AsyncExitStack() as stack:
-            client = Client(
-                _watched(await self._transport(stack), gone),
-                client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
-                cache=None,
-            )
-            await stack.enter_async_context(client)
-            self.tools = await _list_tools(client)
-            self._client = client
-            self.error = None
-            logger.info("MCP server %s ready with %d tools", self.name, len(self.tools))
-            self._set(ServerState.READY)
-            await gone.wait()
-
-    async def _transport(self, stack: AsyncExitStack) -> Transport:
-        config = self.config
-        if config.command:
-            parameters = self._stdio_parameters()
-            read_end, write_end = os.pipe()
-            group = await stack.enter_async_context(anyio.create_task_group())
-            errlog: TextIO = os.fdopen(write_end, "w")
-            done = anyio.Event()
-            group.start_soon(self._pump_stderr, read_end, done)
-
-            async def stop_pump() -> None:
-                errlog.close()
-                with anyio.move_on_after(1.0):
-                    await done.wait()
-                group.cancel_scope.cancel()
-
-            stack.push_async_callback(stop_pump)
-            return stdio_client(parameters, errlog=errlog)
-        assert config.url is not None
-        headers = {
-            name: self._value(value, f"header {name}") for name, value in config.headers.items()
-        }
-        http = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0))
-        )
-        return streamable_http_client(config.url, http_client=http)
-
-    def _stdio_parameters(self) -> StdioServerParameters:
-        config = self.config
-        assert config.command is not None
-        env = {name: self._value(value, f"env {name}") for name, value in config.env.items()}
-        return StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
-            env=env or None,
-            cwd=os.path.expanduser(config.cwd) if config.cwd else self._cwd,
-            encoding_error_handler="replace",
-        )
-
-    def _value(self, template: str, what: str) -> str:
-        if self._placeholders == "keep" or not references(template):
-            return template
-        where = f"MCP server {self.name}: {what}"
-        if self._placeholders == "refuse":
-            raise McpUnavailable(
-                f"{where} reads the environment, which a workspace .mcp.json may not: "
-                "define this server in your user settings instead"
-            )
-        return expand_env(template, self._environ, what=where)
-
-    async def _pump_stderr(self, fd: int, done: anyio.Event) -> None:
-        os.set_blocking(fd, False)
-        pending = b""
-        try:
-            while True:
-                await anyio.wait_readable(fd)
+        gone = self._gone = anyio.Event()
+        self._attempt = Attempt()
+        # The bound covers the start only; the scope encloses the stack, since
+        # the SDK's task groups must be left inside the scope they were entered in.
+        bound = self._bound = anyio.CancelScope(deadline=anyio.current_time() + self.start_timeout)
+        with bound:
+            async with AsyncExitStack() as stack:
                 try:
-                    chunk = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    break
-                *lines, pending = (pending + chunk).split(b"\n")
-                for line in lines:
-                    self._stderr_line(line)
-        finally:
-            if pending:
-                self._stderr_line(pending)
-            os.close(fd)
-            done.set()
+                    client = await self._open(stack, gone)
+                    await self.offers.load(client)
+                except anyio.get_cancelled_exc_class():
+                    if bound.cancel_called:  # the bound, not a stop: failed now
+                        self._record(self._classify(TimeoutError()), ServerState.FAILED)
+                    raise
+                except Exception as exc:
+                    # failed now, not once the transport has unwound (a kill takes seconds)
+                    self._record(self._classify(exc), ServerState.FAILED)
+                    raise
+                bound.deadline = math.inf
+                self._group = await stack.enter_async_context(anyio.create_task_group())
+                stack.callback(self._group.cancel_scope.cancel)
+                self.offers.follow(client, self._group)
+                self._client = client
+                self.error = None
+                logger.info("MCP server %s ready with %d tools", self.name, len(self.tools))
+                self._set(ServerState.READY)
+                await gone.wait()
+        if bound.cancelled_caught:
+            raise TimeoutError
 
-    def _stderr_line(self, raw: bytes) -> None:
-        line = raw.decode("utf-8", "replace").rstrip()
-        if line:
-            self._stderr.append(line[:500])
-            server_log.info("[%s] %s", self.name, line)
+    async def _open(self, stack: AsyncExitStack, gone: anyio.Event) -> Client:
+        auth = None
+        if self.config.url is not None:
+            auth = await oauth_for(self.config.url, self._sign_in, state_dir=self.state_dir)
+        transport = await open_transport(
+            self.name,
+            self.config,
+            stack,
+            self._attempt,
+            value=self._value,
+            cwd=self._cwd,
+            auth=auth,
+        )
+        client = Client(
+            watched(transport, gone),
+            client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
+            cache=None,
+            message_handler=self.offers.on_message,
+            logging_callback=partial(log_message, self.name),
+            log_level="info",
+            **callbacks(self.name, lambda: self.host),
+        )
+        await stack.enter_async_context(client)
+        return client
+
+    def _classify(self, exc: BaseException) -> Failure:
+        return classify(
+            exc,
+            self.config,
+            start_timeout=self.start_timeout,
+            signing_in=self._signing_in,
+            http=self._attempt.http,
+        )
+
+    async def _sign_in(self, page: str) -> None:
+        """The server wants OAuth: send the user to ``page``. Signing in is
+        the user's time, not the server's: the start bound is lifted (the
+        sign-in has its own), and the state says what is awaited."""
+        self._bound.deadline = math.inf
+        self._signing_in = True
+        self.error = f"waiting for you to sign in to the MCP server {self.name} at {page}"
+        self._set(ServerState.AUTHORIZING)
+        opened = await self.opener(page) if self.opener is not None else False
+        logger.warning(
+            "MCP server %s needs you to sign in: %s %s",
+            self.name,
+            "the page was opened," if opened else "open",
+            page,
+        )
 
     # -- calls -----------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any], timeout_s: float) -> CallOutcome:
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        timeout_s: float,
+        report: Progress | None = None,
+    ) -> CallOutcome:
         """Call ``tool``; cancellation and the timeout cancel it on the server.
+        The request carries a ``progressToken``: the server's progress reaches
+        ``report``.
 
         Raises
         ------
@@ -361,88 +434,104 @@ class McpConnection:
         McpTimeout
             No answer within ``timeout_s``.
         McpCallFailed
-            The server answered with a protocol error.
+            The server answered with a protocol error (an HTTP error's status
+            and the start of its body in the message).
         """
-        client = self._client
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
+                report(progress, total, message)
+
+        async def send(client: Client) -> mcp_types.CallToolResult:
+            return await client.call_tool(tool, arguments, progress_callback=on_progress)
+
+        result = await self._request(send, timeout_s, "call")
+        return CallOutcome(render_result(result, self.name), result.is_error)
+
+    async def read_resource(self, uri: str, timeout_s: float) -> str:
+        """The resource at ``uri`` as text (raises as :meth:`call` does)."""
+
+        async def send(client: Client) -> mcp_types.ReadResourceResult:
+            return await client.read_resource(uri)
+
+        return render_contents(await self._request(send, timeout_s, "read of the resource"))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str], timeout_s: float) -> str:
+        """The prompt ``name`` filled with ``arguments``, as the text of a turn."""
+
+        async def send(client: Client) -> mcp_types.GetPromptResult:
+            return await client.get_prompt(name, arguments)
+
+        return prompt_text(await self._request(send, timeout_s, "prompt request"))
+
+    async def _request(
+        self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
+    ) -> _R:
+        """``send`` through the ready client, its errors mapped. An HTTP server
+        that lost the session (404, or 400 naming the session) gets a new one
+        (initialize again) and the request is sent once more."""
+        try:
+            return await self._request_once(send, timeout_s, what)
+        except _SessionLost as lost:
+            logger.info("MCP server %s lost the session (%s); starting a new one", self.name, lost)
+            await self._renew(lost.client)
+        try:
+            return await self._request_once(send, timeout_s, what)
+        except _SessionLost as again:
+            raise McpUnavailable(
+                f"the MCP server {self.name} lost the session again right after a new one "
+                f"was started ({again}); try again later"
+            ) from again
+
+    async def _request_once(
+        self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
+    ) -> _R:
+        client, attempt = self._client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise McpUnavailable(self._unavailable())
+        seen = attempt.http.serial if attempt.http else 0
         try:
             with anyio.fail_after(timeout_s):
-                result = await client.call_tool(tool, arguments)
+                return await send(client)
         except TimeoutError as exc:
             raise McpTimeout(
-                f"the MCP server {self.name} did not answer within {timeout_s:g} s; the call "
+                f"the MCP server {self.name} did not answer within {timeout_s:g} s; the {what} "
                 "was cancelled (raise the server's `timeout` setting if it needs longer)"
             ) from exc
         except MCPError as exc:
             if exc.code == mcp_types.CONNECTION_CLOSED:
                 raise McpUnavailable(
-                    f"the MCP server {self.name} stopped during the call; it is being "
+                    f"the MCP server {self.name} stopped during the {what}; it is being "
                     "restarted, so try again in a moment"
                 ) from exc
+            http = attempt.http if attempt.http and attempt.http.serial > seen else None
+            if http is not None and http.session_lost():
+                raise _SessionLost(client, http.describe()) from exc
+            detail = f" ({http.describe()})" if http is not None else ""
             raise McpCallFailed(
-                f"the MCP server {self.name} refused the call: {exc.message}"
+                f"the MCP server {self.name} refused the {what}: {exc.message}{detail}"
             ) from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.HTTPError) as exc:
             raise McpUnavailable(
-                f"the connection to the MCP server {self.name} broke: {_describe(exc)}"
+                f"the connection to the MCP server {self.name} broke: {describe(exc)}"
             ) from exc
 
-        return CallOutcome(render_result(result), result.is_error)
+    async def _renew(self, client: Client) -> None:
+        """End the session of ``client`` (unless another call did already)
+        and wait, within the start bound, for the new one."""
+        if self._client is client and self.state is ServerState.READY:
+            self._renewing = True
+            self._client = None
+            self._set(ServerState.RESTARTING)
+            self._gone.set()
+        with anyio.move_on_after(self.start_timeout + 1.0):
+            while self.state is ServerState.RESTARTING:
+                await self._changed.wait()
 
     def _unavailable(self) -> str:
         why = f": {self.error}" if self.error else ""
+        if self._unstartable:
+            return f"the MCP server {self.name} cannot start{why}"
         if self.state is ServerState.FAILED:
-            return f"the MCP server {self.name} failed{why}; it is tried again next turn"
+            return f"the MCP server {self.name} failed{why}; it is being tried again"
         return f"the MCP server {self.name} is {self.state.value}{why}; try again in a moment"
-
-
-async def _list_tools(client: Client) -> list[McpTool]:
-    tools: list[McpTool] = []
-    cursor: str | None = None
-    for _ in range(MAX_TOOL_PAGES):
-        page = await client.list_tools(cursor=cursor)
-        for tool in page.tools:
-            description = tool.description or tool.title or ""
-            tools.append(McpTool(tool.name, description, dict(tool.input_schema)))
-        cursor = page.next_cursor
-        if cursor is None:
-            break
-    return tools
-
-
-def render_result(result: mcp_types.CallToolResult) -> str:
-    """A call's content as the text the model reads: text as it is, images
-    and audio as a note, resources as links (embedded text resources in full)."""
-    parts: list[str] = []
-    for block in result.content:
-        if isinstance(block, mcp_types.TextContent):
-            parts.append(block.text)
-        elif isinstance(block, mcp_types.ImageContent | mcp_types.AudioContent):
-            kind = "image" if isinstance(block, mcp_types.ImageContent) else "audio"
-            size = len(block.data) * 3 // 4
-            parts.append(f"[{kind} {block.mime_type}, about {size} bytes: not shown to the model]")
-        elif isinstance(block, mcp_types.ResourceLink):
-            about = f": {block.description}" if block.description else ""
-            parts.append(f"[resource {block.name} <{block.uri}>{about}]")
-        elif isinstance(block, mcp_types.EmbeddedResource):
-            resource = block.resource
-            if isinstance(resource, mcp_types.TextResourceContents):
-                parts.append(f"[resource <{resource.uri}>]\n{resource.text}")
-            else:
-                parts.append(
-                    f"[resource <{resource.uri}> ({resource.mime_type or 'binary'}): not shown]"
-                )
-        else:
-            parts.append(f"[{getattr(block, 'type', 'content')}: not shown]")
-    if not parts and result.structured_content is not None:
-        parts.append(json.dumps(result.structured_content, ensure_ascii=False, indent=2))
-    return "\n".join(parts) if parts else "(no output)"
-
-
-def _describe(exc: BaseException) -> str:
-    """One line for an exception, the innermost of a group."""
-    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
-        exc = exc.exceptions[0]
-    text = str(exc) or type(exc).__name__
-    return text.splitlines()[0][:300]

@@ -4,7 +4,9 @@
 
     McpError                 anything an MCP server did not do for us
      ├── McpUnavailable      the server is not running: it failed to start,
-     │                       crashed, or is waiting out its restart back-off
+     │    │                  crashed, or is waiting out its restart back-off
+     │    └── McpUnstartable it cannot start as configured (no such command,
+     │                       a refused entry): retrying would not help
      └── McpCallFailed       the server answered a request with a JSON-RPC error,
           └── McpTimeout     or did not answer within the call's timeout
 
@@ -15,7 +17,7 @@ in-band tool error whose message is what the model reads.
 
 from __future__ import annotations
 
-__all__ = ["McpCallFailed", "McpError", "McpTimeout", "McpUnavailable"]
+__all__ = ["McpCallFailed", "McpError", "McpTimeout", "McpUnavailable", "McpUnstartable"]
 
 
 class McpError(Exception):
@@ -24,6 +26,11 @@ class McpError(Exception):
 
 class McpUnavailable(McpError):
     """The server is not running (start failed, crashed, restarting)."""
+
+
+class McpUnstartable(McpUnavailable):
+    """The server cannot start as configured; it is not retried until its
+    entry changes or the user restarts it."""
 
 
 class McpCallFailed(McpError):

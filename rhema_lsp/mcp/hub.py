@@ -3,9 +3,15 @@
 The hub is cheap to create and never starts anything on its own. A run whose
 mode is in ``mcpModes`` asks :meth:`McpHub.resolver` for its tools; only then
 are the SDK loaded (in a worker thread: it takes seconds) and the servers
-started, concurrently, each waited for at most :data:`START_WAIT_S`. The
-servers live on for later runs; one whose entry changed is stopped and
-started anew, one no longer configured is stopped.
+started, all at once. The run waits once, for the servers in their first
+attempt, at most ``mcpStartTimeout`` (each attempt's own bound) plus
+:data:`START_MARGIN_S`; a server that failed is retried in the background
+and nobody waits for it again. The servers live on for later runs, each in
+the session folder of the run that first started it; one whose entry
+changed is stopped and started anew, one no longer configured is stopped.
+:meth:`McpHub.status` with ``check`` starts the configured servers the same
+way and reports what they did (a health check); :meth:`McpHub.restart`
+restarts one by name.
 
 Where servers come from, in order (a name seen earlier wins):
 
@@ -17,8 +23,9 @@ Where servers come from, in order (a name seen earlier wins):
    used as given (no expansion). Each lives until the hub closes; sessions
    of a folder passing the same entry share it;
 4. the session folder's ``.mcp.json``, only after the user confirmed that
-   exact file for that folder (asked once, the answer kept in the user config
-   file; "Not now" is kept until the server exits). Its servers run in the
+   exact file for that folder (asked once; "Always use them" and "Never" are
+   kept in the user config file, "Use them this time" and "Not now" until
+   the server exits). Its servers run in the
    folder, with nothing allow-listed or safe and no environment expansion.
 
 :meth:`McpHub.aclose` stops every server; nothing of the hub outlives it.
@@ -30,37 +37,43 @@ import hashlib
 import importlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol
 
 import anyio
 import anyio.to_thread
 
-from rhema_lsp.engine.request import ToolSpec
+from rhema_lsp.engine.provider import ModelProvider
 from rhema_lsp.engine.tools import ToolResolver
-from rhema_lsp.mcp.config import McpServerConfig
-from rhema_lsp.mcp.resolver import McpTools, OfferedTool
-from rhema_lsp.mcp.schemas import exposed_name, sanitize_schema
+from rhema_lsp.mcp.catalog import RunServer
+from rhema_lsp.mcp.config import SIGN_IN_WAIT_S, McpServerConfig
+from rhema_lsp.mcp.errors import McpUnavailable
+from rhema_lsp.mcp.host import RunHost, opener
+from rhema_lsp.mcp.resolver import McpTools
+from rhema_lsp.mcp.trust import WorkspaceTrust
 from rhema_lsp.mcp.userfile import (
     WORKSPACE_FILE,
     UserConfig,
     read_user_config,
     read_workspace_file,
-    remember_workspace_answer,
 )
+from rhema_lsp.tools import WorkspaceTools
 from rhema_lsp.tools.editor import Editor
 
 if TYPE_CHECKING:
-    from rhema_lsp.mcp.connection import McpConnection, Placeholders
+    from rhema_lsp.mcp.config import Placeholders
+    from rhema_lsp.mcp.connection import McpConnection
+    from rhema_lsp.mcp.listings import McpPrompt
 
-__all__ = ["START_WAIT_S", "McpHub", "McpOptions", "ServerReport"]
+__all__ = ["START_MARGIN_S", "McpHub", "McpOptions", "ServerReport"]
 
 logger = logging.getLogger(__name__)
 
-START_WAIT_S = 30.0
-USE, NOT_NOW, NEVER = "Use them", "Not now", "Never"
+START_MARGIN_S = 2.0
+"""How much longer than an attempt's own bound a run waits for it to end."""
 Source = Literal["settings", "user config", "client", "workspace"]
 _PLACEHOLDERS: dict[Source, Placeholders] = {"client": "keep", "workspace": "refuse"}
 """What ``${NAME}`` does in a value, by where the server comes from (else: expand)."""
@@ -75,6 +88,9 @@ class McpOptions(Protocol):
     @property
     def mcp_modes(self) -> Sequence[str]: ...
 
+    @property
+    def mcp_start_timeout(self) -> float: ...
+
 
 @dataclass(frozen=True, slots=True)
 class ServerReport:
@@ -87,6 +103,8 @@ class ServerReport:
     tools: int
     restarts: int
     error: str | None
+    deferred: bool = False
+    """Whether its tools were behind ``find_tools`` in the latest run."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +131,11 @@ class McpHub:
         Where ``${NAME}`` references are read from (default: this process's).
     config_path
         The user config file (default: :func:`~rhema_lsp.mcp.userfile.user_config_path`).
-    start_wait_s
-        How long a run waits for its servers to start.
+    backoff
+        Seconds before a server's restart number *n* (default: the
+        connection's doubling back-off; tests shorten it).
+    state_dir
+        Where OAuth tokens are kept (default: the user state directory).
     """
 
     def __init__(
@@ -122,14 +143,16 @@ class McpHub:
         environ: Mapping[str, str] | None = None,
         *,
         config_path: Path | None = None,
-        start_wait_s: float = START_WAIT_S,
+        backoff: Callable[[int], float] | None = None,
+        state_dir: Path | None = None,
     ) -> None:
         self.environ = os.environ if environ is None else environ
         self.config_path = config_path
-        self.start_wait_s = start_wait_s
+        self.backoff = backoff
+        self.state_dir = state_dir
         self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
-        self._answered: dict[tuple[str, str], bool] = {}
-        self._asking = anyio.Lock()
+        self._trust = WorkspaceTrust(config_path)
+        self._deferred: dict[str, bool] = {}
         self._reconciling = anyio.Lock()
         self._module: object | None = None
 
@@ -144,6 +167,10 @@ class McpHub:
         wire: str,
         options: McpOptions,
         given: Mapping[str, McpServerConfig] | None = None,
+        *,
+        provider: ModelProvider | None = None,
+        model: str = "",
+        window: int | None = None,
     ) -> ToolResolver:
         """``inner`` plus the MCP tools of the servers that are ready, or
         ``inner`` itself when ``mode`` is not in ``mcpModes`` or no server is
@@ -165,6 +192,12 @@ class McpHub:
             The settings: ``mcpServers`` and ``mcpModes``.
         given
             The servers the client passed for this session, by name.
+        provider, model
+            The session's model, which a server's sampling requests use
+            (each approved by the user); ``None`` refuses them.
+        window
+            The model's context window in tokens, if known: MCP tools that
+            would take more than a tenth of it are deferred behind ``find_tools``.
         """
         if mode not in options.mcp_modes:
             return inner
@@ -177,11 +210,57 @@ class McpHub:
             await self._stop_stale(wanted)
             if not wanted:
                 return inner
-            connections = await self._connect(wanted)
-        async with anyio.create_task_group() as group:
-            for connection in connections:
-                group.start_soon(connection.ensure_started, self.start_wait_s)
-        return McpTools(inner, self._offer(inner, wanted, connections, wire), editor)
+            connections = await self._connect(wanted, folder)
+        roots = tuple(inner.ws.roots) if isinstance(inner, WorkspaceTools) else (folder,)
+        host = RunHost(editor, roots, provider, model)
+        for connection in connections:
+            connection.use(host)
+        await self._start(connections, options, editor)
+        servers = [RunServer(w.name, c) for w, c in zip(wanted, connections, strict=True)]
+
+        def deferral(deferred: bool) -> None:
+            for server in servers:
+                if deferred and not self._deferred.get(server.name):
+                    logger.info(
+                        "MCP server %s: its tools are behind find_tools in this run "
+                        "(too many, or too large for the model's window)",
+                        server.name,
+                    )
+                self._deferred[server.name] = deferred
+
+        return McpTools(inner, servers, host, wire, window=window, on_deferral=deferral)
+
+    async def _start(
+        self,
+        connections: Sequence[McpConnection],
+        options: McpOptions,
+        editor: Editor | None,
+        *,
+        check: bool = False,
+    ) -> None:
+        """Start ``connections``; wait once for those in their first attempt
+        (and, for a health check, for a sign-in, and try a failed one again)."""
+        bound = SIGN_IN_WAIT_S if check else 0.0
+        for connection in connections:
+            connection.start_timeout = connection.config.start_timeout or options.mcp_start_timeout
+            if editor is not None:
+                connection.opener = opener(editor)
+            if check and connection.state.value == "failed":
+                await connection.restart()
+            connection.start()
+            bound = max(bound, connection.start_timeout)
+        with anyio.move_on_after(bound + START_MARGIN_S):
+            async with anyio.create_task_group() as group:
+                for connection in connections:
+                    group.start_soon(partial(connection.wait_started, sign_in=check))
+        for connection in connections:
+            if connection.state.value != "ready":
+                logger.warning(
+                    "MCP server %s is %s, its tools are not offered this turn: %s",
+                    connection.name,
+                    connection.state.value,
+                    connection.error or "no reason given",
+                )
 
     def _configured(self, options: McpOptions, user: UserConfig) -> list[_Wanted]:
         wanted = [_Wanted(n, "settings", c) for n, c in options.mcp_servers.items()]
@@ -219,7 +298,7 @@ class McpHub:
             logger.warning("%s", problem)
         if not found.servers:
             return []
-        if not await self._workspace_allowed(folder, found.sha256, found.servers, editor, user):
+        if not await self._trust.allowed(folder, found.sha256, found.servers, editor, user):
             return []
         wanted = []
         for name, config in found.servers.items():
@@ -232,39 +311,6 @@ class McpHub:
                 continue
             wanted.append(_Wanted(name, "workspace", config, folder))
         return wanted
-
-    async def _workspace_allowed(
-        self,
-        folder: Path,
-        sha256: str,
-        servers: Mapping[str, McpServerConfig],
-        editor: Editor,
-        user: UserConfig,
-    ) -> bool:
-        recorded = user.answers.get(str(folder))
-        if recorded is not None and recorded[0] == sha256:
-            return recorded[1]
-        async with self._asking:
-            key = (str(folder), sha256)
-            if key in self._answered:
-                return self._answered[key]
-            listing = "; ".join(f"{name}: {config.describe()}" for name, config in servers.items())
-            answer = await editor.confirm(
-                f"{folder / WORKSPACE_FILE} offers MCP servers that would run on your machine "
-                f"({listing}). Use them in this folder? Your answer is remembered until the "
-                "file changes.",
-                [USE, NOT_NOW, NEVER],
-            )
-            use = answer == USE
-            self._answered[key] = use
-            if answer in (USE, NEVER):
-                try:
-                    await anyio.to_thread.run_sync(
-                        remember_workspace_answer, folder, sha256, use, self.config_path
-                    )
-                except (OSError, ValueError) as exc:
-                    logger.error("could not remember the answer about %s: %s", folder, exc)
-            return use
 
     async def _stop_stale(self, wanted: list[_Wanted]) -> None:
         """Stop the servers no longer configured, or configured otherwise."""
@@ -280,7 +326,7 @@ class McpHub:
             logger.info("MCP server %s is no longer configured so; stopping it", connection.name)
             await connection.aclose()
 
-    async def _connect(self, wanted: list[_Wanted]) -> list[McpConnection]:
+    async def _connect(self, wanted: list[_Wanted], folder: Path | None) -> list[McpConnection]:
         if self._module is None:
             # the SDK takes seconds to import: never on the event loop
             self._module = await anyio.to_thread.run_sync(
@@ -295,49 +341,32 @@ class McpHub:
                     want.name,
                     want.config,
                     environ=self.environ,
-                    cwd=want.folder,
+                    cwd=want.folder or folder,
                     placeholders=_PLACEHOLDERS.get(want.source, "expand"),
+                    state_dir=self.state_dir,
                 )
+                if self.backoff is not None:
+                    connection.backoff = self.backoff
                 self._connections[want.key] = (want, connection)
             connections.append(self._connections[want.key][1])
         return connections
 
-    def _offer(
-        self,
-        inner: ToolResolver,
-        wanted: list[_Wanted],
-        connections: list[McpConnection],
-        wire: str,
-    ) -> list[OfferedTool]:
-        taken = {spec.name for spec in inner.specs()}
-        offered = []
-        for want, connection in zip(wanted, connections, strict=True):
-            for tool in connection.tools:
-                name = exposed_name(want.name, tool.name)
-                if name in taken:
-                    logger.warning(
-                        "MCP tool %s of %s is offered under a name already taken (%s); skipped",
-                        tool.name,
-                        want.name,
-                        name,
-                    )
-                    continue
-                taken.add(name)
-                description = f"[MCP server {want.name}] {tool.description}".strip()
-                spec = ToolSpec(
-                    name=name,
-                    description=description[:2000],
-                    parameters=sanitize_schema(tool.input_schema, wire),
-                )
-                offered.append(OfferedTool(spec, want.name, tool.name, connection))
-        return offered
-
     # -- status and shutdown ---------------------------------------------------
 
-    async def status(self, options: McpOptions) -> list[ServerReport]:
+    async def status(
+        self, options: McpOptions, *, check: bool = False, editor: Editor | None = None
+    ) -> list[ServerReport]:
         """Every configured server and every workspace server started, with
-        its state; starts nothing."""
+        its state. Starts nothing, unless ``check``: then the configured
+        servers are started (a failed one tried again) and waited for as a
+        run does, and for a sign-in (pages opened through ``editor``)."""
         user = await self._user_config()
+        if check:
+            configured = [w for w in self._configured(options, user) if not w.config.disabled]
+            async with self._reconciling:
+                await self._stop_stale(configured)
+                connections = await self._connect(configured, None) if configured else []
+            await self._start(connections, options, editor, check=True)
         reports = []
         for want in self._configured(options, user) + [
             w for w, _ in self._connections.values() if w.folder is not None
@@ -356,9 +385,69 @@ class McpHub:
                     tools=len(connection.tools) if connection else 0,
                     restarts=connection.restarts if connection else 0,
                     error=connection.error if connection else None,
+                    deferred=self._deferred.get(want.name, False) if connection else False,
                 )
             )
         return reports
+
+    async def prompts(
+        self, options: McpOptions, *, editor: Editor | None = None
+    ) -> list[tuple[str, McpPrompt]]:
+        """The prompts of the configured servers (started as a run starts
+        them) and of every other server running, by server name."""
+        user = await self._user_config()
+        configured = [w for w in self._configured(options, user) if not w.config.disabled]
+        async with self._reconciling:
+            await self._stop_stale(configured)
+            started = await self._connect(configured, None) if configured else []
+        await self._start(started, options, editor)
+        listed: list[tuple[str, McpPrompt]] = []
+        seen: set[str] = set()
+        for want, connection in self._connections.values():
+            if want.name in seen or connection.state.value != "ready":
+                continue
+            seen.add(want.name)
+            listed += [(want.name, prompt) for prompt in connection.offers.prompts]
+        return listed
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: Mapping[str, str], timeout_s: float = 60.0
+    ) -> str:
+        """The prompt ``name`` of the running server ``server``, filled in.
+
+        Raises
+        ------
+        McpError
+            No such running server, or the server refused (the message says why).
+        """
+        for want, connection in self._connections.values():
+            if want.name == server and connection.state.value == "ready":
+                return await connection.get_prompt(name, dict(arguments), timeout_s)
+        raise McpUnavailable(
+            f"the MCP server {server} is not running: list the prompts again (rhema.mcpPrompts)"
+        )
+
+    async def restart(
+        self, name: str, options: McpOptions, *, editor: Editor | None = None
+    ) -> list[ServerReport]:
+        """Restart every server called ``name`` (start it, if configured and
+        not started yet) and wait for it as a health check does; the reports
+        of the servers of that name, none when there is no such server."""
+        user = await self._user_config()
+        async with self._reconciling:
+            targets = [c for w, c in self._connections.values() if w.name == name]
+            if not targets:
+                configured = [
+                    w
+                    for w in self._configured(options, user)
+                    if w.name == name and not w.config.disabled
+                ]
+                targets = await self._connect(configured, None) if configured else []
+        for connection in targets:
+            logger.info("restarting the MCP server %s, as asked", name)
+            await connection.restart()
+        await self._start(targets, options, editor, check=True)
+        return [report for report in await self.status(options) if report.name == name]
 
     async def aclose(self) -> None:
         """Stop every server."""

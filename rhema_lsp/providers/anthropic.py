@@ -58,14 +58,9 @@ from rhema_lsp.engine import (
     ToolResult,
     Usage,
 )
+from rhema_lsp.providers.decoding import EventBatcher, decode_event, tool_args
 from rhema_lsp.providers.errors import ProviderStreamError
-from rhema_lsp.providers.transport import (
-    EventBatcher,
-    HttpStreamProvider,
-    WireDecoder,
-    decode_event,
-    tool_args,
-)
+from rhema_lsp.providers.transport import HttpStreamProvider, WireDecoder
 
 __all__ = [
     "ANTHROPIC_VERSION",

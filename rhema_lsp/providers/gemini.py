@@ -41,13 +41,9 @@ from rhema_lsp.engine import (
     ToolResult,
     Usage,
 )
+from rhema_lsp.providers.decoding import EventBatcher, decode_event
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
-from rhema_lsp.providers.transport import (
-    EventBatcher,
-    HttpStreamProvider,
-    WireDecoder,
-    decode_event,
-)
+from rhema_lsp.providers.transport import HttpStreamProvider, WireDecoder
 
 __all__ = ["GeminiProvider", "gemini_contents"]
 

@@ -38,16 +38,12 @@ from rhema_lsp.engine import (
     ToolResult,
     Usage,
 )
+from rhema_lsp.providers.decoding import EventBatcher, decode_event, tool_args
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
+from rhema_lsp.providers.limits import ResponseLimits
 from rhema_lsp.providers.retry import RetryPolicy
 from rhema_lsp.providers.secrets import Secret
-from rhema_lsp.providers.transport import (
-    EventBatcher,
-    HttpStreamProvider,
-    WireDecoder,
-    decode_event,
-    tool_args,
-)
+from rhema_lsp.providers.transport import HttpStreamProvider, WireDecoder
 
 __all__ = ["OpenAIProvider", "openai_messages"]
 
@@ -126,6 +122,7 @@ class OpenAIProvider(HttpStreamProvider):
         key: Secret | None = None,
         stall_timeout: float = 120.0,
         retry: RetryPolicy | None = None,
+        limits: ResponseLimits | None = None,
         flavour: str = "generic",
     ) -> None:
         super().__init__(
@@ -135,6 +132,7 @@ class OpenAIProvider(HttpStreamProvider):
             key=key,
             stall_timeout=stall_timeout,
             retry=retry,
+            limits=limits,
         )
         self.flavour = flavour
 

@@ -30,12 +30,14 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 
 from rhema_lsp.engine import ModelProvider
 from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate_embedded_model
 from rhema_lsp.providers.errors import ProviderConfigError
+from rhema_lsp.providers.limits import MIN_STREAM_RATE, RESPONSE_TIMEOUT, ResponseLimits
 from rhema_lsp.providers.local import find_local_server, model_ids, port_list
 from rhema_lsp.providers.presets import (
     CUSTOM_KEY_VAR,
@@ -117,9 +119,30 @@ def _how_to(names: SettingNames) -> str:
     )
 
 
+class _ProviderFields(Protocol):
+    """The provider fields of the server's settings (``runs.settings.Settings``)."""
+
+    @property
+    def provider(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def base_url(self) -> str | None: ...
+    @property
+    def protocol(self) -> str | None: ...
+    @property
+    def response_timeout(self) -> float: ...
+    @property
+    def min_stream_rate(self) -> float: ...
+
+
 @dataclass(frozen=True)
 class ProviderSettings:
-    """The provider part of the editor settings; every field is optional."""
+    """The provider part of the editor settings; every field is optional.
+
+    ``response_timeout`` and ``min_stream_rate`` are the ``responseTimeout``
+    and ``minStreamRate`` settings (see :mod:`.limits`).
+    """
 
     provider: str | None = None
     model: str | None = None
@@ -127,6 +150,20 @@ class ProviderSettings:
     protocol: str | None = None
     max_retries: int = 4
     stall_timeout: float = 120.0
+    response_timeout: float = RESPONSE_TIMEOUT
+    min_stream_rate: float = MIN_STREAM_RATE
+
+    @classmethod
+    def of(cls, settings: _ProviderFields) -> ProviderSettings:
+        """The provider part of the server's settings."""
+        return cls(
+            provider=settings.provider,
+            model=settings.model,
+            base_url=settings.base_url,
+            protocol=settings.protocol,
+            response_timeout=settings.response_timeout,
+            min_stream_rate=settings.min_stream_rate,
+        )
 
 
 @dataclass(frozen=True)
@@ -341,7 +378,7 @@ def build_provider(
     choice
         What :func:`choose_provider` decided.
     settings
-        Where the retry count and stall timeout come from.
+        Where the retry count, the stall timeout and the response limits come from.
     retry
         The retry ladder; by default ``settings.max_retries`` attempts.
     """
@@ -357,6 +394,9 @@ def build_provider(
             key=choice.key,
             stall_timeout=settings.stall_timeout,
             retry=retry or RetryPolicy(attempts=max(1, settings.max_retries)),
+            limits=ResponseLimits(
+                response_timeout=settings.response_timeout, min_rate=settings.min_stream_rate
+            ),
         )
     return ResolvedProvider(
         choice.name, choice.protocol, choice.model, choice.base_url, choice.source, provider

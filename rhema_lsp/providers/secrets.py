@@ -1,4 +1,5 @@
-"""Key safety: where a key may go, and a holder that never shows it.
+"""Key safety: where a key may go, a holder that never shows it, and the
+last check that no key rides in a request body.
 
 A key is read from the server's environment only and is bound to an origin
 (``scheme://host:port``): its preset's own, or one the user listed in
@@ -7,25 +8,51 @@ A key is read from the server's environment only and is bound to an origin
 filter on the HTTP libraries' loggers (httpcore logs response headers at
 DEBUG, and a hostile server can echo a key in them) scrubs every live key
 from their records.
+
+:class:`KeyGuard` is the last check before a body leaves on any wire: the
+values of the server's own key variables (:data:`SERVER_KEY_VARS`) that made
+their way into a message, a tool result or the system prompt are replaced by
+``[redacted NAME]``, and one warning names the variable, never the value.
+Values shorter than :data:`MIN_GUARDED_LENGTH` are not searched (they would
+match ordinary text). The needles are built once per provider; a body is
+searched with ``bytes``' own substring search, one needle after another (about
+0.1 ms per MiB each, where one regular-expression alternation of the same
+needles takes 10 ms per MiB, longer than encoding the body).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import logging
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from rhema_lsp.providers.errors import ProviderConfigError
+from rhema_lsp.providers.presets import CUSTOM_KEY_VAR, PRESETS
 
 __all__ = [
     "KEY_ORIGINS_VAR",
+    "MIN_GUARDED_LENGTH",
+    "SERVER_KEY_VARS",
+    "KeyGuard",
     "RedactSecrets",
     "Secret",
     "allowed_key_origins",
     "check_base_url",
     "origin_of",
 ]
+
+logger = logging.getLogger("rhema_lsp.providers")
+
+SERVER_KEY_VARS = (
+    *(preset.key_var for preset in PRESETS.values() if preset.key_var is not None),
+    CUSTOM_KEY_VAR,
+)
+"""The server's own key variables: each keyed preset's, and ``RHEMA_API_KEY``."""
+
+MIN_GUARDED_LENGTH = 8
+"""Key values shorter than this are not searched for in request bodies."""
 
 KEY_ORIGINS_VAR = "RHEMA_KEY_ORIGINS"
 """Environment variable: comma- or space-separated origins a key may be sent to."""
@@ -150,3 +177,53 @@ def allowed_key_origins(env: Mapping[str, str]) -> frozenset[str]:
     raw = env.get(KEY_ORIGINS_VAR, "")
     entries = [entry for entry in raw.replace(",", " ").split() if entry]
     return frozenset(origin_of(entry) for entry in entries)
+
+
+class KeyGuard:
+    """Finds the server's keys in a request body and replaces them (see the
+    module docstring). One guard per provider; it warns once per variable."""
+
+    __slots__ = ("_needles", "_warned")
+
+    def __init__(self, keys: Mapping[str, str]) -> None:
+        needles: dict[bytes, str] = {}
+        for name, value in keys.items():
+            if len(value) < MIN_GUARDED_LENGTH:
+                continue
+            # How the value reads inside a JSON string of the body (json.dumps,
+            # ensure_ascii=False), which is the raw value for any usual key.
+            needles.setdefault(json.dumps(value, ensure_ascii=False)[1:-1].encode("utf-8"), name)
+        # Longest first: a key that contains another is replaced whole.
+        self._needles = sorted(needles.items(), key=lambda item: -len(item[0]))
+        self._warned: set[str] = set()
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str], own: Secret | None = None) -> KeyGuard:
+        """The guard of every :data:`SERVER_KEY_VARS` value in ``env``, and of
+        the provider's own key ``own`` (wherever it came from)."""
+        keys = {name: env[name].strip() for name in SERVER_KEY_VARS if env.get(name, "").strip()}
+        if own is not None and own.reveal() and own.reveal() not in keys.values():
+            keys["the provider's key"] = own.reveal()
+        return cls(keys)
+
+    @property
+    def guarded(self) -> list[str]:
+        """The names whose values are searched for."""
+        return sorted({name for _, name in self._needles})
+
+    def scrub(self, body: bytes, provider: str) -> bytes:
+        """``body`` with every guarded value replaced by ``[redacted NAME]``."""
+        for needle, name in self._needles:
+            if needle in body:
+                body = body.replace(needle, f"[redacted {name}]".encode())
+                if name not in self._warned:
+                    self._warned.add(name)
+                    logger.warning(
+                        "%s: the value of %s was in a request (a message, a tool result or "
+                        "the system prompt) and was replaced by [redacted %s] before it was "
+                        "sent; later requests are redacted the same way without a warning",
+                        provider,
+                        name,
+                        name,
+                    )
+        return body

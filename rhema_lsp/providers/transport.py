@@ -1,41 +1,37 @@
 """One streamed HTTP exchange, shared by every wire adapter.
 
 :class:`HttpStreamProvider` owns the httpx client, the timeouts (connect 10 s;
-a stream that sends no byte for ``stall_timeout`` seconds fails), the key
-header, the refusal of redirects (a 3xx is an error naming its location:
-following it could carry the key to another origin), the mapping of every
-httpx failure and of every event a decoder cannot read to a :mod:`.errors`
-class (with the key scrubbed from its text), and the retry ladder. An adapter
-supplies the URL, headers and JSON body for a request, and a
-:class:`WireDecoder` that turns server-sent events into engine events.
+a stream that sends no byte for ``stall_timeout`` seconds fails), the limits
+of :mod:`.limits` (a whole-response deadline, a minimum rate, a size cap),
+the key header, the last check on every request body (the server's own keys
+are replaced before it leaves: :class:`~rhema_lsp.providers.secrets.KeyGuard`),
+the refusal of redirects (a 3xx is an error naming its location: following it
+could carry the key to another origin), the mapping of every httpx failure
+and of every event a decoder cannot read to a :mod:`.errors` class (with the
+key scrubbed from its text), and the retry ladder. An adapter supplies the
+URL, headers and JSON body for a request, and a :class:`WireDecoder` that
+turns server-sent events into engine events.
 
 The response's bytes go through :class:`~rhema_lsp.providers.sse.SSEParser`,
-which hands each event's data over as bytes; a decoder reads it with
-:func:`decode_event` into its wire's typed envelope (msgspec structs naming
-only the fields the adapter reads) or with :func:`parse_event` (orjson); both
-are several times faster than ``json.loads`` on these small events.
+which hands each event's data over as bytes to the adapter's decoder (what
+the decoders share is :mod:`.decoding`).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Protocol, TypeVar
+import os
+from typing import Any, Protocol
 
+import anyio
 import httpx
-import msgspec
-import orjson
 
 from rhema_lsp.engine import (
-    Event,
     EventSink,
     ModelOutput,
     ModelRequest,
     ProviderError,
-    TextDelta,
-    ThinkingDelta,
-    Usage,
-    UsageUpdate,
 )
 from rhema_lsp.providers.errors import (
     ProviderConnectError,
@@ -43,20 +39,12 @@ from rhema_lsp.providers.errors import (
     ProviderStreamError,
     redact,
 )
+from rhema_lsp.providers.limits import Pace, ResponseLimits, ResponseTooLarge, event_too_long
 from rhema_lsp.providers.retry import ContentTrackingSink, RetryPolicy, retry_after_seconds
-from rhema_lsp.providers.secrets import Secret, is_loopback
-from rhema_lsp.providers.sse import SSEParser
+from rhema_lsp.providers.secrets import KeyGuard, Secret, is_loopback
+from rhema_lsp.providers.sse import EventTooLong, SSEParser
 
-__all__ = [
-    "CONNECT_TIMEOUT",
-    "EventBatcher",
-    "HttpStreamProvider",
-    "WireDecoder",
-    "decode_event",
-    "parse_event",
-    "parse_json",
-    "tool_args",
-]
+__all__ = ["CONNECT_TIMEOUT", "HttpStreamProvider", "WireDecoder", "error_text"]
 
 logger = logging.getLogger("rhema_lsp.providers")
 
@@ -64,8 +52,6 @@ CONNECT_TIMEOUT = 10.0
 """Seconds to establish a connection."""
 
 _ERROR_BODY_LIMIT = 8192
-
-Envelope = TypeVar("Envelope")
 
 
 class WireDecoder(Protocol):
@@ -90,146 +76,6 @@ class WireDecoder(Protocol):
         ...
 
 
-def parse_json(data: bytes) -> Any:
-    """One event's data as a JSON value.
-
-    orjson decodes it, exactly as ``json.loads`` would except that an integer
-    beyond 64 bits becomes a float (JSON's number model allows either); what
-    orjson refuses but the JSON grammar allows (a lone surrogate escape) is
-    decoded by ``json.loads``.
-
-    Raises
-    ------
-    ValueError
-        When ``data`` is not exactly one JSON value.
-    """
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return json.loads(data)
-
-
-def parse_event(name: str, data: bytes) -> Any:
-    """:func:`parse_json` for a decoder: data that is not JSON is a transient
-    :class:`ProviderStreamError` (a cut or garbled event) naming provider ``name``."""
-    try:
-        return parse_json(data)
-    except ValueError as exc:
-        raise ProviderStreamError(
-            f"{name} sent a malformed event: {data[:200]!r}", transient=True
-        ) from exc
-
-
-def decode_event(name: str, data: bytes, decoder: msgspec.json.Decoder[Envelope]) -> Envelope:
-    """One event's data decoded into a wire's typed envelope.
-
-    ``decoder`` (msgspec) reads only the fields its struct declares and skips
-    the rest without building them, which is most of an event's bytes. Data
-    it refuses goes through :func:`parse_event` and is converted: that reads
-    what msgspec refuses but the JSON grammar allows (a number beyond a
-    float) and says precisely what is wrong with the rest.
-
-    Raises
-    ------
-    ProviderStreamError
-        Transient, when the data is not JSON (a cut or garbled event).
-    msgspec.ValidationError
-        When it is JSON of a shape the wire never sends (a ``ValueError``,
-        which the exchange reports as an event the adapter cannot read).
-    """
-    try:
-        return decoder.decode(data)
-    except msgspec.MsgspecError:
-        value = parse_event(name, data)
-    converted: Envelope = msgspec.convert(value, decoder.type)
-    return converted
-
-
-def tool_args(raw: str) -> dict[str, Any]:
-    """The arguments object of a tool call's streamed JSON text.
-
-    ``{}`` when the text is empty, malformed or not an object: the call is still
-    returned (its ``raw_args`` keep the text) and the tool reports the bad arguments.
-    """
-    if not raw.strip():
-        return {}
-    try:
-        args = json.loads(raw)
-    except ValueError:
-        return {}
-    return args if isinstance(args, dict) else {}
-
-
-class EventBatcher:
-    """Emits a decoder's events one network read at a time.
-
-    A read carries dozens of SSE events; the pieces of text (or reasoning)
-    they hold are queued as strings and emitted as one ``TextDelta`` (or
-    ``ThinkingDelta``) when the read ends, and the usage tally, which
-    replaces rather than adds, once with its latest value. This is the
-    provider's hot path, not the merging layer: building and forwarding one
-    event per SSE event through the engine's sinks costs about 0.5 µs more a
-    delta (``docs/benchmarks.md``). What reaches a client is merged and paced
-    by the front door's :class:`~rhema_lsp.runs.merge.DeltaMerger`.
-    :meth:`flush` runs after every network read, so no event waits for more
-    bytes than it arrived with; nothing is dropped or reordered.
-    """
-
-    __slots__ = ("_kind", "_parts", "_usage", "sink")
-
-    def __init__(self, sink: EventSink) -> None:
-        self.sink = sink
-        self._kind: type[TextDelta] | type[ThinkingDelta] | None = None
-        self._parts: list[str] = []
-        self._usage: tuple[int, int, int, int] | None = None
-
-    def text(self, text: str) -> None:
-        """Queue a piece of answer text."""
-        if self._kind is not TextDelta:
-            self._flush_parts()
-            self._kind = TextDelta
-        self._parts.append(text)
-
-    def thinking(self, text: str) -> None:
-        """Queue a piece of reasoning."""
-        if self._kind is not ThinkingDelta:
-            self._flush_parts()
-            self._kind = ThinkingDelta
-        self._parts.append(text)
-
-    def usage(
-        self, input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0
-    ) -> None:
-        """Record the latest cumulative usage (``input_tokens`` counts the cached ones too)."""
-        self._usage = (input_tokens, output_tokens, cache_read, cache_write)
-
-    def emit(self, event: Event) -> None:
-        """Emit ``event`` after what is queued before it."""
-        self._flush_parts()
-        self.sink.emit(event)
-
-    def _flush_parts(self) -> None:
-        if self._parts:
-            kind = self._kind
-            assert kind is not None
-            self.sink.emit(kind("".join(self._parts)))
-            self._parts = []
-        self._kind = None
-
-    def flush(self) -> None:
-        """Emit everything queued."""
-        self._flush_parts()
-        if self._usage is not None:
-            tally = Usage.model_construct(
-                input=self._usage[0],
-                output=self._usage[1],
-                cache_read=self._usage[2],
-                cache_write=self._usage[3],
-            )
-            self._usage = None
-            self.sink.emit(UsageUpdate(tally))
-
-
 def error_text(body: bytes) -> str:
     """The server's own error message from an error body (JSON or text)."""
     text = body.decode("utf-8", "replace").strip()
@@ -251,11 +97,19 @@ def error_text(body: bytes) -> str:
     return text[:2000]
 
 
-async def _drain(response: httpx.Response, decoder: WireDecoder) -> bool:
-    """Feed every event to ``decoder``; whether its terminator arrived."""
+async def _drain(response: httpx.Response, decoder: WireDecoder, pace: Pace) -> bool:
+    """Feed every event to ``decoder``; whether its terminator arrived.
+
+    Raises
+    ------
+    ResponseTooLarge, EventTooLong
+        Past the response's or an event's size cap.
+    """
     parser = SSEParser()
     feed = decoder.feed
+    add = pace.add
     async for chunk in response.aiter_bytes():
+        add(len(chunk))
         for event, data in parser.feed(chunk):
             if feed(event, data):
                 return True
@@ -277,9 +131,12 @@ class HttpStreamProvider:
     key
         The API key, or ``None`` to send no credential.
     stall_timeout
-        Seconds without any byte after which a stream fails.
+        Seconds without any byte after which a stream fails; also the grace
+        before the minimum rate applies.
     retry
         The retry ladder; its ``attempts`` come from the settings.
+    limits
+        The whole-response deadline, minimum rate and size cap.
     """
 
     def __init__(
@@ -291,6 +148,7 @@ class HttpStreamProvider:
         key: Secret | None = None,
         stall_timeout: float = 120.0,
         retry: RetryPolicy | None = None,
+        limits: ResponseLimits | None = None,
     ) -> None:
         self.name = name
         self.base_url = base_url.rstrip("/")
@@ -298,6 +156,8 @@ class HttpStreamProvider:
         self._key = key
         self.stall_timeout = stall_timeout
         self.retry = retry or RetryPolicy()
+        self.limits = limits or ResponseLimits()
+        self._guard = KeyGuard.from_env(os.environ, key)
         host = httpx.URL(self.base_url).host
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(
@@ -345,9 +205,14 @@ class HttpStreamProvider:
     # -- the exchange --------------------------------------------------------------
 
     async def complete(self, request: ModelRequest, sink: EventSink) -> ModelOutput:
-        """Stream ``request`` into ``sink`` through the retry ladder."""
+        """Stream ``request`` into ``sink`` through the retry ladder.
+
+        The body is checked for the server's own keys before it is sent
+        (see :class:`~rhema_lsp.providers.secrets.KeyGuard`).
+        """
         url = self.request_url(request)
         body = json.dumps(self.request_body(request), ensure_ascii=False).encode("utf-8")
+        body = self._guard.scrub(body, self.name)
         key = self._key.reveal() if self._key is not None else None
         headers = self.request_headers(key)
 
@@ -366,14 +231,37 @@ class HttpStreamProvider:
     ) -> ModelOutput:
         logger.debug("%s: POST %s (%d bytes)", self.name, url, len(body))
         decoder = self.new_decoder(sink)
+        with anyio.CancelScope() as scope:
+            pace = Pace(self.limits, self.stall_timeout, scope)
+            return await self._exchange(url, body, headers, decoder, key, pace)
+        # Cut by the deadline or the minimum rate: what came before it counts as emitted.
+        decoder.flush()
+        raise pace.error(self.name)
+
+    async def _exchange(
+        self,
+        url: str,
+        body: bytes,
+        headers: dict[str, str],
+        decoder: WireDecoder,
+        key: str | None,
+        pace: Pace,
+    ) -> ModelOutput:
         received_bytes = False
         try:
             async with self._client.stream("POST", url, content=body, headers=headers) as response:
                 received_bytes = True
                 if response.status_code != 200:
                     raise await self._status_error(response, key)
+                pace.headers()
                 try:
-                    return decoder.finish(await _drain(response, decoder))
+                    return decoder.finish(await _drain(response, decoder, pace))
+                except ResponseTooLarge as exc:
+                    decoder.flush()
+                    raise pace.error(self.name) from exc
+                except EventTooLong as exc:
+                    decoder.flush()
+                    raise event_too_long(self.name, exc.limit) from exc
                 except ProviderError as exc:
                     # What the wire sent before its error counts as emitted, in
                     # wire order, however the bytes were split into reads.

@@ -8,6 +8,7 @@ from functools import partial
 from rhema_lsp.providers.anthropic import AnthropicProvider
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.gemini import GeminiProvider
+from rhema_lsp.providers.limits import ResponseLimits
 from rhema_lsp.providers.openai import OpenAIProvider
 from rhema_lsp.providers.retry import RetryPolicy
 from rhema_lsp.providers.secrets import Secret
@@ -28,6 +29,7 @@ def build_http_provider(
     key: Secret | None,
     stall_timeout: float = 120.0,
     retry: RetryPolicy | None = None,
+    limits: ResponseLimits | None = None,
 ) -> HttpStreamProvider:
     """The adapter for ``protocol`` (``openai``, ``anthropic`` or ``gemini``).
 
@@ -52,4 +54,5 @@ def build_http_provider(
         key=key,
         stall_timeout=stall_timeout,
         retry=retry,
+        limits=limits,
     )

@@ -2,7 +2,7 @@
 
 The engine forwards every event as it happens (a provider hands over what
 one network read delivered, see
-:class:`~rhema_lsp.providers.transport.EventBatcher`); a front door's sink
+:class:`~rhema_lsp.providers.decoding.EventBatcher`); a front door's sink
 puts a :class:`DeltaMerger` in front of what it sends, and decides when to
 :meth:`~DeltaMerger.flush` (the LSP server after a short window, the ACP
 agent whenever its client is ready for the next update). The merger itself

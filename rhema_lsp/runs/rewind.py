@@ -20,6 +20,8 @@ asked. The caller holds the session's lease.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,12 +68,25 @@ class RewindReport:
 
 
 def _disk(path: Path) -> bytes | None:
+    """A regular file's bytes (``None``: absent; ``b""``: not a regular
+    file). Opened without blocking and without following a final link, so
+    a FIFO or a device a crafted store names is never waited on."""
     try:
-        return path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except FileNotFoundError:
         return None
-    except IsADirectoryError:
+    except OSError:
         return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        os.set_blocking(fd, True)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 async def current_bytes(editor: Editor, uri: str) -> bytes | None:
@@ -84,7 +99,7 @@ async def current_bytes(editor: Editor, uri: str) -> bytes | None:
 
 
 def _confine(ws: Workspace, uri: str) -> str | None:
-    """Why ``uri`` may not be written by a rewind, or ``None``."""
+    """Why ``uri`` may not be written by a rewind, or ``None`` (blocking)."""
     try:
         path = uri_to_path(uri)
         ws.resolve(str(path), Access.WRITE)
@@ -140,7 +155,7 @@ async def _restore_files(
     expected: dict[str, str | None] = {}
     cleans: dict[str, bool] = {}
     for plan in plans:
-        refused = _confine(ws, plan.uri)
+        refused = await anyio.to_thread.run_sync(_confine, ws, plan.uri)
         if refused is not None:
             report.conflicts.append(Conflict(plan.uri, refused))
             continue

@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rhema_lsp.mcp import McpServerConfig, parse_servers
+from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S
 
 __all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
 
@@ -44,6 +45,8 @@ class Settings(BaseModel):
     session_store: Literal["workspace", "user"] = Field(default="workspace", alias="sessionStore")
     command_allowlist: tuple[str, ...] = Field(default=(), alias="commandAllowlist")
     approval_timeout: float = Field(default=120, alias="approvalTimeout", ge=1, le=86_400)
+    response_timeout: float = Field(default=600, alias="responseTimeout", ge=10, le=86_400)
+    min_stream_rate: float = Field(default=128, alias="minStreamRate", ge=0, le=1_000_000)
     log_level: Literal["error", "warning", "info", "debug"] = Field(
         default="warning", alias="logLevel"
     )
@@ -51,6 +54,9 @@ class Settings(BaseModel):
     compact_threshold: float = Field(default=0.8, alias="compactThreshold", ge=0.2, le=0.95)
     mcp_servers: dict[str, McpServerConfig] = Field(default_factory=dict, alias="mcpServers")
     mcp_modes: tuple[Mode, ...] = Field(default=("agent",), alias="mcpModes")
+    mcp_start_timeout: float = Field(
+        default=DEFAULT_START_TIMEOUT_S, alias="mcpStartTimeout", ge=1, le=600
+    )
 
     @field_validator("thinking", mode="before")
     @classmethod

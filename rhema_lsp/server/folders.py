@@ -5,6 +5,12 @@ journal that checkpoints the tools' changes into it. A command's ``folder``
 is resolved here: the folder given (a path or a ``file://`` URI, which must
 be one of the workspace folders), else the folder that holds the first
 context URI, else the first folder.
+
+A folder the client names that confines nothing (``/``, the home
+directory: :func:`~rhema_lsp.tools.gate.unsafe_root_reason`) is not served,
+and the user is told why, once. So is a store's notice (a corrupt store
+moved aside, a ``.rhema`` that cannot hold the store): it reaches the user
+as a ``window/showMessage`` warning when the store opens.
 """
 
 from __future__ import annotations
@@ -15,10 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
+from lsprotocol import types
 
 from rhema_lsp.runs.checkpoints import StoreJournal
 from rhema_lsp.sessions import SessionStore, StoreLocation, UnknownSessionError
 from rhema_lsp.tools.confined_fs import ConfinedFS
+from rhema_lsp.tools.gate import unsafe_root_reason
 from rhema_lsp.tools.positions import uri_to_path
 
 if TYPE_CHECKING:
@@ -59,15 +67,29 @@ class Folders:
         self._states: dict[tuple[Path, str], FolderState] = {}
         self._opening: dict[tuple[Path, str], anyio.Lock] = {}
         self._session_folders: dict[str, Path] = {}
-        self.notices: list[str] = []
+        self._refused: set[Path] = set()
 
     def roots(self) -> list[Path]:
-        """The workspace folders' real paths, in the client's order."""
+        """The workspace folders' real paths, in the client's order, but
+        those that would confine nothing."""
         workspace = self._server.workspace
         roots = [_real(uri_to_path(folder.uri)) for folder in workspace.folders.values()]
         if not roots and workspace.root_path:
             roots = [_real(Path(workspace.root_path))]
-        return roots
+        served = []
+        for root in roots:
+            reason = unsafe_root_reason(root)
+            if reason is None:
+                served.append(root)
+            elif root not in self._refused:
+                self._refused.add(root)
+                self._warn(f"Rhema does not work in {root}: {reason}.")
+        return served
+
+    def _warn(self, message: str) -> None:
+        self._server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Warning, message=message)
+        )
 
     def resolve(self, folder: str | None, context_uris: list[str]) -> Path:
         """The folder a command runs in (see the module docstring).
@@ -87,6 +109,12 @@ class Folders:
                 f"({', '.join(map(str, roots)) or 'none open'})"
             )
         if not roots:
+            if self._refused:
+                refused = ", ".join(map(str, sorted(self._refused)))
+                raise FolderError(
+                    f"no workspace folder Rhema can work in: {refused} would confine nothing "
+                    "(the file system's root or your home directory); open a project folder"
+                )
             raise FolderError(
                 "no workspace folder is open: open a folder in the editor, or pass `folder`"
             )
@@ -120,7 +148,7 @@ class Folders:
             if state is None:
                 store = await SessionStore.open(folder, location=location)
                 if store.notice:
-                    self.notices.append(store.notice)
+                    self._warn(store.notice)
                 state = FolderState(path=folder, store=store, journal=StoreJournal(store))
                 self._states[key] = state
         return state

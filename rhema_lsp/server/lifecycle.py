@@ -54,6 +54,7 @@ from rhema_lsp.engine import (
     TurnEnd,
 )
 from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.prompts import system_prompt
@@ -178,10 +179,7 @@ class RunLifecycle:
 
     async def provider(self) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings."""
-        s = self.settings
-        wanted = ProviderSettings(
-            provider=s.provider, model=s.model, base_url=s.base_url, protocol=s.protocol
-        )
+        wanted = ProviderSettings.of(self.settings)
         if self._provider is None or self._provider_key != wanted:
             self._provider = await resolve_provider(wanted)
             self._provider_key = wanted
@@ -483,7 +481,17 @@ class RunLifecycle:
         resolver: ToolResolver | None = None
         if plan.tools:
             wire, s = resolved.protocol, self.settings
-            resolver = await self.mcp.resolver(tools, plan.mode, state.path, self.editor, wire, s)
+            resolver = await self.mcp.resolver(
+                tools,
+                plan.mode,
+                state.path,
+                self.editor,
+                wire,
+                s,
+                provider=resolved.provider,
+                model=resolved.model,
+                window=s.context_window or resolved.context_window,
+            )
         ctx = ToolContext(cwd=state.path, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
         session, _ = await store.open_and_resume(run.session, resolver, stream, ctx)
         if plan.prompt is not None:
@@ -496,7 +504,7 @@ class RunLifecycle:
             resolved,
             run.session,
             resolver,
-            plan.system or system_prompt(plan.mode, state.path),
+            (plan.system or system_prompt(plan.mode, state.path)) + mcp_instructions(resolver),
             store.commit_hook(run.session),
         )
         outcome = await drive(

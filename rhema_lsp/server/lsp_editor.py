@@ -20,6 +20,9 @@ after an edit is not knowable), and the first sync that arrives settles it:
 the expected text confirms it; anything else is the client's real text,
 which wins (a later edit computed on it, or refused by it, tells the model).
 
+Pages for the user (an MCP server's sign-in) open with ``window/showDocument``
+(``external``) when the client supports it.
+
 Confirmations never hang a run: an unanswered question counts as declined
 after ``approval_timeout`` seconds (and is withdrawn with ``$/cancelRequest``),
 as does an error reply; a client error on ``workspace/applyEdit`` is an
@@ -284,6 +287,22 @@ class LspEditor:
         if title is None and isinstance(answer, dict):
             title = answer.get("title")
         return title if title in choices else None
+
+    async def show_document(self, uri: str) -> bool:
+        """Open ``uri`` in the user's browser; ``False`` when the client
+        cannot show documents, or did not."""
+        window = self._server.client_capabilities.window
+        support = window.show_document if window is not None else None
+        if support is None or not support.support:
+            return False
+        try:
+            shown = await self._server.window_show_document_async(
+                types.ShowDocumentParams(uri=uri, external=True)
+            )
+        except JsonRpcException as exc:
+            logger.info("the client did not open %s: %s", uri, exc)
+            return False
+        return bool(shown.success)
 
 
 class _SyncedView:

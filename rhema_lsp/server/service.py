@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from lsprotocol import types
 from pydantic import ValidationError
 
 from rhema_lsp import __version__
@@ -30,6 +29,9 @@ from rhema_lsp.contract import (
     DELETE_SESSION,
     EDIT,
     FORK_SESSION,
+    MCP_PROMPT,
+    MCP_PROMPTS,
+    MCP_RESTART,
     OPEN_SESSION,
     REWIND,
     SESSIONS,
@@ -55,6 +57,12 @@ from rhema_lsp.contract import (
     FileConflict,
     ForkArgs,
     ForkResult,
+    McpPromptArgs,
+    McpPromptArgument,
+    McpPromptInfo,
+    McpPromptResult,
+    McpPromptsArgs,
+    McpRestartArgs,
     McpServerStatus,
     OpenSessionArgs,
     OpenSessionResult,
@@ -77,13 +85,14 @@ from rhema_lsp.contract import (
     command_named,
 )
 from rhema_lsp.engine import ProviderError, ToolContext, Usage
+from rhema_lsp.mcp import McpError
 from rhema_lsp.runs.changes import describe_changes, parse_checkpoint_uri
+from rhema_lsp.runs.context import ContextRefused, read_context
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.prompts import (
     EDIT_SYSTEM,
     ContextPiece,
     edit_prompt,
-    problem_line,
     render_context,
     replacement_for,
 )
@@ -95,7 +104,7 @@ from rhema_lsp.server.folders import FolderError
 from rhema_lsp.server.lifecycle import Finish, Plan, RunLifecycle, RunReport
 from rhema_lsp.sessions import RewindWhat, SessionInfo, SessionStoreError
 from rhema_lsp.tools import ToolError, WorkspaceTools
-from rhema_lsp.tools.positions import LineIndex, uri_to_path
+from rhema_lsp.tools.positions import uri_to_path
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
@@ -211,33 +220,15 @@ class AgentService:
 
     # -- translating arguments -------------------------------------------------
 
-    def _context(self, refs: list[ContextRef]) -> list[ContextPiece]:
-        encoding = self.lifecycle.editor.position_encoding
-        pieces = []
-        for ref in refs:
-            document = self.lifecycle.editor.open_document(ref.uri)
-            path = uri_to_path(ref.uri)
-            if document is not None:
-                text = document.text
-            else:
-                try:
-                    text = path.read_text(encoding="utf-8")
-                except (OSError, UnicodeDecodeError) as exc:
-                    raise FolderError(f"`context` {ref.uri} cannot be read: {exc}") from exc
-            start = end = None
-            if ref.range is not None:
-                index = LineIndex(text, encoding)
-                start = index.offset(types.Position(**ref.range.start.model_dump()))
-                end = index.offset(types.Position(**ref.range.end.model_dump()))
-            shown = self.lifecycle.folders.display(path)
-            problems = tuple(
-                problem_line(d.range.start.line, d.message, d.severity, d.source, d.code)
-                for d in ref.diagnostics
+    async def _context(self, refs: list[ContextRef], folder: Path) -> list[ContextPiece]:
+        """The attached documents, read through the workspace's gate."""
+        folders = self.lifecycle.folders
+        try:
+            return await read_context(
+                refs, folders.roots() or [folder], folder, self.lifecycle.editor, folders.display
             )
-            pieces.append(
-                ContextPiece(path=shown, text=text, start=start, end=end, problems=problems)
-            )
-        return pieces
+        except ContextRefused as exc:
+            raise BadArguments(str(exc)) from exc
 
     async def _folder_for(
         self, folder: str | None, refs: list[ContextRef], session: str | None
@@ -252,10 +243,10 @@ class AgentService:
             raise FolderError(f"`folder` {folder} is not the folder of session {session}")
         return state.path
 
-    def _prompt_with_context(self, prompt: str, refs: list[ContextRef]) -> str:
+    async def _prompt_with_context(self, prompt: str, refs: list[ContextRef], folder: Path) -> str:
         if not refs:
             return prompt
-        return f"{prompt}\n\n{render_context(self._context(refs))}"
+        return f"{prompt}\n\n{render_context(await self._context(refs, folder))}"
 
     def _detaches(self, detach: bool | None, request: Request) -> bool:
         """Whether the command answers at once and the run goes on: as asked,
@@ -283,12 +274,13 @@ class AgentService:
 
     @serves(TURN)
     async def turn(self, args: TurnArgs, request: Request) -> TurnResult | Detached:
+        folder = await self._folder_for(args.folder, args.context, args.session)
         plan = Plan(
-            folder=await self._folder_for(args.folder, args.context, args.session),
+            folder=folder,
             session=args.session,
             mode=args.mode or self.settings.mode,
             max_steps=args.max_steps or self.settings.max_steps,
-            prompt=self._prompt_with_context(args.prompt, args.context),
+            prompt=await self._prompt_with_context(args.prompt, args.context, folder),
             title=args.prompt,
         )
         report: RunReport[None] | Detached = await self._start(plan, request, args.detach)
@@ -308,14 +300,15 @@ class AgentService:
     async def step(self, args: StepArgs, request: Request) -> StepResult | Detached:
         if args.session is None and args.prompt is None:
             raise FolderError("`prompt` is required to start a new session")
+        folder = await self._folder_for(args.folder, args.context, args.session)
         plan = Plan(
-            folder=await self._folder_for(args.folder, args.context, args.session),
+            folder=folder,
             session=args.session,
             mode=args.mode or self.settings.mode,
             max_steps=1,
             prompt=None
             if args.prompt is None
-            else self._prompt_with_context(args.prompt, args.context),
+            else await self._prompt_with_context(args.prompt, args.context, folder),
             title=args.prompt or "",
             single_step=True,
         )
@@ -502,11 +495,11 @@ class AgentService:
         folder = folders.resolve(None, [args.uri])
         if folders.root_of(uri_to_path(args.uri)) is None:
             raise FolderError(f"`uri` {args.uri} is outside every workspace folder")
-        piece = self._context([ContextRef(uri=args.uri, range=args.range)])[0]
-        assert piece.start is not None and piece.end is not None
-        before = self.lifecycle.editor.open_document(args.uri)
         if args.session is not None:
             folder = (await self.lifecycle.state_of(args.session)).path
+        piece = (await self._context([ContextRef(uri=args.uri, range=args.range)], folder))[0]
+        assert piece.start is not None and piece.end is not None
+        before = self.lifecycle.editor.open_document(args.uri)
         plan = Plan(
             folder=folder,
             session=args.session,
@@ -575,9 +568,43 @@ class AgentService:
             running=self.lifecycle.runs.sessions(),
             mcp_servers=[
                 McpServerStatus.model_validate(asdict(report))
-                for report in await self.lifecycle.mcp.status(self.settings)
+                for report in await self.lifecycle.mcp.status(
+                    self.settings, check=args.check, editor=self.lifecycle.editor
+                )
             ],
         )
+
+    @serves(MCP_RESTART)
+    async def mcp_restart(self, args: McpRestartArgs, request: Request) -> list[McpServerStatus]:
+        reports = await self.lifecycle.mcp.restart(
+            args.name, self.settings, editor=self.lifecycle.editor
+        )
+        if not reports:
+            raise BadArguments(f"`name`: no MCP server named {args.name!r} is configured")
+        return [McpServerStatus.model_validate(asdict(report)) for report in reports]
+
+    @serves(MCP_PROMPTS)
+    async def mcp_prompts(self, args: McpPromptsArgs, request: Request) -> list[McpPromptInfo]:
+        listed = await self.lifecycle.mcp.prompts(self.settings, editor=self.lifecycle.editor)
+        return [
+            McpPromptInfo(
+                server=server,
+                name=prompt.name,
+                title=prompt.title,
+                description=prompt.description,
+                arguments=[McpPromptArgument.model_validate(asdict(a)) for a in prompt.arguments],
+                command=f"mcp__{server}__{prompt.name}",
+            )
+            for server, prompt in listed
+        ]
+
+    @serves(MCP_PROMPT)
+    async def mcp_prompt(self, args: McpPromptArgs, request: Request) -> McpPromptResult:
+        try:
+            text = await self.lifecycle.mcp.get_prompt(args.server, args.name, args.arguments)
+        except McpError as exc:
+            raise CommandFailed(str(exc)) from exc
+        return McpPromptResult(text=text)
 
     async def shutdown(self) -> None:
         """Cancel every run, give them a moment to checkpoint, close the stores."""

@@ -5,14 +5,16 @@ One file per session, ``transcripts/<session>.md`` beside the session store
 turn's prompt, its reasoning, the answer, and one line per tool call. The
 file is rewritten atomically (write a temporary file, rename) at most every
 :data:`FLUSH_EVERY` seconds while a run streams and once when it ends, in a
-worker thread, so the event loop never waits on the disk.
+worker thread, so the event loop never waits on the disk. Reads and writes
+walk from the store's folder without following a link
+(:class:`~rhema_lsp.tools.confined_fs.ConfinedFS`): a ``transcripts`` link a
+repository carries is refused, never written through.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from pathlib import Path
 
 import anyio.to_thread
@@ -30,6 +32,8 @@ from rhema_lsp.engine import (
     TurnEnd,
 )
 from rhema_lsp.server.stream import describe_call
+from rhema_lsp.tools import ToolError
+from rhema_lsp.tools.confined_fs import ConfinedFS
 
 __all__ = ["FLUSH_EVERY", "Transcript", "first_lines"]
 
@@ -51,7 +55,8 @@ class Transcript:
     Parameters
     ----------
     path
-        The session's transcript file (created with its folder).
+        The session's transcript file, ``<store folder>/transcripts/<session>.md``
+        (created with its folder).
     turn
         The run's turn number.
     prompt
@@ -60,6 +65,7 @@ class Transcript:
 
     def __init__(self, path: Path, turn: int, prompt: str | None) -> None:
         self.path = path
+        self._fs = ConfinedFS([path.parent.parent])
         self._before = ""
         self._parts: list[str] = []
         self._mode = ""
@@ -77,13 +83,17 @@ class Transcript:
 
     async def open(self) -> None:
         """Load what earlier turns wrote."""
-        self._before = await anyio.to_thread.run_sync(self._read)
+        try:
+            self._before = await anyio.to_thread.run_sync(self._read)
+        except ToolError as exc:
+            logger.warning("could not read the transcript %s: %s", self.path, exc)
+            self._before = f"# Rhema session {self.path.stem}\n"
 
     def _read(self) -> str:
-        try:
-            return self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if self._fs.lstat(self.path) is None:
             return f"# Rhema session {self.path.stem}\n"
+        data, _size = self._fs.read_bytes(self.path)
+        return data.decode("utf-8", errors="replace")
 
     # -- events ------------------------------------------------------------
 
@@ -146,14 +156,11 @@ class Transcript:
         text = self._before + "".join(self._parts)
         try:
             await anyio.to_thread.run_sync(self._replace, text)
-        except OSError as exc:
+        except ToolError as exc:
             logger.warning("could not write the transcript %s: %s", self.path, exc)
 
     def _replace(self, text: str) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, self.path)
+        self._fs.write_atomic(self.path, text.encode("utf-8"))
 
     async def flush(self) -> None:
         """Write the current state now (after a write in flight)."""

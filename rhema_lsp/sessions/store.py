@@ -89,8 +89,9 @@ class SessionStore:
     path
         The database file.
     notice
-        Set when a corrupt store was moved aside on open: says where it went,
-        for the user. ``None`` otherwise.
+        Set when a corrupt store was moved aside on open (says where it
+        went), or when the workspace's ``.rhema`` could not hold the store
+        safely (says where it is instead): for the user. ``None`` otherwise.
     holder
         This store's lease-holder id (unique per open store).
     checkpoints
@@ -152,9 +153,12 @@ class SessionStore:
             The store cannot be created or opened. A corrupt one is not an
             error: it is moved aside and :attr:`notice` says so.
         """
-        path = await anyio.to_thread.run_sync(database_path, folder, location, state_dir)
-        db = await Database.open(path)
-        return cls(db, folder, lease_ttl=lease_ttl, on_event=on_event)
+        place = await anyio.to_thread.run_sync(database_path, folder, location, state_dir)
+        db = await Database.open(place.path)
+        store = cls(db, folder, lease_ttl=lease_ttl, on_event=on_event)
+        notices = [notice for notice in (place.notice, db.notice) if notice]
+        store.notice = " ".join(notices) or None
+        return store
 
     def _event(self, name: str) -> None:
         if self._on_event is not None:

@@ -46,13 +46,13 @@ from lsprotocol.types import (
 
 from rhema_lsp.engine.tools import ToolContext
 from rhema_lsp.tools import review
-from rhema_lsp.tools.editor import DENY, Editor
+from rhema_lsp.tools.editor import DENY
 from rhema_lsp.tools.errors import PathRefused, ToolError
+from rhema_lsp.tools.gate import Gate, Snapshot
 from rhema_lsp.tools.journal import Journal
 from rhema_lsp.tools.positions import minimal_edits, replacement_edits
-from rhema_lsp.tools.reading import Snapshot, snapshot
 from rhema_lsp.tools.rules import write_confirmation_reason
-from rhema_lsp.tools.workspace import Access, Target, Workspace
+from rhema_lsp.tools.workspace import Access, Target
 
 __all__ = ["Editing"]
 
@@ -73,21 +73,19 @@ class Editing:
 
     Parameters
     ----------
-    ws
-        The confined workspace.
-    editor
-        Where edits are applied and confirmations asked.
+    gate
+        The confined workspace (every path resolved and read through it) and
+        the editor, where edits are applied and confirmations asked.
     journal
         Where applied changes are recorded (optional).
     review
         Whether edits go through the editor's preview for the user to confirm.
     """
 
-    def __init__(
-        self, ws: Workspace, editor: Editor, journal: Journal | None, review: bool
-    ) -> None:
-        self.ws = ws
-        self.editor = editor
+    def __init__(self, gate: Gate, journal: Journal | None, review: bool) -> None:
+        self.gate = gate
+        self.ws = gate.ws
+        self.editor = gate.editor
         self.journal = journal
         self.review = review
 
@@ -114,10 +112,10 @@ class Editing:
         return annotation_id, review.review_annotations(annotation_id, label)
 
     async def _resolve(self, raw: object, access: Access) -> Target:
-        return await anyio.to_thread.run_sync(self.ws.resolve, raw, access)
+        return await self.gate.resolve(raw, access)
 
     async def _snapshot(self, target: Target) -> Snapshot:
-        return await snapshot(self.ws, self.editor, target)
+        return await self.gate.snapshot(target)
 
     async def _confirm_protected(self, target: Target, verb: str, *, is_dir: bool = False) -> None:
         reason = write_confirmation_reason(target.parts, is_dir=is_dir)

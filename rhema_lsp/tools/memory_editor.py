@@ -14,8 +14,12 @@ open live on disk below ``roots``), it adds what tests need to provoke:
   as the LSP editor catches it, by the one applied-edit check
   (:func:`~rhema_lsp.tools.editor.unmet_expectations`);
 - a record of every edit received (:attr:`MemoryEditor.received`) and of
-  every confirmation asked (:attr:`MemoryEditor.asked`), answered with
-  :attr:`MemoryEditor.answer`.
+  every confirmation asked (:attr:`MemoryEditor.asked`), answered with the
+  next of :attr:`MemoryEditor.answers` while there is one, else
+  :attr:`MemoryEditor.answer`;
+- pages it was asked to open (:meth:`MemoryEditor.show_document`, recorded
+  in :attr:`MemoryEditor.shown` and handed to :attr:`MemoryEditor.on_show`,
+  a test's stand-in for the browser).
 """
 
 from __future__ import annotations
@@ -77,11 +81,14 @@ class MemoryEditor(DiskEditor):
             supports_change_annotations=supports_change_annotations,
         )
         self.answer = answer
+        self.answers: list[str | None] = []
         self.reject: str | None = None
         self.skip_stale = False
         self.before_apply: Callable[[], None] | None = None
         self.received: list[ReceivedEdit] = []
         self.asked: list[tuple[str, tuple[str, ...]]] = []
+        self.shown: list[str] = []
+        self.on_show: Callable[[str], None] | None = None
 
     def open(self, uri: str, text: str, version: int = 1) -> None:
         """Open ``uri`` with ``text`` (as the user opening a file)."""
@@ -98,9 +105,17 @@ class MemoryEditor(DiskEditor):
         buffer.version += 1
 
     async def confirm(self, message: str, choices: Sequence[str]) -> str | None:
-        """Record the question and answer :attr:`answer`."""
+        """Record the question; answer the next of :attr:`answers`, else :attr:`answer`."""
         self.asked.append((message, tuple(choices)))
-        return self.answer
+        return self.answers.pop(0) if self.answers else self.answer
+
+    async def show_document(self, uri: str) -> bool:
+        """Record the page and hand it to :attr:`on_show`; shown if there is one."""
+        self.shown.append(uri)
+        if self.on_show is None:
+            return False
+        self.on_show(uri)
+        return True
 
     async def apply_edit(
         self, edit: WorkspaceEdit, label: str, expected: Mapping[str, str | None]

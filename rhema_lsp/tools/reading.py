@@ -1,6 +1,7 @@
 """``read_file``: a document's text as numbered lines, a page at a time.
 
-The editor's buffer wins over disk (unsaved changes included). Lines are
+The text itself is read through :class:`~rhema_lsp.tools.gate.Gate` (the
+editor's buffer wins over disk, unsaved changes included). Lines are
 split as LSP splits them (``\\n``, ``\\r\\n``, ``\\r``) so line numbers agree
 with the editor's. A page holds at most :data:`PAGE_LINES` lines and
 :data:`PAGE_BYTES` bytes (below the engine's 24,000-byte result cap, so the
@@ -12,15 +13,11 @@ a guessed type; text must be UTF-8.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-import anyio.to_thread
-
-from rhema_lsp.tools.editor import Editor
 from rhema_lsp.tools.errors import ToolError
-from rhema_lsp.tools.workspace import Target, Workspace
+from rhema_lsp.tools.workspace import Target
 
-__all__ = ["MAX_FILE_BYTES", "PAGE_BYTES", "PAGE_LINES", "Snapshot", "format_page", "snapshot"]
+__all__ = ["MAX_FILE_BYTES", "PAGE_BYTES", "PAGE_LINES", "decode_file", "format_page"]
 
 PAGE_LINES = 2000
 PAGE_BYTES = 20_000
@@ -38,28 +35,6 @@ _MAGIC = (
     (b"\x00asm", "WebAssembly module"),
     (b"SQLite format 3", "SQLite database"),
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Snapshot:
-    """A document's text as a tool read it.
-
-    Attributes
-    ----------
-    target
-        The confined path.
-    text
-        The text (``None``: the file does not exist).
-    version
-        The editor's version when the document is open, else ``None``.
-    is_open
-        Whether the text came from the editor's buffer.
-    """
-
-    target: Target
-    text: str | None
-    version: int | None
-    is_open: bool
 
 
 def _binary_kind(head: bytes) -> str:
@@ -83,35 +58,6 @@ def decode_file(target: Target, data: bytes, size: int) -> str:
             f"{target.requested}: not valid UTF-8 (undecodable byte at offset {exc.start}); "
             "only UTF-8 text files can be read or edited"
         ) from exc
-
-
-async def snapshot(ws: Workspace, editor: Editor, target: Target) -> Snapshot:
-    """Read ``target``: the editor's buffer if open (asked on the event loop's
-    thread), else the file (read in a worker thread)."""
-    document = editor.open_document(target.uri)
-    if document is not None:
-        return Snapshot(target, document.text, document.version, True)
-    if target.kind == "missing":
-        return Snapshot(target, None, None, False)
-    if target.kind == "dir":
-        raise ToolError(f"{target.requested}: is a directory; use list_dir")
-    if target.kind != "file":
-        raise ToolError(f"{target.requested}: not a regular file")
-    text = await anyio.to_thread.run_sync(_read_disk, ws, target)
-    return Snapshot(target, text, None, False)
-
-
-def _read_disk(ws: Workspace, target: Target) -> str:
-    data, size = ws.fs.read_bytes(target.path, max_bytes=MAX_FILE_BYTES + 1)
-    if size > MAX_FILE_BYTES:
-        head = data[:8192]
-        if b"\x00" in head:
-            decode_file(target, head, size)
-        raise ToolError(
-            f"{target.requested}: {size} bytes is too large to read (limit {MAX_FILE_BYTES}); "
-            "use grep to find what you need"
-        )
-    return decode_file(target, data, size)
 
 
 def format_page(display: str, text: str, offset: int, limit: int) -> str:

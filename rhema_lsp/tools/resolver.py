@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-import anyio.to_thread
-
 from rhema_lsp.engine.events import ToolStatus
 from rhema_lsp.engine.messages import ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
@@ -35,10 +33,10 @@ from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.commands import is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
 from rhema_lsp.tools.editor import DENY, Editor, Mode
-from rhema_lsp.tools.errors import PathRefused, ToolError
+from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.gate import Gate
 from rhema_lsp.tools.journal import EditJournal, Journal
-from rhema_lsp.tools.reading import format_page, snapshot
-from rhema_lsp.tools.rules import read_confirmation_reason
+from rhema_lsp.tools.reading import format_page
 from rhema_lsp.tools.search import find_files, grep, list_dir
 from rhema_lsp.tools.specs import (
     TOOLS_BY_MODE,
@@ -54,7 +52,7 @@ from rhema_lsp.tools.specs import (
     replay_safety_of,
     specs_for,
 )
-from rhema_lsp.tools.workspace import Access, Workspace
+from rhema_lsp.tools.workspace import Workspace
 
 __all__ = ["WorkspaceTools"]
 
@@ -126,13 +124,14 @@ class WorkspaceTools(StreamingToolResolver):
     ) -> None:
         if mode not in TOOLS_BY_MODE:
             raise ValueError(f"unknown mode {mode!r}")
-        self.ws = Workspace(roots, folder)
+        self.gate = Gate(Workspace(roots, folder), editor)
+        self.ws = self.gate.ws
         self.mode: Mode = mode
         self.editor = editor
         self.command_allowlist = tuple(command_allowlist)
         self.journal: Journal = journal if journal is not None else EditJournal()
         self.env = dict(os.environ if env is None else env)
-        self.editing = Editing(self.ws, editor, self.journal, review)
+        self.editing = Editing(self.gate, self.journal, review)
         self._handlers: dict[str, _Handler] = dict(
             [
                 _parsed(ReadFile, self._read_file),
@@ -179,20 +178,10 @@ class WorkspaceTools(StreamingToolResolver):
     # -- read tools ----------------------------------------------------------
 
     async def _read_file(self, call: ToolCall, args: ReadFile, run: _Run) -> ToolResult:
-        target = await anyio.to_thread.run_sync(self.ws.resolve, args.path, Access.READ)
-        shown = self.ws.display(target.path)
-        reason = read_confirmation_reason(target.parts) or read_confirmation_reason(
-            [Path(target.requested).name]
-        )
-        if reason is not None:
-            answer = await self.editor.confirm(
-                f"Rhema wants to read {shown}: {reason}. Allow?", [DENY, "Allow"]
-            )
-            if answer != "Allow":
-                raise PathRefused(f"{shown}: the user did not allow reading it ({reason})")
-        snap = await snapshot(self.ws, self.editor, target)
+        snap = await self.gate.read(args.path)
+        shown = self.ws.display(snap.target.path)
         if snap.text is None:
-            raise ToolError(f"{target.requested}: no such file")
+            raise ToolError(f"{snap.target.requested}: no such file")
         return ToolResult.success(call.id, format_page(shown, snap.text, args.offset, args.limit))
 
     async def _list_dir(self, call: ToolCall, args: ListDir, run: _Run) -> ToolResult:

@@ -226,6 +226,44 @@ async def test_load_replays_the_stored_history(
         await store.close()
 
 
+async def test_load_replays_each_tool_call_with_its_own_result(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    # Every answer of the fake numbers its calls from call_1, as an id-less
+    # OpenAI-compatible server does: the two turns' calls get distinct ids.
+    fake.script(
+        tool_reply(("read_file", {"path": "hello.py"})),
+        text_reply("It greets."),
+        tool_reply(("edit_file", {"path": "hello.py", "old_text": "hello ", "new_text": "hi "})),
+        text_reply("Edited."),
+    )
+    async with start_agent(RecordingClient(), fake, state) as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        for text in ("explain hello.py", "say hi instead"):
+            await conn.prompt(session_id=session.session_id, prompt=[text_block(text)])
+    # what the model was sent: each result under its own call's id
+    last = fake.requests[-1]["messages"]
+    sent = [c["id"] for m in last for c in m.get("tool_calls") or ()]
+    assert sent == [m["tool_call_id"] for m in last if m["role"] == "tool"]
+    assert len(set(sent)) == 2
+
+    later = RecordingClient()
+    async with start_agent(later, fake, state) as (conn, _init):
+        await conn.load_session(cwd=str(workspace), session_id=session.session_id)
+
+    read, edit = later.of(ToolCallStart)
+    assert read.tool_call_id != edit.tool_call_id
+    assert (read.title, read.status) == ("Read hello.py", "completed")
+    assert (edit.title, edit.status) == ("Edit hello.py", "completed")
+
+    def shown(update: ToolCallStart) -> str:
+        blocks = [c for c in update.content or [] if isinstance(c, ContentToolCallContent)]
+        return "".join(getattr(c.content, "text", "") for c in blocks)
+
+    assert "def greet(name):" in shown(read) and "edited hello.py" not in shown(read)
+    assert "edited hello.py" in shown(edit)
+
+
 async def test_an_unknown_session_is_a_clear_error(
     fake: FakeModelServer, state: Path, workspace: Path
 ) -> None:

@@ -187,11 +187,17 @@ def test_sessions_and_status_subcommands(
     assert [s["title"] for s in sessions] == ["Say hi"]
     user_config = tmp_path / "config" / "rhema-lsp" / "config.json"
     user_config.parent.mkdir(parents=True)
-    user_config.write_text(json.dumps({"mcpServers": {"clock": {"command": "mcp-server-time"}}}))
+    servers = {"clock": {"command": "mcp-server-time"}, "gone": {"command": "no-such-server"}}
+    user_config.write_text(json.dumps({"mcpServers": servers}))
     status = run([*ENTRY, "status", *common], tmp_path)
     assert status.returncode == 0, status.stderr
     assert f"provider: custom · model fake-model · {fake.base_url}" in status.stdout
-    assert "clock (stdio, user config): idle, 0 tool(s)" in status.stdout
+    # a health check: the servers are started, and one that cannot start says why
+    assert "clock (stdio, user config): ready, 2 tool(s)" in status.stdout
+    assert (
+        "gone (stdio, user config): failed, 0 tool(s) — MCP server gone: "
+        "no such command 'no-such-server'"
+    ) in status.stdout
 
 
 def test_the_embedded_model_answers_through_ask(workspace: Path, tmp_path: Path) -> None:

@@ -24,8 +24,12 @@ def servers(marks: Path) -> dict[str, Any]:
         "fake": {
             "command": sys.executable,
             "args": ["-m", "tests.fakes.mcp_server", "stdio"],
-            "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT)},
-            "allow": ["whoami"],
+            "env": {
+                "FAKE_MCP_MARKS": str(marks),
+                "PYTHONPATH": str(ROOT),
+                "FAKE_MCP_INSTRUCTIONS": "Call fake__echo before anything else.",
+            },
+            "allow": ["whoami", "ask_model"],
         }
     }
 
@@ -80,7 +84,7 @@ async def test_the_model_calls_an_mcp_tool_after_the_user_approves(
     assert [q.message for q in agent.state.questions if "MCP tool echo" in q.message]
     status = await agent.command("rhema.status")
     assert [(s["name"], s["state"], s["tools"]) for s in status["mcpServers"]] == [
-        ("fake", "ready", 7)
+        ("fake", "ready", 16)
     ]
 
 
@@ -109,3 +113,95 @@ async def test_edit_mode_starts_no_server(
     assert not (marks / "starts").exists()
     status = await agent.command("rhema.status")
     assert [(s["name"], s["state"]) for s in status["mcpServers"]] == [("fake", "idle")]
+
+
+async def test_mcp_restart_restarts_a_server_by_name(agent: EditorClient, marks: Path) -> None:
+    restarted = await agent.command("rhema.mcpRestart", {"name": "fake"})
+
+    assert [(s["name"], s["state"], s["tools"]) for s in restarted] == [("fake", "ready", 16)]
+    again = await agent.command("rhema.mcpRestart", {"name": "fake"})
+    assert [s["state"] for s in again] == ["ready"]
+    assert len((marks / "starts").read_text().splitlines()) == 2
+    with pytest.raises(Exception, match="no MCP server named 'nope'"):
+        await agent.command("rhema.mcpRestart", {"name": "nope"})
+
+
+async def test_a_servers_sampling_request_goes_to_the_session_model_once_approved(
+    agent: EditorClient, fake: FakeModelServer
+) -> None:
+    agent.state.answer = "Allow"
+    fake.script(
+        tool_reply(("fake__ask_model", {"question": "Capital of France?"})),
+        text_reply("Paris"),  # the server's sampling request, through the session's model
+        text_reply("It said Paris."),
+    )
+
+    result = await agent.command("rhema.turn", {"prompt": "ask the server"})
+
+    assert result["stopReason"] == "end_turn"
+    first, sampled, last = fake.requests
+    system = first["messages"][0]["content"]
+    assert "Instructions from the MCP server fake (the server's own words" in system
+    assert "Call fake__echo before anything else." in system
+    assert sampled["messages"][-1] == {"role": "user", "content": "Capital of France?"}
+    assert "tools" not in sampled and sampled["messages"][0]["content"] == "Answer in one word."
+    assert last["messages"][-1]["content"] == "the model said: Paris (fake-model)"
+    assert [q.message for q in agent.state.questions if "asks to use the model" in q.message]
+
+
+async def test_the_servers_prompts_are_slash_commands(agent: EditorClient) -> None:
+    listed = await agent.command("rhema.mcpPrompts")
+
+    assert listed == [
+        {
+            "server": "fake",
+            "name": "review",
+            "title": "review",
+            "description": "Asks for a review of one file.",
+            "arguments": [
+                {"name": "path", "description": "", "required": True},
+                {"name": "focus", "description": "", "required": False},
+            ],
+            "command": "mcp__fake__review",
+        }
+    ]
+    filled = await agent.command(
+        "rhema.mcpPrompt", {"server": "fake", "name": "review", "arguments": {"path": "a.py"}}
+    )
+    assert filled == {"text": "Review a.py, looking for bugs."}
+    with pytest.raises(Exception, match="path"):
+        await agent.command("rhema.mcpPrompt", {"server": "fake", "name": "review"})
+
+
+async def test_150_tools_never_make_a_request_over_128(
+    editor: str, workspace: Path, fake: FakeModelServer, tmp_path: Path, marks: Path
+) -> None:
+    many = servers(marks)
+    many["fake"]["env"]["FAKE_MCP_MANY"] = "150"
+    many["fake"]["allow"] = ["*"]
+    started = await start_editor(
+        editor,
+        [workspace],
+        settings_for(fake, mode="agent", mcpServers=many),
+        env={"XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "c")},
+    )
+    try:
+        fake.script(
+            tool_reply(("find_tools", {"query": "celsius fahrenheit"})),
+            tool_reply(("fake__tool_042", {"value": "20"})),
+            text_reply("68 F."),
+        )
+        result = await started.command("rhema.turn", {"prompt": "20 C in F?"})
+        status = await started.command("rhema.status")
+    finally:
+        await started.shutdown_session()
+
+    assert result["stopReason"] == "end_turn"
+    sizes = [len(request["tools"]) for request in fake.requests]
+    assert max(sizes) <= 128, sizes
+    names = [[t["function"]["name"] for t in request["tools"]] for request in fake.requests]
+    assert "find_tools" in names[0] and "fake__tool_042" not in names[0]
+    assert "fake__tool_042" in names[1]
+    assert fake.requests[2]["messages"][-1]["content"] == "tool 42 answered 20"
+    [server] = status["mcpServers"]
+    assert (server["tools"], server["deferred"]) == (166, True)

@@ -39,7 +39,8 @@ API (kept stable for every test suite that uses it):
   empty, returns the reply (a model that answers whatever it is asked).
 
 Reply builders (re-exported from :mod:`tests.fakes.wire`): ``text_reply``,
-``tool_reply``, ``error_reply``, ``raw_reply``, ``stream_error_reply``.
+``tool_reply``, ``error_reply``, ``raw_reply``, ``stream_error_reply``,
+``drip_reply`` (a stream that sends one byte every few seconds, forever).
 
 As a process (benchmarks, non-Python clients)::
 
@@ -70,6 +71,7 @@ from typing import Any
 from tests.fakes.wire import (
     Reply,
     Wire,
+    drip_reply,
     error_reply,
     raw_reply,
     render,
@@ -86,6 +88,7 @@ __all__ = [
     "FakeModelServer",
     "RecordedRequest",
     "Reply",
+    "drip_reply",
     "error_reply",
     "raw_reply",
     "stream_error_reply",
@@ -170,6 +173,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._stream(reply, status, headers, pieces)
 
+    def _drip(self, every: float) -> None:
+        """One byte every ``every`` seconds until the client leaves (ten minutes at most)."""
+        stop = time.monotonic() + 600
+        while time.monotonic() < stop:
+            time.sleep(every)
+            self.wfile.write(b"1\r\nx\r\n")
+            self.wfile.flush()
+            self.server.owner.sent.append((time.time(), b"x"))
+
     def _send_whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
         self.send_response(status)
         for name, value in headers.items():
@@ -192,7 +204,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("connection", "close")
             self.end_headers()
             self.wfile.flush()
-            if reply.split is not None:
+            if reply.split is not None or reply.drip > 0:
                 # Each piece leaves as soon as it is written, not coalesced.
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             elif reply.delay <= 0:
@@ -204,6 +216,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     self.wfile.flush()
                     self.server.owner.sent.append((time.time(), piece))
+            if reply.drip > 0:
+                self._drip(reply.drip)
             if reply.end == "complete":
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()

@@ -17,6 +17,7 @@ from typing import Any, Literal
 __all__ = [
     "Reply",
     "Wire",
+    "drip_reply",
     "error_reply",
     "raw_reply",
     "render",
@@ -58,6 +59,8 @@ class Reply:
     split: int | None = None
     cache: tuple[int, int] | None = None
     """Prompt-cache tokens ``(read, written)`` of the prompt, where the wire reports them."""
+    drip: float = 0.0
+    """After the body, one more byte (``x``) every ``drip`` seconds until the client leaves."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the ``--script`` file format)."""
@@ -183,16 +186,33 @@ def raw_reply(
     *,
     end: End = "complete",
     split: int | None = None,
+    pace: tuple[int, float] | None = None,
 ) -> Reply:
     """Exactly these body bytes (``lines`` joined with ``\\n``, or given as bytes).
 
     With ``split`` (a seed) the body goes out in pieces of 1 to 2,048 bytes,
     sizes drawn from ``random.Random(split)``, each its own flushed HTTP chunk.
+    With ``pace`` ``(size, seconds)`` it goes out in pieces of ``size`` bytes,
+    ``seconds`` apart.
     """
     raw = lines if isinstance(lines, bytes) else "".join(line + "\n" for line in lines).encode()
+    size, delay = pace if pace is not None else (1, 0.0)
     return Reply(
-        kind="raw", raw=raw, status=status, headers=dict(headers or {}), end=end, split=split
+        kind="raw",
+        raw=raw,
+        status=status,
+        headers=dict(headers or {}),
+        end=end,
+        split=split,
+        chunk=size,
+        delay=delay,
     )
+
+
+def drip_reply(head: bytes = b"data: ", *, every: float = 2.0) -> Reply:
+    """A stream that never quite stops: ``head``, then one byte every ``every``
+    seconds, for as long as the client keeps reading (up to ten minutes)."""
+    return Reply(kind="raw", raw=head, drip=every)
 
 
 def split_pieces(body: bytes, seed: int) -> list[bytes]:
@@ -259,6 +279,9 @@ def render(
     if reply.kind == "raw":
         if reply.split is not None:
             return reply.status, headers, split_pieces(reply.raw, reply.split)
+        if reply.delay > 0:
+            raw, size = reply.raw, reply.chunk
+            return reply.status, headers, [raw[i : i + size] for i in range(0, len(raw), size)]
         return reply.status, headers, [reply.raw]
     renderer = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}[wire]
     pieces = renderer(reply, model)

@@ -20,6 +20,9 @@ export const ServerCommand = {
   checkpointContent: 'rhema.checkpointContent',
   compact: 'rhema.compact',
   status: 'rhema.status',
+  mcpRestart: 'rhema.mcpRestart',
+  mcpPrompts: 'rhema.mcpPrompts',
+  mcpPrompt: 'rhema.mcpPrompt',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
@@ -39,6 +42,9 @@ export interface CommandTypes {
   'rhema.checkpointContent': { args: CheckpointContentArgs; result: CheckpointContentResult };
   'rhema.compact': { args: SessionArgs; result: CompactResult };
   'rhema.status': { args: StatusArgs; result: StatusResult };
+  'rhema.mcpRestart': { args: McpRestartArgs; result: McpServerStatus[] };
+  'rhema.mcpPrompts': { args: McpPromptsArgs; result: McpPromptInfo[] };
+  'rhema.mcpPrompt': { args: McpPromptArgs; result: McpPromptResult };
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -224,15 +230,53 @@ export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
 }
 
+/** A server's prompt to fill: `arguments` by name (strings). */
+export interface McpPromptArgs {
+  server: string;
+  name: string;
+  arguments?: Record<string, string>;
+}
+
+/** One argument of an MCP prompt. */
+export interface McpPromptArgument {
+  name: string;
+  description: string;
+  required: boolean;
+}
+
+/** An MCP server's prompt, which a client offers as a slash command (`command`), filled with `rhema.mcpPrompt`. */
+export interface McpPromptInfo {
+  server: string;
+  name: string;
+  title: string;
+  description: string;
+  arguments: McpPromptArgument[];
+  command: string;
+}
+
+/** A filled prompt: the text to send as a turn's prompt. */
+export interface McpPromptResult {
+  text: string;
+}
+
+/** No arguments. */
+export type McpPromptsArgs = Record<string, never>;
+
+/** The MCP server to restart, by its configured name. */
+export interface McpRestartArgs {
+  name: string;
+}
+
 /** One MCP server: where it is configured, how it runs, and its tools. */
 export interface McpServerStatus {
   name: string;
   source: 'settings' | 'user config' | 'workspace';
   transport: 'stdio' | 'http';
-  state: 'idle' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped' | 'disabled';
+  state: 'idle' | 'starting' | 'ready' | 'restarting' | 'authorizing' | 'failed' | 'stopped' | 'disabled';
   tools: number;
   restarts: number;
   error: string | null;
+  deferred: boolean;
 }
 
 /** One message of the conversation: a role and its ordered parts. */
@@ -362,8 +406,10 @@ export interface SessionsArgs {
   folder?: string | null;
 }
 
-/** No arguments. */
-export type StatusArgs = Record<string, never>;
+/** `check`: start the configured MCP servers (or try them again) and wait for them, bounded, before answering: a health check. */
+export interface StatusArgs {
+  check?: boolean;
+}
 
 /** The server's version, provider, folders, default mode, running sessions and MCP servers. */
 export interface StatusResult {
@@ -443,6 +489,7 @@ export interface ToolCall {
   args: unknown;
   raw_args: string | null;
   provider_data: unknown;
+  provider_id: string | null;
 }
 
 /** A piece of a call's JSON arguments. */

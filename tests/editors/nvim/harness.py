@@ -4,7 +4,8 @@
 ``nvim --headless --clean`` with ``editors/nvim`` on the runtimepath, loads
 ``prelude.lua`` (which sets the plugin up against ``python -m rhema_lsp``
 and defines the ``T`` helpers) and runs the body once the editor is up. The
-body fills ``T.result``; that table comes back as a dict. A Lua error fails
+body fills ``T.result``; that table comes back as a dict. ``T.screenshot(name)``
+keeps the screen as text in ``test-artifacts/nvim/``. A Lua error fails
 the test with its traceback; Neovim's stderr is attached to every failure.
 """
 
@@ -34,6 +35,8 @@ def nvim_binary() -> str:
 
 
 PRELUDE = Path(__file__).with_name("prelude.lua")
+ARTIFACTS = REPO / "test-artifacts" / "nvim"
+"""Where ``T.screenshot(name)`` keeps the screen as text."""
 
 
 class NvimTestError(AssertionError):
@@ -85,6 +88,7 @@ def run_nvim(
         XDG_CACHE_HOME=str(state / "cache"),
         OPENAI_API_KEY="",
         PYTHONPATH=str(REPO),
+        RHEMA_TEST_ARTIFACTS=str(ARTIFACTS),
     )
     command = [
         nvim_binary(),

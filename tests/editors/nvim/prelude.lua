@@ -80,6 +80,26 @@ function T.command(name, args)
   return response.result
 end
 
+--- Keep what the screen shows now, as text, in the test artifacts
+--- (`test-artifacts/nvim/<name>.txt`): the headless grid is the screen a
+--- terminal would show.
+function T.screenshot(name)
+  vim.cmd('redraw!')
+  local rows = {}
+  for row = 1, vim.o.lines do
+    local cells = {}
+    for col = 1, vim.o.columns do
+      table.insert(cells, vim.fn.screenstring(row, col))
+    end
+    table.insert(rows, (table.concat(cells):gsub('%s+$', '')))
+  end
+  local dir = os.getenv('RHEMA_TEST_ARTIFACTS')
+  vim.fn.mkdir(dir, 'p')
+  local file = assert(io.open(dir .. '/' .. name .. '.txt', 'w'))
+  file:write(table.concat(rows, '\n') .. '\n')
+  file:close()
+end
+
 --- Record the messages the plugin shows.
 T.messages = {}
 vim.notify = function(message, level)
@@ -112,6 +132,6 @@ function T.run(body)
   end)
 end
 
-if spec.setup then
+if spec.setup and spec.setup ~= vim.NIL then
   require('rhema').setup(spec.setup)
 end

@@ -28,7 +28,8 @@ for _, tag in ipairs({ 'rhema-chat', 'rhema-chat-keys', 'rhema-mentions', 'rhema
 end
 for _, tag in ipairs({ 'rhema', 'rhema-options', 'rhema-panel', 'rhema-cancel', 'rhema-edits',
                        'rhema-progress', 'rhema-health', 'rhema-review', 'rhema-quickfix',
-                       'rhema.setup()', 'rhema.status()' }) do
+                       'rhema.setup()', 'rhema.status()', 'rhema-errors', 'rhema-highlighting',
+                       'rhema-first-run', 'rhema.retry()' }) do
   if not pcall(vim.cmd.help, tag) then
     table.insert(r.missing, tag)
   end
@@ -59,6 +60,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaDiff",
         "RhemaEdit",
         "RhemaNew",
+        "RhemaRetry",
         "RhemaReview",
         "RhemaRewind",
         "RhemaSessions",

@@ -62,6 +62,8 @@ def test_rhema_sessions_lists_and_reopens_a_session(
         "Second question",
     ]
     assert all(item.split(" · ")[1] == "1 turn" for item in r["shown"])
+    # When, as a person reads it (not ISO 8601 with microseconds).
+    assert all(item.split(" · ")[2] in ("just now", "1 min ago") for item in r["shown"])
     assert r["current"] == r["first"]
     assert r["reopened"] == [
         "## You",

@@ -78,3 +78,30 @@ def test_the_first_changed_line_is_zero_based() -> None:
     assert first_changed_line("a\nb\nc\n", "a\nB\nc\n") == 1
     assert first_changed_line(None, "new\n") == 0
     assert first_changed_line("a\n", "a\nb\n") == 1
+
+
+def test_replay_pairs_each_call_with_its_own_result_even_when_an_old_session_repeats_ids() -> None:
+    from acp.schema import ToolCallStart as AcpToolCallStart
+
+    from rhema_lsp.acp.replay import replay
+    from rhema_lsp.engine import Message, Role, Session, ToolCall, ToolResult
+
+    def round_(path: str, name: str, result: str) -> list[Message]:
+        call = ToolCall(id="call_1", name=name, args={"path": path})
+        return [
+            Message(role=Role.ASSISTANT, content=[call]),
+            Message(role=Role.TOOL, content=[ToolResult.success("call_1", result)]),
+        ]
+
+    # stored before ids were made unique: both calls are call_1
+    session = Session(
+        history=[
+            Message.user("go"),
+            *round_("hello.py", "read_file", "def greet(name): ..."),
+            *round_("hello.py", "edit_file", "edited hello.py: 1 replacement"),
+        ]
+    )
+    calls = [u for u in replay(session) if isinstance(u, AcpToolCallStart)]
+    texts = [u.content[0].content.text for u in calls]  # type: ignore[index]
+    assert [c.title for c in calls] == ["Read hello.py", "Edit hello.py"]
+    assert texts == ["def greet(name): ...", "edited hello.py: 1 replacement"]

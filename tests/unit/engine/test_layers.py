@@ -57,6 +57,7 @@ def test_the_public_surface_is_exactly_what_is_meant() -> None:
         "compaction",
         "errors",
         "events",
+        "ids",
         "messages",
         "output",
         "provider",

@@ -41,37 +41,61 @@ def marks(tmp_path: Path) -> Path:
     return folder
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
 
 
-@pytest.fixture
-def http_server(marks: Path) -> Iterator[str]:
-    """The fake server over Streamable HTTP on loopback; yields its URL."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.mcp_server", "http", str(port)],
-        cwd=ROOT,
-        env={"FAKE_MCP_MARKS": str(marks), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+class Listening:
+    """A server process on a loopback port, which a test may stop and start again."""
+
+    def __init__(self, command: list[str], port: int, env: dict[str, str]) -> None:
+        self.command = command
+        self.port = port
+        self.env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT), **env}
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            self.command,
+            cwd=ROOT,
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            assert process.poll() is None, "the fake MCP server exited"
+                if probe.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            assert self.process.poll() is None, f"{self.command} exited"
             time.sleep(0.1)
-        else:
-            raise AssertionError("the fake MCP server did not listen within 60 s")
-        yield f"http://127.0.0.1:{port}/mcp"
+        raise AssertionError(f"{self.command} did not listen within 60 s")
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)
+            self.process = None
+
+
+def fake_http(marks: Path, *extra: str) -> Listening:
+    """The fake server over Streamable HTTP on a free loopback port."""
+    port = free_port()
+    command = [sys.executable, "-m", "tests.fakes.mcp_server", "http", str(port), *extra]
+    return Listening(command, port, {"FAKE_MCP_MARKS": str(marks)})
+
+
+@pytest.fixture
+def http_server(marks: Path) -> Iterator[str]:
+    """The fake server over Streamable HTTP on loopback; yields its URL."""
+    server = fake_http(marks)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{server.port}/mcp"
     finally:
-        process.terminate()
-        process.wait(10)
+        server.stop()
 
 
 @pytest.fixture

@@ -27,6 +27,7 @@ class Options:
 
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     mcp_modes: tuple[str, ...] = ("agent",)
+    mcp_start_timeout: float = 10.0
 
 
 def inner(folder: Path, editor: MemoryEditor) -> WorkspaceTools:
@@ -196,7 +197,7 @@ async def test_a_server_whose_header_needs_an_unset_variable_fails_and_says_whic
     resolver = await tools_for(hub, tmp_path, editor, remote=remote)
     assert not [s for s in resolver.specs() if s.name.startswith("remote__")]
     (report,) = await hub.status(Options({"remote": remote}))
-    assert report.state == "restarting"
+    assert (report.state, report.restarts) == ("failed", 0)  # not retried: it cannot work
     assert report.error is not None and "NOT_SET_ANYWHERE" in report.error
 
 

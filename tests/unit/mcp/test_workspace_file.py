@@ -51,7 +51,7 @@ async def test_it_is_ignored_until_confirmed_then_remembered(
 
     other = McpHub(config_path=hub.config_path)  # a new server process
     try:
-        editor.answer = "Use them"
+        editor.answer = "Always use them"
         used = await resolve(other, folder, editor)
         assert "repo__echo" in [s.name for s in used.specs()]
         assert len(editor.asked) == 2
@@ -87,7 +87,7 @@ async def test_a_workspace_server_may_not_read_the_environment(
     folder = tmp_path / "project"
     folder.mkdir()
     write_file(folder, marks, env={"LEAK": "${FAKE_TOKEN}", "FAKE_MCP_MARKS": str(marks)})
-    editor = MemoryEditor([folder], answer="Use them")
+    editor = MemoryEditor([folder], answer="Use them this time")
     resolver = await resolve(hub, folder, editor)
     assert not [s for s in resolver.specs() if s.name.startswith("repo__")]
     (report,) = [r for r in await hub.status(Options()) if r.name == "repo"]
@@ -100,8 +100,32 @@ async def test_the_hub_stops_its_servers(hub: McpHub, tmp_path: Path, marks: Pat
     folder = tmp_path / "project"
     folder.mkdir()
     write_file(folder, marks)
-    editor = MemoryEditor([folder], answer="Use them")
+    editor = MemoryEditor([folder], answer="Use them this time")
     await resolve(hub, folder, editor)
     pid = int((marks / "starts").read_text().split()[0])
     await hub.aclose()
     await eventually(lambda: not alive(pid), 10)
+
+
+async def test_this_time_trusts_it_for_this_server_only(
+    hub: McpHub, tmp_path: Path, marks: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    write_file(folder, marks)
+    editor = MemoryEditor([folder], answer="Use them this time")
+    first = await resolve(hub, folder, editor)
+    assert "repo__echo" in [s.name for s in first.specs()]
+    assert editor.asked[0][1] == ("Use them this time", "Always use them", "Not now", "Never")
+    await resolve(hub, folder, editor)
+    assert len(editor.asked) == 1  # asked once in this server's life
+    recorded = await anyio.to_thread.run_sync(read_user_config, hub.config_path)
+    assert str(folder) not in recorded.answers  # nothing remembered
+
+    other = McpHub(config_path=hub.config_path)  # the next run asks again
+    try:
+        editor.answer = "Not now"
+        await resolve(other, folder, editor)
+        assert len(editor.asked) == 2
+    finally:
+        await other.aclose()

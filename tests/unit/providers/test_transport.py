@@ -7,13 +7,9 @@ import json
 import pytest
 
 from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart, Usage, UsageUpdate
+from rhema_lsp.providers.decoding import EventBatcher, parse_json, tool_args
 from rhema_lsp.providers.sse import SSEParser
-from rhema_lsp.providers.transport import (
-    EventBatcher,
-    error_text,
-    parse_json,
-    tool_args,
-)
+from rhema_lsp.providers.transport import error_text
 from tests.unit.providers.helpers import Recorder
 
 STREAM = (

@@ -10,10 +10,12 @@
 --- `deleted`). It does not open the quickfix window. `diff(bufnr, path)`
 --- (`:RhemaDiff [path]`) opens the pre-image of the last turn of the current
 --- session that changed the file (`path`, else the quickfix entry under the
---- cursor in the quickfix window, else the current buffer's file) in a
---- scratch buffer split to the left, diffed against the file's buffer:
---- `:diffget` in the file rejects a hunk (takes it back to the checkpoint's
---- text); closing the scratch window ends the diff.
+--- cursor in the quickfix window, else the current buffer's file) in a tab
+--- of its own: a scratch buffer on the left, diffed against the file's buffer
+--- as it is (unsaved changes included: the buffer is never reloaded), the two
+--- panes sharing the width. `:diffget` in the file rejects a hunk (takes it
+--- back to the checkpoint's text); `q` in the scratch closes the tab, and
+--- closing the scratch window ends the diff.
 local M = {}
 
 --- The last quickfix items made, and their turn (a test hook).
@@ -160,14 +162,23 @@ local function same_path(a, b)
     == vim.fs.normalize(vim.fn.fnamemodify(b, ':p'))
 end
 
---- Open the diff of `path`'s checkpoint pre-image against its buffer.
-local function open_diff(path, turn, text)
-  if vim.bo.buftype == 'quickfix' then
-    vim.cmd('wincmd p')
+--- The buffer of `path`, loaded, without reloading it when it is (its
+--- unsaved changes are what the diff shows).
+local function file_buffer(path)
+  local bufnr = vim.fn.bufadd(path)
+  if not vim.api.nvim_buf_is_loaded(bufnr) then
+    vim.fn.bufload(bufnr)
   end
-  vim.cmd.edit(vim.fn.fnameescape(path))
+  vim.bo[bufnr].buflisted = true
+  return bufnr
+end
+
+--- Open the diff of `path`'s checkpoint pre-image against its buffer, in a
+--- tab of its own: the two panes share the editor's whole width.
+local function open_diff(path, turn, text)
+  local file_buf = file_buffer(path)
+  vim.cmd('tab sbuffer ' .. file_buf)
   local file_win = vim.api.nvim_get_current_win()
-  local file_buf = vim.api.nvim_get_current_buf()
   local buf = vim.api.nvim_create_buf(false, true)
   local lines = vim.split(text, '\n', { plain = true })
   if lines[#lines] == '' then
@@ -186,6 +197,16 @@ local function open_diff(path, turn, text)
   vim.cmd('diffthis')
   vim.api.nvim_set_current_win(file_win)
   vim.cmd('diffthis')
+  vim.cmd('wincmd =')
+  local tab = vim.api.nvim_get_current_tabpage()
+  -- `q` in the checkpoint closes the diff's tab.
+  vim.keymap.set('n', 'q', function()
+    if #vim.api.nvim_list_tabpages() > 1 and vim.api.nvim_tabpage_is_valid(tab) then
+      vim.cmd.tabclose(vim.api.nvim_tabpage_get_number(tab))
+    else
+      vim.cmd.close()
+    end
+  end, { buffer = buf, nowait = true, desc = 'Rhema: close the diff' })
   -- Closing the checkpoint's window (which wipes it) ends the diff.
   vim.api.nvim_create_autocmd('BufWipeout', {
     buffer = buf,
@@ -198,7 +219,7 @@ local function open_diff(path, turn, text)
       end
     end,
   })
-  M.last_diff = { path = path, turn = turn, before = buf, file = file_buf }
+  M.last_diff = { path = path, turn = turn, before = buf, file = file_buf, tab = tab }
 end
 
 --- `:RhemaDiff [path]`.

@@ -13,8 +13,11 @@
 --- mention no context goes along. Sent prompts are kept in `history` (and
 --- on disk, across restarts), recalled with `<C-p>`/`<C-n>` (and
 --- `<Up>`/`<Down>` on the first/last line). Every panel gets `gf`
---- (`rhema.jump`), `i` (to the input), and the chat's stop and close keys.
---- Every key is `chat.keys` (see config).
+--- (`rhema.jump`), `i` (to the input), `R` (retry the failed turn), and the
+--- chat's stop and close keys. Every key is `chat.keys` (see config). The
+--- winbar says how to send, that a turn runs, or that it is stopping; it is
+--- drawn again the moment a run ends. An empty chat whose server has no real
+--- model shows the setup choices (rhema.first_run).
 local client = require('rhema.client')
 local config = require('rhema.config')
 local runs = require('rhema.runs')
@@ -378,6 +381,7 @@ function M.input_buffer()
   vim.bo[buf].swapfile = false
   vim.api.nvim_buf_set_name(buf, 'rhema://chat')
   vim.bo[buf].filetype = 'markdown'
+  require('rhema.markdown').attach(buf)
   vim.bo[buf].omnifunc = "v:lua.require'rhema.chat'.omnifunc"
   vim.api.nvim_create_autocmd('BufWriteCmd', {
     buffer = buf,
@@ -402,6 +406,9 @@ function M.input_buffer()
         vim.schedule(function()
           pending = false
           M.highlight_mentions(buf)
+          if vim.api.nvim_buf_is_valid(buf) then
+            require('rhema.markdown').fences(buf, vim.api.nvim_buf_get_lines(buf, 0, -1, false))
+          end
           -- A draft never holds up :qa (E162); :w sends all the same.
           if vim.api.nvim_buf_is_valid(buf) then
             vim.bo[buf].modified = false
@@ -466,8 +473,10 @@ function M.winbar()
   local name = src and runs.display(vim.api.nvim_buf_get_name(src)) or 'no file'
   local keys = config.options.chat.keys
   local state
-  if runs.is_running() then
+  if runs.is_working() then
     state = 'running' .. (keys.stop and (', ' .. keys.stop .. ' stops') or '')
+  elseif runs.is_running() then
+    state = 'stopping…'
   else
     state = (keys.send and (keys.send .. ' or ') or '') .. ':w sends'
   end
@@ -505,7 +514,12 @@ function M.open(opts)
   if client.is_file_buffer(current) then
     M.source = current
   end
-  local panel_win = chat_panel():show()
+  local shown = chat_panel()
+  local panel_win = shown:show()
+  if #shown.blocks == 0 then
+    -- A first run with no real model says so, with the choices.
+    require('rhema.first_run').on_chat_open(shown, M.source_buffer() or current)
+  end
   local input = M.input_buffer()
   if not M.is_open() then
     M.input_win = vim.api.nvim_open_win(input, false, {
@@ -561,7 +575,7 @@ function M.close()
   M.input_win = nil
 end
 
---- The keys of a panel buffer: `gf`, `i`, and the chat's stop and close.
+--- The keys of a panel buffer: `gf`, `i`, `R`, and the chat's stop and close.
 --- @param buf integer
 function M.panel_keys(buf)
   local keys = config.options.chat.keys
@@ -578,6 +592,11 @@ function M.panel_keys(buf)
       M.open()
       vim.cmd.startinsert({ bang = true })
     end, { buffer = buf, desc = 'Rhema: write in the chat' })
+  end
+  if keys.retry then
+    vim.keymap.set('n', keys.retry, function()
+      runs.retry(M.source_buffer() or buf)
+    end, { buffer = buf, desc = 'Rhema: retry the failed turn' })
   end
   M.chat_keys(buf)
 end

@@ -11,6 +11,7 @@ local M = {}
 --- @field fold_thinking boolean reasoning blocks start folded
 --- @field flush_ms integer how long stream deltas are batched before a redraw
 --- @field follow boolean keep the panel scrolled to the end while it streams
+--- @field treesitter boolean highlight the Markdown with treesitter when its parsers load
 
 --- @class rhema.ChatOptions
 --- @field height integer lines of the chat's input window
@@ -36,6 +37,7 @@ M.defaults = {
     fold_thinking = true,
     flush_ms = 40,
     follow = true,
+    treesitter = true,
   },
   chat = {
     height = 6,
@@ -50,6 +52,7 @@ M.defaults = {
       close = 'q',
       goto_file = 'gf',
       input = 'i',
+      retry = 'R',
     },
   },
   keymaps = false,

@@ -3,6 +3,10 @@
 ---
 --- Contract: uses the running rhema client when there is one; otherwise it
 --- starts a temporary client (attached to no buffer), asks it, and stops it.
+--- The provider is OK only when it is a real model: no provider set up (none
+--- in `settings`, none the server found) and the embedded demo model are
+--- warnings, with the choices; a provider that is set up but fails is an
+--- error naming what to fix (`verdict` decides, from the status alone).
 local config = require('rhema.config')
 
 local M = {}
@@ -102,22 +106,61 @@ local function check_provider()
   end
   local status = response.result or {}
   health.ok('rhema-lsp ' .. tostring(status.version))
-  local provider = status.provider or {}
-  if provider.error or not provider.name then
-    health.error('provider not resolved: ' .. tostring(provider.error), {
-      'set `provider`, `model` and `baseUrl` in setup({ settings = { ... } })',
-      'API keys come from the server environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)',
-    })
-    return
+  local verdict = M.verdict(status, config.options.settings)
+  health[verdict.level](verdict.message, verdict.advice)
+end
+
+--- How `:checkhealth` reports the provider of a `rhema.status` result.
+--- @param status table
+--- @param settings table the `settings` given to setup()
+--- @return {level: "ok"|"warn"|"error", message: string, advice: string[]|nil}
+function M.verdict(status, settings)
+  local first_run = require('rhema.first_run')
+  local provider = type(status.provider) == 'table' and status.provider or {}
+  local problem = first_run.problem(status)
+  local choose = {
+    'choose one with `settings.provider` in require("rhema").setup({ settings = { ... } }):',
+    'a local server ("ollama", "lmstudio", "llamacpp", "vllm"), a hosted provider with its key '
+      .. 'in the environment ("anthropic", "openai", "gemini", "openrouter", "groq"), or '
+      .. '"custom" with `baseUrl` and `protocol`; see :help rhema-first-run',
+  }
+  if problem == 'demo' then
+    return {
+      level = 'warn',
+      message = ('provider embedded: %s (model %s)'):format(
+        first_run.DEMO,
+        tostring(provider.model)
+      ),
+      advice = choose,
+    }
   end
-  health.ok(
-    ('provider %s resolved: model %s at %s (%s)'):format(
+  if problem == 'missing' then
+    local explained = require('rhema.errors').explain(tostring(provider.error or ''))
+    local configured = type(settings) == 'table' and (settings.provider or settings.baseUrl)
+    if explained.setup or not configured then
+      return {
+        level = 'warn',
+        message = 'no model provider is set up: ' .. explained.detail,
+        advice = choose,
+      }
+    end
+    local advice = { explained.fix or 'see the detail above' }
+    table.insert(advice, 'API keys come from the environment Neovim starts rhema-lsp with')
+    return {
+      level = 'error',
+      message = ('provider not resolved: %s %s'):format(explained.title, explained.detail),
+      advice = advice,
+    }
+  end
+  return {
+    level = 'ok',
+    message = ('provider %s resolved: model %s at %s (%s)'):format(
       tostring(provider.name),
       tostring(provider.model),
       tostring(provider.baseUrl),
       tostring(provider.source)
-    )
-  )
+    ),
+  }
 end
 
 --- The check `:checkhealth rhema` runs.

@@ -73,6 +73,11 @@ function M.cancel()
   require('rhema.runs').cancel()
 end
 
+--- Run the current session's failed turn again.
+function M.retry()
+  require('rhema.runs').retry(vim.api.nvim_get_current_buf())
+end
+
 --- Pick a stored session and show it.
 function M.sessions()
   require('rhema.runs').sessions(vim.api.nvim_get_current_buf())

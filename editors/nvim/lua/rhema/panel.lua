@@ -1,19 +1,33 @@
 --- The output panel: one scratch markdown buffer per session, built from blocks.
 ---
 --- Contract: a panel is a list of blocks (`you`, `rhema`, `thinking`, `text`,
---- `tool`, `retry`, `error`, `closing`, `note`). `rhema/event` notifications
+--- `tool`, `retry`, `error`, `setup`, `notice`, `waiting`, `closing`, `note`).
+--- `rhema/event` notifications
 --- change blocks in memory and mark the first changed block dirty; a timer of
---- `panel.flush_ms` then rewrites the buffer from that block to the end, so a
---- fast stream costs one buffer write per batch, not one per delta. Every
+--- `panel.flush_ms` then renders the blocks from that one to the end and
+--- writes the lines that differ from the buffer's (from the first that does),
+--- so a fast stream costs one buffer write of its new lines per batch, not one
+--- per delta, and the window showing it keeps its place. Every
 --- block but the first starts with one blank line, except a tool line that
 --- follows another tool block. Reasoning lines start with `> `, carry the
---- `RhemaThinking` highlight and fold (foldexpr) into one closed fold.
+--- `RhemaThinking` highlight and fold (foldexpr) into one closed fold once
+--- the answer starts (a later block, or the turn's end): while the model
+--- reasons it can be watched. A "waiting for the model" line stands from the
+--- start of a turn and of each step until the model's first event. A run of
+--- retries is one line, updated on each retry, counting down, and saying
+--- "went through" once the stream goes on (removed when the turn fails or
+--- stops). An error reads in plain words (rhema.errors): what failed, what
+--- to do, the detail; the setup choices follow an error that no provider is
+--- set up. A turn that ends while no window shows its panel is notified.
 local config = require('rhema.config')
 local render = require('rhema.render')
 
 local M = {}
 
 local ns = vim.api.nvim_create_namespace('rhema.panel')
+
+--- Events that show nothing: the waiting line stays through them.
+local quiet_events = { step_start = true, step_end = true, usage = true, context = true }
 
 --- @class rhema.Block
 --- @field kind string
@@ -36,6 +50,10 @@ local ns = vim.api.nvim_create_namespace('rhema.panel')
 --- @field last_seq integer
 --- @field updates integer buffer writes so far (a test hook: it stops after a cancel)
 --- @field usage {input: integer, output: integer}|nil
+--- @field waiting rhema.Block|nil the "waiting for the model" line, while shown
+--- @field retrying rhema.Block|nil the retry line of the retries in progress
+--- @field quiet boolean|nil never notify its end (`rhema.edit`'s hidden panels)
+--- @field retry table|nil what `:RhemaRetry` runs again (set by rhema.runs)
 local Panel = {}
 Panel.__index = Panel
 
@@ -49,6 +67,9 @@ function M.define_highlights()
   set(0, 'RhemaThinking', { default = true, link = 'Comment' })
   set(0, 'RhemaTool', { default = true, link = 'Special' })
   set(0, 'RhemaError', { default = true, link = 'DiagnosticError' })
+  set(0, 'RhemaErrorFix', { default = true, link = 'Normal' })
+  set(0, 'RhemaErrorDetail', { default = true, link = 'Comment' })
+  set(0, 'RhemaWarning', { default = true, link = 'DiagnosticWarn' })
   set(0, 'RhemaClosing', { default = true, link = 'NonText' })
   set(0, 'RhemaMention', { default = true, link = 'Special' })
 end
@@ -67,6 +88,7 @@ function M.new(title, session)
   vim.api.nvim_buf_set_name(buf, ('rhema://%d/%s'):format(serial, session or 'new'))
   vim.bo[buf].filetype = 'markdown'
   vim.bo[buf].modifiable = false
+  require('rhema.markdown').attach(buf)
   local panel = setmetatable({
     buf = buf,
     session = session,
@@ -124,36 +146,61 @@ function Panel:flush()
   for index = first, #self.blocks do
     local block = self.blocks[index]
     block.start = row
-    local body = render.lines(block)
+    local body, groups = render.lines(block)
     if leads_blank(self.blocks, index) then
       table.insert(lines, '')
       row = row + 1
     end
     local group = render.highlight_of[block.kind]
-    if group and #body > 0 then
-      table.insert(marks, { row, row + #body - 1, group, block.kind })
+    if groups then
+      for offset, line_group in ipairs(groups) do
+        table.insert(marks, { row + offset - 1, row + offset - 1, line_group, block.kind })
+      end
+    elseif group and #body > 0 then
+      -- Reasoning folds once something follows it: it stays open while it streams.
+      local settled = index < #self.blocks or not self.open
+      table.insert(marks, { row, row + #body - 1, group, block.kind, settled })
     end
     vim.list_extend(lines, body)
     row = row + #body
     block.count = row - block.start
   end
   local buf = self.buf
-  -- Fold levels first: writing the lines re-evaluates the foldexpr.
-  for line in pairs(self.levels) do
+  -- Only the lines that changed are written: a streaming answer costs its new
+  -- lines, the window keeps its place, and the foldexpr runs on those alone.
+  local old = vim.api.nvim_buf_get_lines(buf, start, -1, false)
+  local same = 0
+  while same < #old and same < #lines and old[same + 1] == lines[same + 1] do
+    same = same + 1
+  end
+  -- Fold levels first: writing the lines re-evaluates the foldexpr. A line
+  -- whose level changes is written again, so its fold is made anew.
+  local old_levels = {}
+  for line, level in pairs(self.levels) do
     if line > start then
+      old_levels[line] = level
       self.levels[line] = nil
     end
   end
   for _, mark in ipairs(marks) do
-    if mark[4] == 'thinking' then
+    if mark[4] == 'thinking' and mark[5] then
       for line = mark[1], mark[2] do
         self.levels[line + 1] = line == mark[1] and '>1' or '1'
       end
     end
   end
-  vim.bo[buf].modifiable = true
-  vim.api.nvim_buf_set_lines(buf, start, -1, false, lines)
-  vim.bo[buf].modifiable = false
+  for line = start + 1, start + same do
+    if old_levels[line] ~= self.levels[line] then
+      same = line - start - 1
+      break
+    end
+  end
+  if same < #old or same < #lines then
+    vim.bo[buf].modifiable = true
+    vim.api.nvim_buf_set_lines(buf, start + same, -1, false, vim.list_slice(lines, same + 1))
+    vim.bo[buf].modifiable = false
+  end
+  require('rhema.markdown').fences(buf, vim.list_slice(lines, same + 1))
   self.updates = self.updates + 1
   vim.api.nvim_buf_clear_namespace(buf, ns, start, -1)
   for _, mark in ipairs(marks) do
@@ -202,6 +249,11 @@ end
 --- @return rhema.Block
 function Panel:add(block)
   block.start, block.count = 0, 0
+  local before = self.blocks[#self.blocks]
+  if before and before.kind == 'thinking' then
+    -- The answer starts: the reasoning above it folds (rewritten with its fold).
+    self:touch(#self.blocks)
+  end
   table.insert(self.blocks, block)
   self:touch(#self.blocks)
   return block
@@ -231,15 +283,63 @@ function Panel:begin_turn(prompt, context)
   self.open, self.turn = true, nil
   self:add({ kind = 'you', text = prompt, context = context })
   self:add({ kind = 'rhema' })
+  self:wait_for_model()
 end
 
 --- Continue the session's last turn (`:RhemaStep` without a prompt).
 function Panel:continue_turn()
   self.dropping, self.dropped_turn = false, nil
   self.open, self.turn = true, nil
+  self:wait_for_model()
 end
 
---- Close the open turn with a closing line.
+--- Remove `block` from the panel.
+--- @param block rhema.Block
+function Panel:remove(block)
+  for index = #self.blocks, 1, -1 do
+    if self.blocks[index] == block then
+      table.remove(self.blocks, index)
+      self:touch(index)
+      return
+    end
+  end
+end
+
+--- Show "waiting for the model" until its first event arrives.
+function Panel:wait_for_model()
+  if not self.waiting then
+    self.waiting = self:add({ kind = 'waiting' })
+  end
+end
+
+--- The model answered (or the turn ended): the waiting line goes.
+function Panel:stop_waiting()
+  if self.waiting then
+    self:remove(self.waiting)
+    self.waiting = nil
+  end
+end
+
+--- The retry being waited for is over: it went through (the stream goes on),
+--- or it is moot (the turn failed or stopped) and its line goes.
+--- @param went_through boolean
+function Panel:settle_retry(went_through)
+  local block = self.retrying
+  if not block then
+    return
+  end
+  self.retrying = nil
+  self:stop_countdown()
+  if went_through then
+    block.settled = true
+    self:touch_block(block)
+  else
+    self:remove(block)
+  end
+end
+
+--- Close the open turn with a closing line; when no window shows the panel,
+--- say so (how it ended, and how to see it).
 --- @param stop string
 --- @param steps integer|nil
 --- @param usage table|nil
@@ -247,10 +347,58 @@ function Panel:close_turn(stop, steps, usage)
   if not self.open then
     return
   end
-  self:stop_countdown()
+  self:stop_waiting()
+  self:settle_retry(false)
   self.open = false
-  self:add({ kind = 'closing', text = render.closing_text(stop, steps, usage) })
+  local text = render.closing_text(stop, steps, usage)
+  self:add({ kind = 'closing', text = text })
   self:flush()
+  if stop ~= 'cancelled' and not self.quiet and #vim.fn.win_findbuf(self.buf) == 0 then
+    self:tell_hidden(stop, text)
+  end
+end
+
+--- The message of a turn that ended out of sight.
+function Panel:tell_hidden(stop, closing)
+  local level = vim.log.levels.INFO
+  local what = closing:gsub('^── ', ''):gsub(' ──$', '')
+  if stop == 'error' then
+    level = vim.log.levels.WARN
+    for index = #self.blocks, 1, -1 do
+      if self.blocks[index].kind == 'error' then
+        what = 'failed: ' .. require('rhema.errors').explain(self.blocks[index].text).title
+        break
+      end
+    end
+  end
+  local title = self.title
+  for index = #self.blocks, 1, -1 do
+    if self.blocks[index].kind == 'you' then
+      title = self.blocks[index].text:match('^[^\n]*')
+      break
+    end
+  end
+  if #title > 40 then
+    title = title:sub(1, vim.str_utf_start(title, 40) + 39) .. '…'
+  end
+  vim.notify(('rhema: "%s" %s · :RhemaChat shows it'):format(title, what), level)
+end
+
+--- Offer a retry in the turn's last error block: `key` (a panel key), or
+--- `true` (:RhemaRetry only).
+--- @param key string|true
+function Panel:offer_retry(key)
+  for index = #self.blocks, 1, -1 do
+    local block = self.blocks[index]
+    if block.kind == 'error' then
+      block.retry = key
+      self:touch(index)
+      self:flush()
+      return
+    elseif block.kind == 'you' then
+      return
+    end
+  end
 end
 
 --- The user cancelled: close the turn now and drop whatever the run still sends.
@@ -264,7 +412,17 @@ end
 
 --- Add a note (a failure the plugin saw, not the server).
 function Panel:note(text)
+  self:error(text)
+end
+
+--- An error block; when the failure is that no provider is set up, the
+--- setup choices follow it.
+--- @param text string
+function Panel:error(text)
   self:add({ kind = 'error', text = text })
+  if require('rhema.errors').explain(text).setup then
+    self:add({ kind = 'setup', lines = require('rhema.first_run').lines(nil) })
+  end
 end
 
 function Panel:stop_countdown()
@@ -334,14 +492,18 @@ function Panel:on_event(params)
   end
   local event = params.event or {}
   local kind = event.type
-  if kind ~= 'retry_wait' then
-    self:stop_countdown()
+  if not quiet_events[kind] then
+    self:stop_waiting()
+    if kind ~= 'retry_wait' then
+      self:settle_retry(kind ~= 'error' and kind ~= 'turn_end')
+    end
   end
   if kind == 'step_start' then
     local block = last(self)
     if block then
       block.sealed = true
     end
+    self:wait_for_model()
   elseif kind == 'thinking_delta' then
     self:append('thinking', event.text or '')
   elseif kind == 'text_delta' then
@@ -373,7 +535,10 @@ function Panel:on_event(params)
     local detail = tostring(event.detail or ''):gsub('\n.*', '')
     self:add({
       kind = 'note',
-      text = ('▸ %s%s · by the provider'):format(event.name or 'tool', detail ~= '' and (': ' .. detail) or ''),
+      text = ('▸ %s%s · by the provider'):format(
+        event.name or 'tool',
+        detail ~= '' and (': ' .. detail) or ''
+      ),
     })
   elseif kind == 'usage' then
     self.usage = { input = event.input, output = event.output }
@@ -390,16 +555,19 @@ function Panel:on_event(params)
     self.context = { tokens = event.tokens, window = event.window }
     vim.cmd('redrawstatus')
   elseif kind == 'retry_wait' then
-    local block = self:add({
-      kind = 'retry',
-      text = event.error,
-      remaining = math.ceil(tonumber(event.delaySeconds) or 0),
-      attempt = event.attempt,
-      total = event.total,
-    })
+    -- One line per run of retries, updated: the next failure replaces it.
+    local block = self.retrying
+    if not block then
+      block = self:add({ kind = 'retry' })
+      self.retrying = block
+    end
+    block.text = event.error
+    block.remaining = math.ceil(tonumber(event.delaySeconds) or 0)
+    block.attempt, block.total = event.attempt, event.total
+    self:touch_block(block)
     self:start_countdown(block)
   elseif kind == 'error' then
-    self:add({ kind = 'error', text = event.message })
+    self:error(tostring(event.message or ''))
   elseif kind == 'turn_end' then
     self:close_turn(event.stopReason or 'end_turn', event.steps, event.usage)
   end
@@ -454,6 +622,8 @@ end
 function Panel:show_messages(messages)
   self.blocks, self.tools, self.dirty = {}, {}, nil
   self.open, self.turn = false, nil
+  self:stop_countdown()
+  self.waiting, self.retrying = nil, nil
   local answering = false
   for _, message in ipairs(messages or {}) do
     local role = message.role

@@ -1,8 +1,13 @@
 --- How a panel block reads: pure functions from a block to its lines.
 ---
 --- Contract: `lines(block)` gives the lines of one block without its leading
---- blank; `closing_text` is the closing line of a turn; `highlight_of` maps a
---- block kind to its highlight group. Nothing here touches a buffer.
+--- blank, and for blocks whose lines differ in kind (an error's title, fix
+--- and detail) the highlight group of each line; `highlight_of` maps the
+--- other kinds to the group of all their lines. `closing_text` is the closing
+--- line of a turn, in words (`done`, never `end_turn`); `when` a stored
+--- timestamp as a person reads it. Nothing here touches a buffer.
+local errors = require('rhema.errors')
+
 local M = {}
 
 function M.split(text)
@@ -22,6 +27,7 @@ local stop_words = {
   tool_use = 'paused after a tool call · :RhemaStep continues',
   max_tokens = 'stopped at the token limit',
   max_steps = 'stopped at the step limit',
+  pause_turn = "paused: the provider's own tools are still at work · a follow-up continues",
   cancelled = 'cancelled',
   error = 'failed',
 }
@@ -31,7 +37,7 @@ local stop_words = {
 --- @param steps integer|nil
 --- @param usage {input: integer, output: integer}|nil
 function M.closing_text(stop, steps, usage)
-  local parts = { stop_words[stop] or stop }
+  local parts = { stop_words[stop] or tostring(stop):gsub('_', ' ') }
   if steps then
     table.insert(parts, M.plural(steps, 'step'))
   end
@@ -78,7 +84,7 @@ function M.lines(block)
     return vim.tbl_map(function(line)
       return line == '' and '>' or '> ' .. line
     end, M.split(block.text))
-  elseif kind == 'text' or kind == 'note' then
+  elseif kind == 'text' or kind == 'note' or kind == 'notice' then
     return M.split(block.text)
   elseif kind == 'tool' then
     local status = block.status or 'running'
@@ -90,27 +96,111 @@ function M.lines(block)
     end
     return lines
   elseif kind == 'retry' then
-    return {
-      ('⟳ retrying in %ds (attempt %d of %d): %s'):format(
-        block.remaining or 0,
-        block.attempt or 0,
-        block.total or 0,
-        (block.text or ''):gsub('\n.*', '')
-      ),
-    }
+    local reason = errors.explain((block.text or ''):gsub('\n.*', '')).title:gsub('%.$', '')
+    local next_attempt = ('attempt %d of %d'):format((block.attempt or 0) + 1, block.total or 0)
+    local state
+    if block.settled then
+      state = 'retried: ' .. next_attempt .. ' went through'
+    elseif (block.remaining or 0) > 0 then
+      state = ('retrying in %ds (%s)'):format(block.remaining, next_attempt)
+    else
+      state = ('retrying now (%s)…'):format(next_attempt)
+    end
+    return { ('⟳ %s · %s'):format(reason, state) }
   elseif kind == 'error' then
-    return { '**Error:** ' .. (block.text or ''):gsub('\n', ' ') }
+    return M.error_lines(block)
+  elseif kind == 'waiting' then
+    return { '… waiting for the model' }
+  elseif kind == 'setup' then
+    return block.lines or {}
   elseif kind == 'closing' then
     return { block.text }
   end
   return {}
 end
 
+--- The lines of an error block, and their highlight groups: what failed,
+--- what to do (and how to retry, once offered), then the detail.
+--- @param block rhema.Block
+--- @return string[] lines, string[] groups
+function M.error_lines(block)
+  local explained = errors.explain(block.text or '')
+  local lines = { '✗ ' .. explained.title }
+  local groups = { 'RhemaError' }
+  local fix = explained.fix
+  if block.retry then
+    local key = type(block.retry) == 'string' and (block.retry .. ' or ') or ''
+    local retry = key .. ':RhemaRetry tries again'
+    fix = fix and (fix .. ' · ' .. retry) or retry
+  end
+  if fix then
+    table.insert(lines, '  What to do: ' .. fix)
+    table.insert(groups, 'RhemaErrorFix')
+  end
+  local function plain(text)
+    return text:gsub('[.%s]+$', ''):lower()
+  end
+  if explained.detail ~= '' and plain(explained.detail) ~= plain(explained.title) then
+    table.insert(lines, '  Detail: ' .. explained.detail:gsub('%s*\n%s*', ' '))
+    table.insert(groups, 'RhemaErrorDetail')
+  end
+  return lines, groups
+end
+
+--- The seconds since the epoch of a UTC date and time. `os.time` reads
+--- its fields as local time; `isdst = false` on both sides keeps the
+--- correction the standard offset, in summer too.
+local function utc_epoch(fields)
+  fields.isdst = false
+  local guess = os.time(fields)
+  local back = os.date('!*t', guess)
+  ---@cast back osdate
+  back.isdst = false
+  return guess + (guess - os.time(back))
+end
+
+--- A stored timestamp (ISO 8601 in UTC, `2025-03-04T05:06:07.123456Z`) as
+--- a person reads it, in local time: "just now", "12 min ago", "today
+--- 14:05", "yesterday 09:30", "Mon 3 Mar 14:05", "3 Mar 2024"; anything
+--- else as given.
+--- @param iso string|nil
+--- @param now integer|nil seconds since the epoch (default: now)
+--- @return string
+function M.when(iso, now)
+  if type(iso) ~= 'string' then
+    return ''
+  end
+  local y, mo, d, h, mi, sec = iso:match('^(%d%d%d%d)%-(%d%d)%-(%d%d)T(%d%d):(%d%d):(%d%d)')
+  if not y then
+    return iso
+  end
+  local time = utc_epoch({ year = y, month = mo, day = d, hour = h, min = mi, sec = sec })
+  now = now or os.time()
+  local ago = now - time
+  if ago >= 0 and ago < 60 then
+    return 'just now'
+  elseif ago >= 0 and ago < 3600 then
+    return ('%d min ago'):format(math.floor(ago / 60))
+  end
+  local today = os.date('%Y-%m-%d', now)
+  local yesterday = os.date('%Y-%m-%d', now - 86400)
+  local day = os.date('%Y-%m-%d', time)
+  if day == today then
+    return 'today ' .. os.date('%H:%M', time)
+  elseif day == yesterday then
+    return 'yesterday ' .. os.date('%H:%M', time)
+  elseif os.date('%Y', time) == os.date('%Y', now) then
+    return (os.date('%a %d %b %H:%M', time):gsub(' 0(%d) ', ' %1 '))
+  end
+  return (os.date('%d %b %Y', time):gsub('^0', ''))
+end
+
 M.highlight_of = {
   thinking = 'RhemaThinking',
   tool = 'RhemaTool',
   retry = 'RhemaTool',
-  error = 'RhemaError',
+  waiting = 'RhemaClosing',
+  notice = 'RhemaWarning',
   closing = 'RhemaClosing',
 }
 

@@ -16,7 +16,8 @@
 --- answered `{applied = true}`, or `{applied = false, failureReason}` when
 --- nothing was accepted. The server reads from the documents which changes
 --- landed and tells the model which were declined, as the user's choice.
---- `q` hides the review; `:RhemaReview` shows it again. A review not
+--- The review tab always starts in Normal mode, also when it opens while
+--- the user types. `q` hides the review; `:RhemaReview` shows it again. A review not
 --- finished within `approvalTimeout` seconds (the server's setting, default
 --- 120) is declined whole, as an unanswered confirmation is. Reviews of
 --- edits that arrive while one is open wait in line.
@@ -554,6 +555,7 @@ show = function(review)
     local win = vim.fn.win_findbuf(review.buf)[1]
     if win then
       vim.api.nvim_set_current_win(win)
+      vim.cmd.stopinsert()
       return
     end
   else
@@ -568,6 +570,9 @@ show = function(review)
     render(review)
   end
   vim.cmd('tab sbuffer ' .. review.buf)
+  -- The review's keys are Normal-mode keys: a review that opens while the
+  -- user types (a turn sent with <C-s> from the chat's input) starts there too.
+  vim.cmd.stopinsert()
   vim.wo.foldenable = false
   local row = row_of(review, 1)
   if row then

@@ -29,13 +29,17 @@ end
 --- @return string message, integer level
 function M.describe(result)
   local runs = require('rhema.runs')
-  local parts = { ('rewound to before turn %d: %d file(s) restored'):format(result.turn, #result.restored) }
+  local parts =
+    { ('rewound to before turn %d: %d file(s) restored'):format(result.turn, #result.restored) }
   if result.messages ~= vim.NIL and result.messages ~= nil then
     table.insert(parts, ('conversation kept to %d message(s)'):format(result.messages))
   end
   local level = vim.log.levels.INFO
   for _, conflict in ipairs(result.conflicts or {}) do
-    table.insert(parts, ('%s: %s'):format(runs.display(vim.uri_to_fname(conflict.uri)), conflict.reason))
+    table.insert(
+      parts,
+      ('%s: %s'):format(runs.display(vim.uri_to_fname(conflict.uri)), conflict.reason)
+    )
     level = vim.log.levels.WARN
   end
   return table.concat(parts, '; '), level

@@ -7,7 +7,12 @@
 --- request, so `cancel()` can both `client:cancel_request` it and call
 --- `rhema.cancel`; the panel is closed by the plugin itself right away (Neovim
 --- drops a `RequestCancelled` answer), and what the run still sends is
---- dropped. `current` is the session `:RhemaAsk` continues.
+--- dropped. `current` is the session `:RhemaAsk` continues. Whenever a run
+--- ends or is cancelled, the winbars and statuslines are drawn again. A run
+--- that fails keeps what it asked in its panel, and `retry()` (`:RhemaRetry`,
+--- `R` in a panel) asks it again: the failed turn is taken out of the
+--- conversation (`rhema.rewind`, the conversation only) and the same prompt
+--- and context are sent in the same session.
 local client = require('rhema.client')
 local panel = require('rhema.panel')
 local render_plural = require('rhema.render').plural
@@ -80,14 +85,28 @@ local function forget(request)
   for index, candidate in ipairs(M.running) do
     if candidate == request then
       table.remove(M.running, index)
-      return
+      break
     end
   end
+  -- Winbars and statuslines saying "running" are drawn again now, not at
+  -- the next keypress.
+  vim.cmd('redrawstatus!')
 end
 
 --- Whether any request of the plugin is still running.
 function M.is_running()
   return #M.running > 0
+end
+
+--- Whether a run goes on that the user did not stop (a cancelled one may
+--- still be answering).
+function M.is_working()
+  for _, request in ipairs(M.running) do
+    if not request.cancelled then
+      return true
+    end
+  end
+  return false
 end
 
 --- `path` relative to the root of a rhema client holding it, else to the cwd.
@@ -119,7 +138,12 @@ local function tracked(kind, bufnr, start)
       notify(problem or 'no server', vim.log.levels.ERROR)
       return
     end
-    start(request, c)
+    -- What the server runs on, once per client: a run of the demo model says so.
+    require('rhema.first_run').status(c, function()
+      if not request.cancelled then
+        start(request, c)
+      end
+    end)
   end)
 end
 
@@ -210,12 +234,15 @@ function M.run(kind, args, bufnr)
       context = context(c)
     end
     local p = panel_for_run(args.prompt or 'step')
+    p.retry = nil
     if args.prompt then
       p:begin_turn(args.prompt, context_label(context))
     else
       p:continue_turn()
     end
+    require('rhema.first_run').annotate(p, c)
     p:show()
+    request.again = { kind = kind, prompt = args.prompt, context = context, mode = args.mode }
     local request_args = {
       prompt = args.prompt,
       session = M.current,
@@ -230,6 +257,19 @@ function M.run(kind, args, bufnr)
   end)
 end
 
+--- Keep what a failed run asked, so `:RhemaRetry` asks it again.
+local function offer_retry(request, result)
+  local p = request.panel
+  if not request.again then
+    return
+  end
+  p.retry = vim.tbl_extend('force', request.again, {
+    session = result and result.session or nil,
+    turn = result and result.turn or nil,
+  })
+  p:offer_retry(require('rhema.config').options.chat.keys.retry or true)
+end
+
 --- The answer to a run: bind the session, and close the panel if no
 --- `turn_end` did.
 function M.finished(request, err, result)
@@ -240,6 +280,7 @@ function M.finished(request, err, result)
     if p.open then
       p:note(err.message or vim.inspect(err))
       p:close_turn('error', nil, nil)
+      offer_retry(request, nil)
     else
       notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
     end
@@ -253,9 +294,40 @@ function M.finished(request, err, result)
     if p.open then
       p:close_turn(result.stopReason or 'end_turn', result.steps, result.usage)
     end
+    if result.stopReason == 'error' then
+      offer_retry(request, result)
+    end
     if result.turn and request.client then
       require('rhema.changes').after_turn(request.client, result.session, result.turn)
     end
+  end
+end
+
+--- Run the current session's failed turn again (`:RhemaRetry`): the failed
+--- attempt is taken out of the conversation (`rhema.rewind` of the
+--- conversation only: the files stay as they are), and the same prompt and
+--- context are sent again.
+--- @param bufnr integer
+function M.retry(bufnr)
+  local p = M.current_panel
+  local again = p and p.retry
+  if not again then
+    notify('nothing to retry: the last turn did not fail', vim.log.levels.WARN)
+    return
+  end
+  if M.is_running() then
+    notify('a turn is running: <C-c> or :RhemaCancel stops it', vim.log.levels.WARN)
+    return
+  end
+  p.retry = nil
+  local function go()
+    M.run(again.kind, { prompt = again.prompt, context = again.context, mode = again.mode }, bufnr)
+  end
+  if again.session and again.turn and again.prompt then
+    local args = { session = again.session, turn = again.turn, what = 'conversation' }
+    command(bufnr, 'rhema.rewind', 'retry', args, go)
+  else
+    go()
   end
 end
 
@@ -270,6 +342,7 @@ function M.edit(args, bufnr, done)
     end
     -- The edit's own session streams into a hidden panel, never the current one.
     local p = panel.new('Edit: ' .. args.instruction, nil)
+    p.quiet = true
     table.insert(M.pending, p)
     p:begin_turn('Edit: ' .. args.instruction, context_label({ args }))
     request.client, request.panel = c, p
@@ -314,6 +387,7 @@ function M.cancel()
       request.cancelled = true
       forget(request)
     else
+      request.cancelled = true
       request.panel:cancel()
       if request.id then
         request.client:cancel_request(request.id)
@@ -332,6 +406,7 @@ function M.cancel()
       end
     end
   end
+  vim.cmd('redrawstatus!')
 end
 
 --- Start a new session: the next `:RhemaAsk` opens a new panel.
@@ -357,7 +432,7 @@ function M.sessions(bufnr, done)
           item.title ~= '' and item.title or item.session,
           item.turns or 0,
           item.turns == 1 and '' or 's',
-          item.updatedAt or '',
+          require('rhema.render').when(item.updatedAt),
           item.running and ' · running' or ''
         )
       end,
@@ -457,8 +532,15 @@ end
 function M.describe_status(result)
   local provider = result.provider or {}
   local lines = { ('rhema-lsp %s · mode %s'):format(result.version or '?', result.mode or '?') }
-  if provider.error then
-    table.insert(lines, 'provider: not resolved: ' .. provider.error)
+  local problem = require('rhema.first_run').problem(result)
+  if problem == 'missing' then
+    local failed = provider.error ~= vim.NIL and tostring(provider.error or '') or ''
+    local explained = require('rhema.errors').explain(failed)
+    local fix = explained.fix and (' ' .. explained.fix:gsub('^%l', string.upper)) or ''
+    table.insert(
+      lines,
+      ('provider: none: %s%s (:help rhema-first-run)'):format(explained.title, fix)
+    )
   else
     table.insert(
       lines,
@@ -469,6 +551,9 @@ function M.describe_status(result)
         tostring(provider.source)
       )
     )
+    if problem == 'demo' then
+      table.insert(lines, 'the provider is ' .. require('rhema.first_run').DEMO)
+    end
   end
   table.insert(lines, 'folders: ' .. table.concat(result.folders or {}, ', '))
   local running = result.running or {}

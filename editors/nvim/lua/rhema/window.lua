@@ -31,6 +31,9 @@ local function set_window_options(win)
   local wo = vim.wo[win]
   wo.wrap = true
   wo.linebreak = true
+  wo.breakindent = true
+  -- A wrapped list item goes on under its text, not under its dash.
+  wo.breakindentopt = 'list:-1'
   wo.number = false
   wo.relativenumber = false
   wo.signcolumn = 'no'

@@ -1,0 +1,236 @@
+"""What a server may ask of us, answered: roots, sampling, elicitation.
+
+These are the SDK's client callbacks, built per connection by
+:func:`callbacks`; each reads the connection's current
+:class:`~rhema_lsp.mcp.host.RunHost` when the request arrives.
+
+- **roots**: the run's workspace folders, as ``file://`` URIs.
+- **sampling** (``sampling/createMessage``): every request is shown to the
+  user first (``confirm``: the server, the model, the last message, the
+  token limit); only then does it go to the session's own provider, as a
+  plain request with no tools, capped at :data:`SAMPLING_MAX_TOKENS`. A
+  refusal answers the spec's "user rejected" error (code -1).
+- **elicitation** (``elicitation/create``): a form goes to the editor's
+  :class:`~rhema_lsp.mcp.host.FormFiller`, or else through ``confirm``, one
+  question per field, when every field offers choices (a boolean, an enum, a
+  default); a form with a free-text field no editor prompt can take is
+  declined, and the log says so. A URL is opened (``show_document``) once
+  the user agreed to it.
+
+Nothing here raises into the SDK: a failure is an answer (``ErrorData``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import mcp_types
+from mcp.client.session import ClientRequestContext
+
+from rhema_lsp.engine.events import Event
+from rhema_lsp.engine.messages import Message
+from rhema_lsp.engine.output import StopReason
+from rhema_lsp.engine.provider import ProviderError
+from rhema_lsp.engine.request import ChatParams, ModelRequest
+from rhema_lsp.mcp.host import FormFiller, RunHost, opener
+from rhema_lsp.tools.editor import DENY
+
+__all__ = ["SAMPLING_MAX_TOKENS", "Callbacks", "callbacks"]
+
+logger = logging.getLogger(__name__)
+
+SAMPLING_MAX_TOKENS = 4096
+"""The most tokens a server's sampling request may have the model write."""
+USER_REJECTED = -1
+"""The spec's error code for a sampling request the user rejected."""
+ALLOW, OPEN, ANSWER, CANCEL = "Allow", "Open", "Answer", "Cancel"
+_PREVIEW = 400
+
+HostOf = Callable[[], RunHost | None]
+Callbacks = dict[str, Any]
+
+
+def callbacks(server: str, host: HostOf) -> Callbacks:
+    """The SDK ``Client`` keyword arguments answering ``server``'s requests."""
+
+    async def list_roots(
+        context: ClientRequestContext,
+    ) -> mcp_types.ListRootsResult | mcp_types.ErrorData:
+        current = host()
+        roots = current.roots if current else ()
+        return mcp_types.ListRootsResult(
+            roots=[
+                mcp_types.Root.model_validate(
+                    {"uri": root.as_uri(), "name": root.name or str(root)}
+                )
+                for root in roots
+            ]
+        )
+
+    async def sampling(
+        context: ClientRequestContext, params: mcp_types.CreateMessageRequestParams
+    ) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+        return await sample(server, host(), params)
+
+    async def elicitation(
+        context: ClientRequestContext, params: mcp_types.ElicitRequestParams
+    ) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+        return await elicit(server, host(), params)
+
+    return {
+        "list_roots_callback": list_roots,
+        "sampling_callback": sampling,
+        "elicitation_callback": elicitation,
+    }
+
+
+async def sample(
+    server: str, host: RunHost | None, params: mcp_types.CreateMessageRequestParams
+) -> mcp_types.CreateMessageResult | mcp_types.ErrorData:
+    """Ask the user, then the session's model (see the module docstring)."""
+    if host is None or host.provider is None:
+        return _error(f"no model to sample from for the MCP server {server}")
+    messages, dropped = _messages(params.messages)
+    if not messages:
+        return _error("the sampling request has no text to send to the model")
+    limit = min(params.max_tokens, SAMPLING_MAX_TOKENS)
+    last = messages[-1].text
+    shown = last if len(last) <= _PREVIEW else last[: _PREVIEW - 3] + "..."
+    answer = await host.editor.confirm(
+        f"The MCP server {server} asks to use the model ({host.model or 'the session model'}) "
+        f"for at most {limit} tokens, with {len(messages)} message(s) ending: {shown!r}",
+        [DENY, ALLOW],
+    )
+    if answer != ALLOW:
+        logger.info("the user refused a sampling request of the MCP server %s", server)
+        return mcp_types.ErrorData(code=USER_REJECTED, message="the user rejected the request")
+    if dropped:
+        logger.info("MCP server %s: %d non-text sampling block(s) not sent", server, dropped)
+    request = ModelRequest(
+        system=params.system_prompt,
+        messages=messages,
+        params=ChatParams(model=host.model, max_tokens=limit, temperature=params.temperature),
+    )
+    try:
+        output = await host.provider.complete(request, _Discard())
+    except ProviderError as exc:
+        return _error(f"the model did not answer: {exc}")
+    stop = "maxTokens" if output.stop_reason is StopReason.MAX_TOKENS else "endTurn"
+    return mcp_types.CreateMessageResult(
+        role="assistant",
+        content=mcp_types.TextContent(type="text", text=output.message.text),
+        model=host.model or "rhema-lsp",
+        stop_reason=stop,
+    )
+
+
+async def elicit(
+    server: str, host: RunHost | None, params: mcp_types.ElicitRequestParams
+) -> mcp_types.ElicitResult | mcp_types.ErrorData:
+    """Ask the user for a form or to open a page (see the module docstring)."""
+    if host is None:
+        return mcp_types.ElicitResult(action="cancel")
+    if isinstance(params, mcp_types.ElicitRequestURLParams):
+        answer = await host.editor.confirm(
+            f"The MCP server {server} asks you to open {params.url}: {params.message}",
+            [DENY, OPEN],
+        )
+        if answer != OPEN:
+            return mcp_types.ElicitResult(action="decline" if answer == DENY else "cancel")
+        opened = await opener(host.editor)(params.url)
+        if not opened:
+            logger.warning(
+                "MCP server %s: open %s yourself: %s", server, params.url, params.message
+            )
+        return mcp_types.ElicitResult(action="accept")
+    schema = params.requested_schema
+    if isinstance(host.editor, FormFiller):
+        values = await host.editor.fill_form(f"{server}: {params.message}", schema)
+        if values is None:
+            return mcp_types.ElicitResult(action="decline")
+        return mcp_types.ElicitResult(action="accept", content=values)
+    return await _form_by_questions(server, host, params.message, schema)
+
+
+async def _form_by_questions(
+    server: str, host: RunHost, message: str, schema: Mapping[str, Any]
+) -> mcp_types.ElicitResult:
+    properties = schema.get("properties")
+    fields: dict[str, Any] = dict(properties) if isinstance(properties, Mapping) else {}
+    required = set(schema.get("required") or [])
+    questions: list[tuple[str, str, dict[str, Any]]] = []
+    for name, field in fields.items():
+        choices = _choices(field) if isinstance(field, Mapping) else {}
+        if not choices:
+            if name in required:
+                logger.warning(
+                    "MCP server %s asked for a form with the free-text field %s, which this "
+                    "editor cannot show: declined",
+                    server,
+                    name,
+                )
+                return mcp_types.ElicitResult(action="decline")
+            continue
+        title = field.get("title") or field.get("description") or name
+        questions.append((name, str(title), choices))
+    start = await host.editor.confirm(
+        f"The MCP server {server} asks: {message} ({len(questions)} question(s))",
+        [DENY, ANSWER],
+    )
+    if start != ANSWER:
+        return mcp_types.ElicitResult(action="decline" if start == DENY else "cancel")
+    content: dict[str, Any] = {}
+    for name, title, choices in questions:
+        answer = await host.editor.confirm(f"{server}: {title}", [*choices, CANCEL])
+        if answer is None or answer == CANCEL:
+            return mcp_types.ElicitResult(action="cancel")
+        content[name] = choices[answer]
+    return mcp_types.ElicitResult(action="accept", content=content)
+
+
+def _choices(field: Mapping[str, Any]) -> dict[str, Any]:
+    """A field's answers by label, or none when it is free text."""
+    kind = field.get("type")
+    if kind == "boolean":
+        return {"Yes": True, "No": False}
+    options = field.get("oneOf") or field.get("anyOf")
+    if isinstance(options, list) and all(isinstance(o, Mapping) and "const" in o for o in options):
+        return {str(o.get("title") or o["const"]): o["const"] for o in options}
+    values = field.get("enum")
+    if isinstance(values, list) and values:
+        names = field.get("enumNames")
+        labels = names if isinstance(names, list) and len(names) == len(values) else values
+        return {str(label): value for label, value in zip(labels, values, strict=True)}
+    if "default" in field:
+        return {f"{field['default']} (default)": field["default"]}
+    return {}
+
+
+def _messages(sampled: list[mcp_types.SamplingMessage]) -> tuple[list[Message], int]:
+    """The text of the server's messages as engine messages, and how many
+    blocks were not text."""
+    messages, dropped = [], 0
+    for item in sampled:
+        texts = []
+        for block in item.content_as_list:
+            if isinstance(block, mcp_types.TextContent):
+                texts.append(block.text)
+            else:
+                dropped += 1
+        if texts:
+            text = "\n".join(texts)
+            messages.append(Message.user(text) if item.role == "user" else Message.assistant(text))
+    return messages, dropped
+
+
+def _error(message: str) -> mcp_types.ErrorData:
+    return mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=message)
+
+
+class _Discard:
+    """A sink for a sampling request's stream: only the finished answer is used."""
+
+    def emit(self, event: Event) -> None:
+        """Drop ``event``."""

@@ -1,0 +1,126 @@
+"""What one session with a server offers, kept current: :class:`Offers`.
+
+Filled when the session starts (:meth:`Offers.load`: tools, prompts,
+resources, instructions; the server's log asked for at ``info`` in the
+handshake era, where ``logging/setLevel`` governs it), then kept current by
+the server's notifications (:meth:`Offers.on_message`): a
+``notifications/*/list_changed`` lists that kind again in the background,
+and :attr:`Offers.version` goes up, so the run's resolver offers the new
+list in its next request. A server's log message (:func:`log_message`) goes
+to the log at its own level (logger ``rhema_lsp.mcp.server``). Imports the
+SDK: load it from :mod:`rhema_lsp.mcp.connection` only.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import warnings
+from typing import Any
+
+import anyio
+import anyio.abc
+import httpx2
+import mcp_types
+from mcp import Client
+from mcp.client.session import IncomingMessage
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+
+from rhema_lsp.mcp.listings import (
+    McpPrompt,
+    McpResource,
+    McpTool,
+    list_prompts,
+    list_resources,
+    list_tools,
+)
+from rhema_lsp.mcp.transports import server_log
+
+__all__ = ["Offers", "log_message"]
+
+logger = logging.getLogger(__name__)
+
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
+           "warning": logging.WARNING}  # fmt: skip
+"""MCP log levels as the log's; anything more severe is an error."""
+_KINDS: dict[type, str] = {
+    mcp_types.ToolListChangedNotification: "tools",
+    mcp_types.PromptListChangedNotification: "prompts",
+    mcp_types.ResourceListChangedNotification: "resources",
+}
+
+
+class Offers:
+    """The tools, prompts, resources and instructions of a server's session."""
+
+    def __init__(self, server: str) -> None:
+        self.server = server
+        self.tools: list[McpTool] = []
+        self.prompts: list[McpPrompt] = []
+        self.resources: list[McpResource] = []
+        self.instructions: str | None = None
+        self.has_resources = False
+        self.version = 0
+        """Goes up whenever a list changes."""
+        self._client: Client | None = None
+        self._group: anyio.abc.TaskGroup | None = None
+
+    async def load(self, client: Client) -> None:
+        """Learn what the server offers (see the module docstring)."""
+        capabilities = client.server_capabilities
+        self.tools = await list_tools(client, self.server)
+        self.prompts = await list_prompts(client) if capabilities.prompts else []
+        self.has_resources = capabilities.resources is not None
+        self.resources = await list_resources(client) if self.has_resources else []
+        self.instructions = client.instructions
+        self.version += 1
+        if capabilities.logging is not None and client.protocol_version < "2026":
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.set_logging_level("info")
+
+    def follow(self, client: Client, group: anyio.abc.TaskGroup) -> None:
+        """Keep the lists current for ``client``'s session, listing again in ``group``."""
+        self._client, self._group = client, group
+
+    def clear(self) -> None:
+        """The session ended: nothing is offered."""
+        self._client = self._group = None
+        self.tools, self.prompts, self.resources, self.instructions = [], [], [], None
+        self.has_resources = False
+        self.version += 1
+
+    async def on_message(self, message: IncomingMessage) -> None:
+        """A server's notification: a changed list is listed again, in the background."""
+        kind = next((k for t, k in _KINDS.items() if isinstance(message, t)), None)
+        client, group = self._client, self._group
+        if kind is not None and client is not None and group is not None:
+            group.start_soon(self._relist, client, kind)
+
+    async def _relist(self, client: Client, kind: str) -> None:
+        try:
+            with anyio.fail_after(60):
+                if kind == "tools":
+                    listed: list[Any] = await list_tools(client, self.server)
+                elif kind == "prompts":
+                    listed = await list_prompts(client)
+                else:
+                    listed = await list_resources(client)
+        except (MCPError, TimeoutError, anyio.BrokenResourceError, httpx2.HTTPError) as exc:
+            logger.warning(
+                "MCP server %s: its %s could not be listed again: %s", self.server, kind, exc
+            )
+            return
+        if client is not self._client:
+            return  # a new session started meanwhile, with lists of its own
+        setattr(self, kind, listed)
+        self.version += 1
+        logger.info("MCP server %s changed its %s: %d now", self.server, kind, len(listed))
+
+
+async def log_message(server: str, params: mcp_types.LoggingMessageNotificationParams) -> None:
+    """A server's log message, into the log at its own level."""
+    level = _LEVELS.get(params.level, logging.ERROR)
+    data = params.data if isinstance(params.data, str) else json.dumps(params.data)
+    source = f"{server}/{params.logger}" if params.logger else server
+    server_log.log(level, "[%s] %s", source, data[:2000])

@@ -1,0 +1,88 @@
+"""The documents an editor attaches to a prompt, read through the gate.
+
+``rhema.turn``, ``rhema.step`` and ``rhema.edit`` carry ``context``: the
+URIs (with ranges and diagnostics) of what the user pointed at. They come
+from the client, so they get no trust the model's paths do not: each is read
+through the workspace's :class:`~rhema_lsp.tools.gate.Gate` (inside a
+workspace folder, never ``.git`` or ``.rhema``, protected files asked for,
+regular files only, off the event loop), and at most
+:data:`CONTEXT_MAX_BYTES` of it. A refused or unreadable attachment refuses
+the whole prompt with :class:`ContextRefused` before anything reaches the
+model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from lsprotocol import types
+
+from rhema_lsp.contract import ContextRef
+from rhema_lsp.runs.prompts import ContextPiece, problem_line
+from rhema_lsp.tools import Editor, LineIndex, ToolError, Workspace, uri_to_path
+from rhema_lsp.tools.gate import Gate
+
+__all__ = ["CONTEXT_MAX_BYTES", "ContextRefused", "read_context"]
+
+CONTEXT_MAX_BYTES = 1 << 20
+"""The most one attached document may hold (1 MiB, about 250,000 tokens:
+more than any model reads in one go; the agent can page through a larger
+file with its tools)."""
+
+
+class ContextRefused(ValueError):
+    """An attached document is refused or cannot be read; the message names it."""
+
+
+async def read_context(
+    refs: Sequence[ContextRef],
+    roots: Sequence[Path],
+    folder: Path,
+    editor: Editor,
+    display: Callable[[Path], str],
+) -> list[ContextPiece]:
+    """The attached documents as pieces for the prompt.
+
+    Parameters
+    ----------
+    roots, folder
+        The workspace folders and the run's folder: what confines the reads.
+    display
+        How a path is shown to the model.
+
+    Raises
+    ------
+    ContextRefused
+        A document is outside the workspace, forbidden, declined by the user,
+        not a regular text file, too large, or its range does not fit it.
+    """
+    if not refs:
+        return []
+    gate = Gate(Workspace(roots, folder), editor)
+    pieces = []
+    for ref in refs:
+        try:
+            text = await gate.read_document(ref.uri, limit=CONTEXT_MAX_BYTES)
+        except ToolError as exc:
+            raise ContextRefused(f"`context` {_short(ref.uri)} refused: {exc}") from exc
+        start = end = None
+        if ref.range is not None:
+            index = LineIndex(text, editor.position_encoding)
+            start = index.offset(types.Position(**ref.range.start.model_dump()))
+            end = index.offset(types.Position(**ref.range.end.model_dump()))
+            if end < start:
+                raise ContextRefused(
+                    f"`context` {_short(ref.uri)}: the range ends before it starts"
+                )
+        shown = display(uri_to_path(ref.uri)) if ref.uri.lower().startswith("file:") else ref.uri
+        problems = tuple(
+            problem_line(d.range.start.line, d.message, d.severity, d.source, d.code)
+            for d in ref.diagnostics
+        )
+        pieces.append(ContextPiece(path=shown, text=text, start=start, end=end, problems=problems))
+    return pieces
+
+
+def _short(uri: str) -> str:
+    return uri if len(uri) <= 200 else uri[:200] + "..."

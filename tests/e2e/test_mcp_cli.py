@@ -1,0 +1,108 @@
+"""MCP from the terminal, through real child processes: signing in to an
+OAuth-protected server with ``rhema-lsp status`` (it prints the page, waits
+while the user signs in — here a client that follows the page's redirects,
+as a browser does — and reports the server ready; the tokens stay in the
+user state directory, owner-only), and ``rhema-lsp ask --yes`` trusting a
+project's ``.mcp.json`` for that run only."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from rhema_lsp.mcp.oauth import token_path
+from tests.e2e.test_cli import ask_command
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+from tests.unit.mcp.conftest import Listening, free_port
+
+PAGE = "open this page in your browser: "
+
+
+@pytest.fixture
+def protected(tmp_path: Path) -> Iterator[Listening]:
+    port = free_port()
+    server = Listening(
+        [sys.executable, "-m", "tests.fakes.mcp_oauth_server", str(port)],
+        port,
+        {"FAKE_MCP_MARKS": str(tmp_path)},
+    )
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_rhema_lsp_status_prints_the_page_and_waits_for_the_sign_in(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path, protected: Listening
+) -> None:
+    url = f"http://127.0.0.1:{protected.port}/mcp"
+    config = tmp_path / "config" / "rhema-lsp" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"mcpServers": {"locked": {"url": url}}}))
+    env = {
+        **os.environ,
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    command = [sys.executable, "-m", "rhema_lsp", "status", "--folder", str(workspace),
+               "--provider", "custom", "--protocol", "openai", "--base-url", fake.base_url,
+               "--model", "fake-model"]  # fmt: skip
+    with subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    ) as child:
+        assert child.stderr is not None and child.stdout is not None
+        seen = []
+        for line in child.stderr:
+            seen.append(line)
+            if line.startswith(PAGE):
+                page = line.removeprefix(PAGE).strip()
+                break
+        else:
+            raise AssertionError(f"no sign-in page printed: {''.join(seen)}")
+        signed = httpx.get(page, follow_redirects=True, timeout=30)
+        out, err = child.communicate(timeout=120)
+
+    assert signed.status_code == 200 and "Signed in" in signed.text
+    assert child.returncode == 0, err
+    assert "locked (http, user config): ready, 1 tool(s)" in out
+    stored = token_path(url, tmp_path / "state" / "rhema-lsp")
+    assert stat.S_IMODE(stored.stat().st_mode) == 0o600
+    assert "access_token" in stored.read_text()
+    assert json.loads(stored.read_text())["tokens"]["access_token"] not in err + out
+
+
+def test_ask_yes_trusts_a_workspace_file_for_that_run_only(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    root = Path(__file__).resolve().parents[2]
+    entry = {
+        "command": sys.executable,
+        "args": ["-m", "tests.fakes.mcp_server", "stdio"],
+        "env": {"FAKE_MCP_MARKS": str(tmp_path), "PYTHONPATH": str(root)},
+    }
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": entry}}))
+    env = {
+        **os.environ,
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    fake.script(tool_reply(("repo__echo", {"text": "hi"})), text_reply("Echoed."))
+
+    done = subprocess.run(
+        [*ask_command(fake, workspace, "--mode", "agent", "--yes", "echo hi")],
+        env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+        check=False,
+    )  # fmt: skip
+
+    assert done.returncode == 0, done.stderr
+    assert "→ Use them this time (--yes)" in done.stderr
+    assert fake.requests[1]["messages"][-1]["content"] == "echo: hi"
+    config = tmp_path / "config" / "rhema-lsp" / "config.json"
+    assert not config.exists() or "workspaceMcp" not in config.read_text()

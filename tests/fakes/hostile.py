@@ -172,7 +172,7 @@ def has_lone_surrogate(value: Any) -> bool:
 def offenders(args: Any, pools: Pools) -> list[str]:
     """What in valid ``args`` names nothing the server has: a refusal must
     say one of these (``no session X``, `` `folder` ``, `` `uri` ``,
-    `` `context` ``)."""
+    `` `context` ``, an MCP `` `server` `` or `` `name` ``)."""
     if not isinstance(args, dict):
         return []
     found = []
@@ -185,6 +185,10 @@ def offenders(args: Any, pools: Pools) -> list[str]:
         found.append("`uri`")
     if any(ref.get("uri") != pools.inside for ref in args.get("context") or []):
         found.append("`context`")
+    if args.get("server") is not None:  # MCP servers: the fuzzed server configures none
+        found.append(f"the MCP server {args['server']} is not running")
+    if args.get("name") is not None:
+        found.append("`name`")
     return found
 
 

@@ -51,10 +51,8 @@ def _serve(args: argparse.Namespace) -> int:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():
             raise UsageError(f"--tcp takes HOST:PORT, not {args.tcp!r}")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
-    return 0
+        return server.start_tcp(host or "127.0.0.1", int(port))
+    return server.start_io()
 
 
 def _acp(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
@@ -29,7 +30,11 @@ async def serve_until_stopped(
     ``close()``, shielded from cancellation."""
     loop = asyncio.get_running_loop()
     serving = loop.create_task(connection, name=name)
-    loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+    # Signals reach only the main thread's loop (a door driven in a test's
+    # thread is stopped by its input's end instead).
+    handles_signal = threading.current_thread() is threading.main_thread()
+    if handles_signal:
+        loop.add_signal_handler(signal.SIGTERM, serving.cancel)
     try:
         await serving
     except asyncio.CancelledError:
@@ -37,5 +42,6 @@ async def serve_until_stopped(
             raise  # this task was cancelled, not the connection: no SIGTERM
         logger.info("terminated: stopping")
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
+        if handles_signal:
+            loop.remove_signal_handler(signal.SIGTERM)
         await asyncio.shield(close())

@@ -10,9 +10,27 @@ with ``-m``, e.g. ``pytest -m unit``; ``scripts/test.sh --fast`` runs the
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The fuzz suites run in the default test run: bounded, reproducible (the
+# same examples every run, no example database written), never timed.
+# HYPOTHESIS_PROFILE=explore draws new examples, ten times as many
+# (tests.fakes.hostile.examples scales the suites' own counts).
+settings.register_profile(
+    "rhema",
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "explore", parent=settings.get_profile("rhema"), derandomize=False, max_examples=1000
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "rhema"))
 
 _TIERS = {
     "unit": "unit",

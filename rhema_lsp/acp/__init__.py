@@ -14,7 +14,9 @@ Modules: :mod:`~rhema_lsp.acp.agent` (sessions, prompts, cancellation),
 fetches and diffs around each call), :mod:`~rhema_lsp.acp.prompt`,
 :mod:`~rhema_lsp.acp.replay`, :mod:`~rhema_lsp.acp.calls`,
 :mod:`~rhema_lsp.acp.mcp_servers` (the MCP servers the client passes),
-:mod:`~rhema_lsp.acp.errors` and :mod:`~rhema_lsp.acp.main` (the stdio loop).
+:mod:`~rhema_lsp.acp.errors`, :mod:`~rhema_lsp.acp.transport` (every line
+checked before the SDK sees it, and ``$/cancel_request``) and
+:mod:`~rhema_lsp.acp.main` (the stdio loop).
 """
 
 from rhema_lsp.acp.agent import RhemaAcpAgent

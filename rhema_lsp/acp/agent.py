@@ -1,21 +1,20 @@
-"""The ACP agent: sessions, prompts and cancellation over the shared run loop.
+"""The ACP agent: the connection's sessions, prompts and cancellation.
 
 :class:`RhemaAcpAgent` implements the SDK's ``Agent`` interface. It owns the
-ACP sessions of this connection (each one a stored session of the folder
-it was started in: the same SQLite sessions the LSP server keeps, so a
-session started here continues in VS Code and back), their editors, the
-running prompts and the resolved provider.
+ACP sessions of this connection (:mod:`~rhema_lsp.acp.sessions`: each one a
+stored session of the folder it was started in), their editors, the running
+prompts, the resolved provider and the run pipeline
+(:class:`~rhema_lsp.runs.turn.Turns`, which keeps each session's context
+budget for the life of the connection).
 
-One prompt's life, as the LSP server's run owner lives it: register the run
-(one prompt per session at a time), store the session on its first prompt
-(under the id ``session/new`` handed out), take its lease, stream its
-updates, complete a round a crash left open, commit the user's message,
-drive the engine's turn loop (:func:`~rhema_lsp.runs.driver.drive`:
-checkpoints, cancellation, outcome), count the turn, and answer with the
-stop reason once every update is sent. ``session/cancel`` cancels the run:
-the provider stream closes, no further tool starts, a running command is
-killed, a pending permission request is abandoned, the session is
-checkpointed, and the prompt answers ``cancelled``.
+A prompt registers its run (one prompt per session at a time) and runs as a
+turn of the pipeline (:func:`~rhema_lsp.acp.turns.run_prompt`): the same
+lease, resume, commits, checkpoints in the store, cancellation and recorded
+turn as through the language server, so an ACP turn can be rewound from an
+editor or with ``rhema-lsp rewind``. ``session/cancel`` cancels the run: the
+provider stream closes, no further tool starts, a running command is killed,
+a pending permission request is abandoned, the answer so far is kept, the
+session is checkpointed, and the prompt answers ``cancelled``.
 
 MCP: the servers the client passes with ``session/new`` or ``session/load``
 (:mod:`~rhema_lsp.acp.mcp_servers`) join the user's own in the agent's
@@ -27,13 +26,9 @@ every server stops when the agent shuts down.
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import anyio
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
@@ -52,11 +47,8 @@ from acp.schema import (
     SessionCapabilities,
     SessionInfo,
     SessionListCapabilities,
-    SessionMode,
-    SessionModeState,
     SetSessionModeResponse,
     TextContentBlock,
-    Usage,
 )
 
 from rhema_lsp import __version__
@@ -64,7 +56,6 @@ from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
-    AcpAgentError,
     SessionBusy,
     UnknownSession,
     to_request_error,
@@ -72,63 +63,21 @@ from rhema_lsp.acp.errors import (
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.prompt import PromptBlock, user_text
 from rhema_lsp.acp.replay import replay
-from rhema_lsp.acp.tools import AcpTools
-from rhema_lsp.acp.updates import UpdateStream
-from rhema_lsp.engine import (
-    Agent,
-    ChatParams,
-    ContextBudget,
-    Event,
-    Message,
-    ProviderError,
-    ThinkingEffort,
-    ToolContext,
-)
-from rhema_lsp.mcp import McpServerConfig
+from rhema_lsp.acp.sessions import AcpSession, Stores, real_folder
+from rhema_lsp.acp.turns import answer, run_prompt
+from rhema_lsp.engine import Event
 from rhema_lsp.mcp.hub import McpHub
-from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
-from rhema_lsp.runs.driver import Outcome, drive
-from rhema_lsp.runs.prompts import system_prompt
+from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
-from rhema_lsp.runs.settings import Mode, Settings
-from rhema_lsp.sessions import (
-    SessionBusyError,
-    SessionStore,
-    SessionStoreError,
-    UnknownSessionError,
-)
-from rhema_lsp.tools import EditJournal, WorkspaceTools
-from rhema_lsp.tools.gate import unsafe_root_reason
+from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.turn import Turns
+from rhema_lsp.sessions import SessionBusyError, SessionStoreError, UnknownSessionError
+from rhema_lsp.vocabulary import MODES
 
-__all__ = ["MODES", "AcpSession", "RhemaAcpAgent"]
+__all__ = ["RhemaAcpAgent"]
 
 logger = logging.getLogger(__name__)
-
-SHUTDOWN_WAIT = 5.0
-"""Seconds shutdown gives cancelled prompts to checkpoint their sessions."""
-
-MODES = [
-    SessionMode(id="ask", name="Ask", description="Read and search the workspace; no changes"),
-    SessionMode(
-        id="edit", name="Edit", description="Also change files, through the editor's buffers"
-    ),
-    SessionMode(
-        id="agent",
-        name="Agent",
-        description="Also run commands, each approved by you unless allow-listed",
-    ),
-]
-"""The session modes, one per tool set."""
-
-_STOP_REASONS = {
-    "end_turn": "end_turn",
-    "tool_use": "end_turn",
-    "max_tokens": "max_tokens",
-    "max_steps": "max_turn_requests",
-    "cancelled": "cancelled",
-}
-"""Our stop reasons as ACP's; ``error`` is a JSON-RPC error instead."""
 
 
 class _Discard:
@@ -136,35 +85,6 @@ class _Discard:
 
     def emit(self, event: Event) -> None:
         """Drop ``event``."""
-
-
-@dataclass
-class AcpSession:
-    """One ACP session of this connection."""
-
-    id: str
-    cwd: Path
-    roots: list[Path]
-    mode: Mode
-    store: SessionStore
-    editor: AcpEditor
-    stored: bool
-    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
-    """The MCP servers the client passed for this session."""
-    journal: EditJournal = field(default_factory=EditJournal)
-
-
-def _folder(raw: str, what: str) -> Path:
-    path = Path(raw)
-    if not path.is_absolute():
-        raise RequestError(INVALID_PARAMS, f"{what} must be an absolute path, not {raw!r}")
-    real = Path(os.path.realpath(path))
-    if not real.is_dir():
-        raise RequestError(INVALID_PARAMS, f"{what} {raw} is not a folder")
-    unsafe = unsafe_root_reason(real)
-    if unsafe is not None:
-        raise RequestError(INVALID_PARAMS, f"{what} refused: {unsafe}")
-    return real
 
 
 class RhemaAcpAgent:
@@ -178,19 +98,23 @@ class RhemaAcpAgent:
     mcp
         The MCP servers of every session (default: a hub reading the user
         config file).
+    turns
+        The run pipeline (default: one on ``mcp``).
     """
 
-    def __init__(self, settings: Settings, mcp: McpHub | None = None) -> None:
+    def __init__(
+        self, settings: Settings, mcp: McpHub | None = None, turns: Turns | None = None
+    ) -> None:
         self.settings = settings
         self.mcp = McpHub() if mcp is None else mcp
+        self.turns = Turns(self.mcp) if turns is None else turns
         self.runs = RunRegistry()
         self.sessions: dict[str, AcpSession] = {}
+        self.stores = Stores(settings.session_store)
         self._client: AcpClient | None = None
         self._capabilities = ClientCapabilities()
-        self._stores: dict[Path, SessionStore] = {}
-        self._notices: dict[Path, str] = {}
-        """Store notices not yet told: the next prompt in that folder starts with one."""
         self._provider: ResolvedProvider | None = None
+        self._closed = False
 
     # -- connection ------------------------------------------------------------
 
@@ -236,19 +160,6 @@ class RhemaAcpAgent:
 
     # -- sessions ----------------------------------------------------------------
 
-    async def _store(self, folder: Path) -> SessionStore:
-        store = self._stores.get(folder)
-        if store is None:
-            try:
-                store = await SessionStore.open(folder, location=self.settings.session_store)
-            except SessionStoreError as exc:
-                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-            if store.notice:
-                logger.warning("%s", store.notice)
-                self._notices[folder] = store.notice
-            self._stores[folder] = store
-        return store
-
     async def _open(
         self,
         session_id: str,
@@ -258,15 +169,17 @@ class RhemaAcpAgent:
         *,
         stored: bool,
     ) -> AcpSession:
-        folder = _folder(cwd, "cwd")
-        roots = [folder] + [_folder(extra, "additional directory") for extra in additional or []]
+        folder = real_folder(cwd, "cwd")
+        roots = [folder] + [
+            real_folder(extra, "additional directory") for extra in additional or []
+        ]
         fs = self._capabilities.fs
         session = AcpSession(
             id=session_id,
             cwd=folder,
             roots=list(dict.fromkeys(roots)),
             mode=self.settings.mode,
-            store=await self._store(folder),
+            store=await self.stores.of(folder),
             editor=AcpEditor(
                 self.client,
                 session_id,
@@ -280,9 +193,6 @@ class RhemaAcpAgent:
         self.sessions[session_id] = session
         return session
 
-    def _modes(self, session: AcpSession) -> SessionModeState:
-        return SessionModeState(current_mode_id=session.mode, available_modes=MODES)
-
     async def new_session(
         self,
         cwd: str,
@@ -295,7 +205,7 @@ class RhemaAcpAgent:
         session = await self._open(
             secrets.token_hex(8), cwd, additional_directories, mcp_servers, stored=False
         )
-        return NewSessionResponse(session_id=session.id, modes=self._modes(session))
+        return NewSessionResponse(session_id=session.id, modes=session.modes())
 
     async def load_session(
         self,
@@ -306,10 +216,10 @@ class RhemaAcpAgent:
         **kwargs: Any,
     ) -> LoadSessionResponse | None:
         """Open a stored session of ``cwd``'s folder (with the client's MCP
-        servers) and replay its history."""
-        store = await self._store(_folder(cwd, "cwd"))
+        servers), complete a round a crash left open, and replay its history."""
+        store = await self.stores.of(real_folder(cwd, "cwd"))
         try:
-            await store.info(session_id)
+            info = await store.info(session_id)
         except UnknownSessionError as exc:
             raise to_request_error(UnknownSession(session_id, str(store.folder))) from exc
         except SessionStoreError as exc:
@@ -321,20 +231,21 @@ class RhemaAcpAgent:
             if self.runs.is_running(session_id):
                 history = await store.load(session_id)
             else:
-                tools = self._workspace_tools(session)
-                ctx = ToolContext(cwd=session.cwd, run_id=f"{session_id}:load")
-                history, _ = await store.open_and_resume(session_id, tools, _Discard(), ctx)
+                ref = TurnRef(session_id, info.turns)
+                history, _ = await self.turns.reopen(
+                    session.place, ref, session.mode, self.settings, _Discard()
+                )
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         for update in replay(history):
             await self.client.session_update(session_id, update)
-        return LoadSessionResponse(modes=self._modes(session))
+        return LoadSessionResponse(modes=session.modes())
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
         """The stored sessions of ``cwd``'s folder (else of every folder opened)."""
-        stores = [await self._store(_folder(cwd, "cwd"))] if cwd else list(self._stores.values())
+        stores = [await self.stores.of(real_folder(cwd, "cwd"))] if cwd else self.stores.opened()
         listed: list[SessionInfo] = []
         for store in stores:
             try:
@@ -357,10 +268,11 @@ class RhemaAcpAgent:
     ) -> SetSessionModeResponse | None:
         """Switch the session's tool set; the next prompt uses it."""
         session = self._session(session_id)
-        if mode_id not in ("ask", "edit", "agent"):
-            raise RequestError(INVALID_PARAMS, f"unknown mode {mode_id!r}: ask, edit or agent")
-        session.mode = mode_id  # type: ignore[assignment]  # checked just above
-        return SetSessionModeResponse()
+        for mode in MODES:
+            if mode == mode_id:
+                session.mode = mode
+                return SetSessionModeResponse()
+        raise RequestError(INVALID_PARAMS, f"unknown mode {mode_id!r}: {', '.join(MODES)}")
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -375,8 +287,8 @@ class RhemaAcpAgent:
     ) -> PromptResponse:
         """Run one turn (see the module docstring)."""
         session = self._session(session_id)
-        notice = self._notices.pop(session.cwd, None)
-        if notice is not None:
+        notice = self.stores.untold_notice(session.cwd)
+        if notice is not None:  # the first prompt in that folder says it first
             await self.client.session_update(
                 session_id,
                 AgentMessageChunk(
@@ -393,117 +305,21 @@ class RhemaAcpAgent:
         except SessionRunningError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
         try:
-            outcome = await self._run(session, run, text)
-        except AcpAgentError as exc:
-            raise to_request_error(exc) from exc
+            outcome = await run_prompt(
+                self.turns, session, run, text, self._resolved_provider, self.settings, self.client
+            )
+        except SessionBusyError as exc:
+            raise to_request_error(SessionBusy(str(exc))) from exc
+        except SessionStoreError as exc:
+            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         finally:
             self.runs.remove(run)
-        if outcome.stop_reason == "error":
-            raise RequestError(INTERNAL_ERROR, outcome.error or "the turn failed")
-        usage = outcome.usage
-        return PromptResponse(
-            stop_reason=_STOP_REASONS[outcome.stop_reason],  # type: ignore[arg-type]
-            usage=Usage(
-                input_tokens=usage.input,
-                output_tokens=usage.output,
-                total_tokens=usage.input + usage.output,
-            ),
-        )
+        return answer(outcome)
 
     async def _resolved_provider(self) -> ResolvedProvider:
         if self._provider is None:
             self._provider = await resolve_provider(ProviderSettings.of(self.settings))
         return self._provider
-
-    async def _run(self, session: AcpSession, run: Run, text: str) -> Outcome:
-        try:
-            resolved = await self._resolved_provider()
-        except ProviderError as exc:
-            return Outcome(stop_reason="error", error=str(exc))
-        store = session.store
-        try:
-            if not session.stored:
-                await store.create(text, model=resolved.model, session_id=session.id)
-                session.stored = True
-            run.turn = (await store.info(session.id)).turns + 1
-            async with store.lease(session.id):
-                stream = UpdateStream(self.client, session.id)
-                async with anyio.create_task_group() as tasks:
-                    tasks.start_soon(stream.pump)
-                    try:
-                        outcome = await self._drive(session, run, stream, text, resolved)
-                    finally:
-                        stream.close()
-        except SessionBusyError as exc:
-            raise SessionBusy(str(exc)) from exc
-        except SessionStoreError as exc:
-            return Outcome(stop_reason="error", error=str(exc))
-        return outcome
-
-    def _workspace_tools(self, session: AcpSession) -> WorkspaceTools:
-        return WorkspaceTools(
-            session.roots,
-            session.cwd,
-            session.mode,
-            session.editor,
-            command_allowlist=self.settings.command_allowlist,
-            journal=session.journal,
-            env=os.environ,
-        )
-
-    async def _drive(
-        self,
-        session: AcpSession,
-        run: Run,
-        stream: UpdateStream,
-        text: str,
-        resolved: ResolvedProvider,
-    ) -> Outcome:
-        store, s = session.store, self.settings
-        workspace = self._workspace_tools(session)
-        resolver = await self.mcp.resolver(
-            workspace,
-            session.mode,
-            session.cwd,
-            session.editor,
-            resolved.protocol,
-            s,
-            given=session.mcp_servers,
-            provider=resolved.provider,
-            model=resolved.model,
-            window=s.context_window or resolved.context_window,
-        )
-        tools = AcpTools(workspace, session.editor, stream, resolver)
-        ctx = ToolContext(cwd=session.cwd, run_id=f"{run.session}:{run.turn}", cancel=run.signal)
-        history, _ = await store.open_and_resume(session.id, tools, stream, ctx)
-        history.history.append(Message.user(text))
-        await store.commit(session.id, history)
-        agent = Agent(
-            resolved.provider,
-            resolver=tools,
-            system=system_prompt(session.mode, session.cwd) + mcp_instructions(resolver),
-            params=ChatParams(
-                model=resolved.model, max_tokens=s.max_tokens, thinking=ThinkingEffort(s.thinking)
-            ),
-            commit_hook=store.commit_hook(session.id),
-            context=ContextBudget(
-                window=s.context_window or resolved.context_window,
-                threshold=s.compact_threshold,
-            ),
-        )
-        outcome = await drive(
-            agent,
-            history,
-            stream,
-            ctx,
-            run,
-            store=store,
-            session_id=session.id,
-            max_steps=s.max_steps,
-        )
-        with anyio.CancelScope(shield=True):
-            await store.record_turn(session.id, model=resolved.model)
-        return outcome
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: stop the session's prompt, if one runs."""
@@ -513,12 +329,10 @@ class RhemaAcpAgent:
 
     async def shutdown(self) -> None:
         """Cancel every prompt, give them a moment to checkpoint, close the
-        stores, stop the MCP servers."""
-        self.runs.cancel()
-        with anyio.move_on_after(SHUTDOWN_WAIT):
-            await self.runs.wait_idle()
-        stores = list(self._stores.values())
-        self._stores.clear()
-        for store in stores:
-            await store.close()
+        stores, stop the MCP servers (once: later calls return at once)."""
+        if self._closed:
+            return
+        self._closed = True
+        await self.runs.stop_all()
+        await self.stores.close()
         await self.mcp.aclose()

@@ -57,10 +57,8 @@ def _serve(args: argparse.Namespace) -> int:
         host, _, port = args.tcp.rpartition(":")
         if not port.isdigit():
             raise UsageError(f"--tcp takes HOST:PORT, not {args.tcp!r}")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
-    return 0
+        return server.start_tcp(host or "127.0.0.1", int(port))
+    return server.start_io()
 
 
 def _acp(args: argparse.Namespace) -> int:
@@ -164,15 +162,17 @@ def _ask(args: argparse.Namespace) -> int:
 
 
 def _sessions(args: argparse.Namespace) -> int:
-    from rhema_lsp.headless.run import ClientOptions, sessions
+    from rhema_lsp.headless.commands import sessions
+    from rhema_lsp.headless.connection import ClientOptions
 
     options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
     return asyncio.run(sessions(options, args.json))
 
 
 def _rewind(args: argparse.Namespace) -> int:
-    from rhema_lsp.contract import RewindWhat
-    from rhema_lsp.headless.run import ClientOptions, RewindRequest, rewind
+    from rhema_lsp.headless.commands import RewindRequest, rewind
+    from rhema_lsp.headless.connection import ClientOptions
+    from rhema_lsp.vocabulary import RewindWhat
 
     options = ClientOptions(_folder(args), _settings_from(args), debug=args.debug)
     paths = tuple(Path(path) for path in args.path)
@@ -182,7 +182,8 @@ def _rewind(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from rhema_lsp.headless.run import ClientOptions, status
+    from rhema_lsp.headless.commands import status
+    from rhema_lsp.headless.connection import ClientOptions
 
     settings = _settings_from(args)
     folder = _folder(args)

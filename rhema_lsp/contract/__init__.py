@@ -7,6 +7,8 @@ and regenerates what is made from it (see :mod:`rhema_lsp.contract.generate`).
 This package imports nothing of the project but the engine's message types.
 """
 
+from rhema_lsp.contract.arguments import *  # noqa: F403
+from rhema_lsp.contract.arguments import __all__ as _arguments
 from rhema_lsp.contract.base import Args, Wire, json_field_names
 from rhema_lsp.contract.client import (
     DeclaredCapabilities,
@@ -17,6 +19,8 @@ from rhema_lsp.contract.commands import *  # noqa: F403
 from rhema_lsp.contract.commands import __all__ as _commands
 from rhema_lsp.contract.events import *  # noqa: F403
 from rhema_lsp.contract.events import __all__ as _events
+from rhema_lsp.contract.results import *  # noqa: F403
+from rhema_lsp.contract.results import __all__ as _results
 
 __all__ = [
     "Args",
@@ -25,6 +29,8 @@ __all__ = [
     "Wire",
     "declared_capabilities",
     "json_field_names",
+    *_arguments,
     *_commands,
     *_events,
+    *_results,
 ]

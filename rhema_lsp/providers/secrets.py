@@ -104,7 +104,9 @@ class Secret:
 
     def __init__(self, value: str) -> None:
         self._value = value
-        if value:
+        # A value too short to be a real key (a test's "k") would turn every
+        # such letter of every log line into "[redacted]".
+        if len(value) >= MIN_GUARDED_LENGTH:
             _live_secrets.add(value)
 
     def reveal(self) -> str:

@@ -3,31 +3,18 @@
 :class:`StoreJournal` is the :class:`~rhema_lsp.tools.Journal` of a run: the
 first time a turn is about to change a file it stores the file's content
 (the pre-image, durably, before the edit is sent), and after each applied
-change the hash of what the file holds. The turn is the run id's
-(``"<session>:<turn>"``, as every front door builds it). A store failure
-becomes a tool error: before the change nothing is sent.
+change the hash of what the file holds. The turn is the one the run id
+names (:class:`~rhema_lsp.runs.refs.TurnRef`). A store failure becomes a
+tool error: before the change nothing is sent.
 """
 
 from __future__ import annotations
 
+from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.sessions import SessionStore, SessionStoreError
 from rhema_lsp.tools import ToolError
 
-__all__ = ["StoreJournal", "parse_run_id"]
-
-
-def parse_run_id(run_id: str) -> tuple[str, int]:
-    """``"<session>:<turn>"`` as its parts.
-
-    Raises
-    ------
-    ValueError
-        ``run_id`` is not of that form.
-    """
-    session, _, turn = run_id.rpartition(":")
-    if not session or not turn.isdigit() or int(turn) < 1:
-        raise ValueError(f"run id {run_id!r} does not name a session's turn")
-    return session, int(turn)
+__all__ = ["StoreJournal"]
 
 
 def _bytes(text: str | None) -> bytes | None:
@@ -42,9 +29,11 @@ class StoreJournal:
 
     async def before_change(self, run_id: str, uri: str, text: str | None, *, clean: bool) -> None:
         """Store ``uri``'s pre-image for the run's turn (its first only)."""
-        session, turn = parse_run_id(run_id)
+        ref = TurnRef.parse(run_id)
         try:
-            await self.store.checkpoints.pre_image(session, turn, uri, _bytes(text), clean=clean)
+            await self.store.checkpoints.pre_image(
+                ref.session, ref.turn, uri, _bytes(text), clean=clean
+            )
         except SessionStoreError as exc:
             raise ToolError(
                 f"could not checkpoint {uri} before changing it ({exc}); nothing was changed"
@@ -60,9 +49,9 @@ class StoreJournal:
         kind: str,
     ) -> None:
         """Record the hash of what ``uri`` holds now."""
-        session, turn = parse_run_id(run_id)
+        ref = TurnRef.parse(run_id)
         try:
-            await self.store.checkpoints.post_image(session, turn, uri, _bytes(after))
+            await self.store.checkpoints.post_image(ref.session, ref.turn, uri, _bytes(after))
         except SessionStoreError as exc:
             raise ToolError(
                 f"the change to {uri} was applied but could not be recorded ({exc}); "

@@ -5,7 +5,11 @@ registered under its session, under the JSON-RPC id of the request that
 started it, and under its progress token, so ``$/cancelRequest``,
 ``window/workDoneProgress/cancel`` and ``rhema.cancel`` all reach the same
 :meth:`Run.cancel`. A session runs one turn at a time in this process; the
-session store's lease extends that across processes.
+session store's lease extends that across processes. At shutdown
+:meth:`RunRegistry.stop_all` cancels every run and gives them
+:data:`SHUTDOWN_WAIT` seconds to checkpoint their sessions, whichever door
+(and whichever signal: the client's goodbye, stdin closing, ``SIGTERM``)
+ends the process.
 """
 
 from __future__ import annotations
@@ -16,11 +20,18 @@ from dataclasses import dataclass, field
 import anyio
 
 from rhema_lsp.engine import CancelSignal
+from rhema_lsp.runs.refs import TurnRef
 
-__all__ = ["Run", "RunRegistry", "SessionRunningError"]
+__all__ = ["SHUTDOWN_WAIT", "MsgId", "ProgressToken", "Run", "RunRegistry", "SessionRunningError"]
 
 ProgressToken = int | str
+"""An LSP work-done progress token."""
+
 MsgId = int | str
+"""A JSON-RPC request id."""
+
+SHUTDOWN_WAIT = 5.0
+"""Seconds shutdown gives cancelled runs to checkpoint their sessions."""
 
 
 class SessionRunningError(Exception):
@@ -45,6 +56,11 @@ class Run:
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     signal: CancelSignal = field(default_factory=CancelSignal)
     finished: anyio.Event = field(default_factory=anyio.Event)
+
+    @property
+    def ref(self) -> TurnRef:
+        """The turn this run runs."""
+        return TurnRef(self.session, self.turn)
 
     @property
     def cancelled(self) -> bool:
@@ -129,3 +145,10 @@ class RunRegistry:
         for run in runs:
             run.cancel()
         return [run.session for run in runs]
+
+    async def stop_all(self, wait: float = SHUTDOWN_WAIT) -> None:
+        """Cancel every run and return once they have all ended (each
+        checkpoints its session on the way out), or after ``wait`` seconds."""
+        self.cancel()
+        with anyio.move_on_after(wait):
+            await self.wait_idle()

@@ -29,8 +29,9 @@ from pathlib import Path
 import anyio.to_thread
 from lsprotocol import types
 
-from rhema_lsp.sessions import Restore, RewindWhat, SessionStore, content_hash
+from rhema_lsp.sessions import Restore, SessionStore, content_hash
 from rhema_lsp.tools import Access, Editor, ToolError, Workspace, minimal_edits, uri_to_path
+from rhema_lsp.vocabulary import RewindWhat
 
 __all__ = ["Conflict", "RewindReport", "current_bytes", "rewind"]
 

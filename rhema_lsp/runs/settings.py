@@ -19,10 +19,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from rhema_lsp.mcp import McpServerConfig, parse_servers
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S
+from rhema_lsp.vocabulary import Mode
 
 __all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
 
-Mode = Literal["ask", "edit", "agent"]
 Thinking = Literal["default", "low", "medium", "high"]
 
 _KEYS_NEVER_SETTINGS = ("apiKey", "api_key", "key", "token")

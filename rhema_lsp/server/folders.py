@@ -1,7 +1,6 @@
 """The workspace folders this server serves, and what each one owns.
 
-Every folder has its own session store, opened on first use, and the
-journal that checkpoints the tools' changes into it. A command's ``folder``
+Every folder has its own session store, opened on first use. A command's ``folder``
 is resolved here: the folder given (a path or a ``file://`` URI, which must
 be one of the workspace folders), else the folder that holds the first
 context URI, else the first folder.
@@ -23,7 +22,6 @@ from typing import TYPE_CHECKING
 import anyio
 from lsprotocol import types
 
-from rhema_lsp.runs.checkpoints import StoreJournal
 from rhema_lsp.sessions import SessionStore, StoreLocation, UnknownSessionError
 from rhema_lsp.tools.confined_fs import ConfinedFS
 from rhema_lsp.tools.gate import unsafe_root_reason
@@ -51,12 +49,10 @@ def _real(path: Path) -> Path:
 
 @dataclass
 class FolderState:
-    """What one workspace folder owns: its store and the journal writing the
-    tools' changes into it as checkpoints."""
+    """What one workspace folder owns: its session store."""
 
     path: Path
     store: SessionStore
-    journal: StoreJournal
 
 
 class Folders:
@@ -135,7 +131,7 @@ class Folders:
         return str(path) if root is None else str(real.relative_to(root))
 
     async def state(self, folder: Path, location: StoreLocation) -> FolderState:
-        """The folder's store and journal, opened on first use."""
+        """The folder's store, opened on first use."""
         key = (folder, location)
         state = self._states.get(key)
         if state is not None:
@@ -149,7 +145,7 @@ class Folders:
                 store = await SessionStore.open(folder, location=location)
                 if store.notice:
                     self._warn(store.notice)
-                state = FolderState(path=folder, store=store, journal=StoreJournal(store))
+                state = FolderState(path=folder, store=store)
                 self._states[key] = state
         return state
 

@@ -38,7 +38,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -48,7 +48,7 @@ from rhema_lsp.tools.editor import not_landed, unmet_expectations
 from rhema_lsp.tools.positions import uri_to_path
 
 if TYPE_CHECKING:
-    from pygls.lsp.server import LanguageServer
+    from rhema_lsp.server.app import RhemaServer
 
 __all__ = ["SYNC_WAIT", "LspEditor"]
 
@@ -85,7 +85,7 @@ def _key(uri: str) -> Path | None:
 class LspEditor:
     """The editor on the other end of the LSP connection."""
 
-    def __init__(self, server: LanguageServer, approval_timeout: float = 120.0) -> None:
+    def __init__(self, server: RhemaServer, approval_timeout: float = 120.0) -> None:
         self._server = server
         self._changed = asyncio.Condition()
         self._provisional: dict[Path, _Provisional] = {}
@@ -266,18 +266,17 @@ class LspEditor:
             message=message,
             actions=[types.MessageActionItem(title=choice) for choice in choices],
         )
-        protocol: Any = self._server.protocol
         msg_id = str(uuid.uuid4())
         pending = asyncio.wrap_future(
-            protocol.send_request(types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id)
+            self._server.protocol.send_request(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
+            )
         )
         try:
             async with asyncio.timeout(self.approval_timeout):
                 answer = await asyncio.shield(pending)
         except TimeoutError:
-            # Withdraw the question; a late answer is then ignored as unknown.
-            protocol._request_futures.pop(msg_id, None)
-            protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            self._server.protocol.withdraw_request(msg_id)
             logger.info("no answer to a confirmation in %ss: declined", self.approval_timeout)
             return None
         except JsonRpcException as exc:

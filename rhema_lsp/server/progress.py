@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from rhema_lsp.runs.registry import ProgressToken
+
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
 __all__ = ["RunProgress"]
 
 logger = logging.getLogger(__name__)
-
-ProgressToken = int | str
 
 
 class RunProgress:

@@ -15,7 +15,6 @@ from rhema_lsp.sessions.checkpoints import (
     Checkpoints,
     FileChange,
     Restore,
-    RewindWhat,
     TurnSummary,
 )
 from rhema_lsp.sessions.errors import (
@@ -35,7 +34,6 @@ __all__ = [
     "FileChange",
     "Lease",
     "Restore",
-    "RewindWhat",
     "SessionBusyError",
     "SessionConflictError",
     "SessionInfo",

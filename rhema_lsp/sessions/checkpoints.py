@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from dataclasses import dataclass
-from typing import Literal
 
 from rhema_lsp.engine import Message, Role
 from rhema_lsp.sessions.blobs import content_hash, get_blob, put_blob
@@ -35,10 +34,9 @@ from rhema_lsp.sessions.timeline import (
     seq_is_live,
     turn_rows,
 )
+from rhema_lsp.vocabulary import RewindWhat
 
-__all__ = ["Checkpoints", "FileChange", "Restore", "RewindWhat", "TurnSummary"]
-
-RewindWhat = Literal["code", "conversation", "both"]
+__all__ = ["Checkpoints", "FileChange", "Restore", "TurnSummary"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ implements it over LSP. This package never imports pygls.
 
 from rhema_lsp.tools.commands import is_allowlisted, scrubbed_environment
 from rhema_lsp.tools.disk_editor import DiskEditor
-from rhema_lsp.tools.editor import ConfirmCallback, Editor, EditOutcome, Mode, OpenDocument
+from rhema_lsp.tools.editor import ConfirmCallback, Editor, EditOutcome, OpenDocument
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.journal import EditJournal, Journal, JournalEntry
 from rhema_lsp.tools.memory_editor import MemoryEditor, ReceivedEdit
@@ -39,7 +39,6 @@ __all__ = [
     "JournalEntry",
     "LineIndex",
     "MemoryEditor",
-    "Mode",
     "OpenDocument",
     "PathRefused",
     "ReceivedEdit",

@@ -22,23 +22,10 @@ text after it landed.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from pathlib import Path
-
-import anyio.to_thread
 from lsprotocol.types import (
     AnnotatedTextEdit,
-    ChangeAnnotation,
     CreateFile,
-    CreateFileOptions,
-    DeleteFile,
-    DeleteFileOptions,
     OptionalVersionedTextDocumentIdentifier,
-    Position,
-    Range,
-    RenameFile,
-    RenameFileOptions,
     TextDocumentEdit,
     TextEdit,
     WorkspaceEdit,
@@ -46,139 +33,19 @@ from lsprotocol.types import (
 
 from rhema_lsp.engine.tools import ToolContext
 from rhema_lsp.tools import review
-from rhema_lsp.tools.editor import DENY
-from rhema_lsp.tools.errors import PathRefused, ToolError
-from rhema_lsp.tools.gate import Gate, Snapshot
-from rhema_lsp.tools.journal import Journal
+from rhema_lsp.tools.edit_base import _REREAD, _Call
+from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.file_operations import FileOperations
+from rhema_lsp.tools.gate import Snapshot
 from rhema_lsp.tools.positions import minimal_edits, replacement_edits
-from rhema_lsp.tools.rules import write_confirmation_reason
-from rhema_lsp.tools.workspace import Access, Target
+from rhema_lsp.tools.workspace import Access
 
 __all__ = ["Editing"]
 
-_ALLOW = "Allow"
-_DENY = DENY
-_REREAD = "Re-read the file with read_file and try again."
 
-
-@dataclass(frozen=True, slots=True)
-class _Call:
-    ctx: ToolContext
-    call_id: str
-    tool: str
-
-
-class Editing:
-    """The write side of the tools, bound to a workspace and an editor.
-
-    Parameters
-    ----------
-    gate
-        The confined workspace (every path resolved and read through it) and
-        the editor, where edits are applied and confirmations asked.
-    journal
-        Where applied changes are recorded (optional).
-    review
-        Whether edits go through the editor's preview for the user to confirm.
-    """
-
-    def __init__(self, gate: Gate, journal: Journal | None, review: bool) -> None:
-        self.gate = gate
-        self.ws = gate.ws
-        self.editor = gate.editor
-        self.journal = journal
-        self.review = review
-
-    # -- helpers -------------------------------------------------------------
-
-    def _label(self, call: _Call, target: Target) -> str:
-        return f"rhema: {call.tool} {self.ws.display(target.path)}"
-
-    @property
-    def reviewing(self) -> bool:
-        """Whether edits go through the editor's preview (review mode, and an
-        editor that takes change annotations)."""
-        return self.review and self.editor.supports_change_annotations
-
-    def _trigger(self) -> CreateFile:
-        return review.trigger(self.ws.folder.as_uri())
-
-    def _annotation(
-        self, call: _Call, label: str
-    ) -> tuple[str | None, dict[str, ChangeAnnotation]]:
-        if not self.reviewing:
-            return None, {}
-        annotation_id = f"rhema:{call.ctx.run_id}:{call.call_id}"
-        return annotation_id, review.review_annotations(annotation_id, label)
-
-    async def _resolve(self, raw: object, access: Access) -> Target:
-        return await self.gate.resolve(raw, access)
-
-    async def _snapshot(self, target: Target) -> Snapshot:
-        return await self.gate.snapshot(target)
-
-    async def _confirm_protected(self, target: Target, verb: str, *, is_dir: bool = False) -> None:
-        reason = write_confirmation_reason(target.parts, is_dir=is_dir)
-        if reason is None:
-            return
-        shown = self.ws.display(target.path)
-        answer = await self.editor.confirm(
-            f"Rhema wants to {verb} {shown}: {reason}. Allow?", [_DENY, _ALLOW]
-        )
-        if answer != _ALLOW:
-            raise PathRefused(f"{shown}: the user did not allow this change ({reason})")
-
-    async def _before(self, call: _Call, target: Target, text: str | None, is_open: bool) -> None:
-        """Tell the journal ``target`` is about to change (its checkpoint)."""
-        if self.journal is None:
-            return
-        clean = True
-        if is_open:
-            clean = await anyio.to_thread.run_sync(self._disk_equals, target, text)
-        await self.journal.before_change(call.ctx.run_id, target.uri, text, clean=clean)
-
-    def _disk_equals(self, target: Target, text: str | None) -> bool:
-        try:
-            data, _size = self.ws.fs.read_bytes(target.path)
-        except (OSError, ValueError, ToolError):
-            return text is None
-        return text is not None and data == text.encode("utf-8")
-
-    def _disk_reader(self, target: Target) -> Callable[[], Awaitable[str | None]]:
-        """Reads ``target``'s text from disk (``None``: absent or unreadable)."""
-
-        def read() -> str | None:
-            try:
-                data, _size = self.ws.fs.read_bytes(target.path)
-                return data.decode("utf-8")
-            except (OSError, ValueError, ToolError):
-                return None
-
-        async def reader() -> str | None:
-            return await anyio.to_thread.run_sync(read)
-
-        return reader
-
-    async def _record(
-        self, call: _Call, uri: str, before: str | None, after: str | None, kind: str
-    ) -> None:
-        if self.journal is not None:
-            await self.journal.after_change(call.ctx.run_id, call.call_id, uri, before, after, kind)
-
-    def _require_resource_operations(self, what: str) -> None:
-        if not self.editor.supports_resource_operations:
-            raise ToolError(f"the editor does not support {what} through the language server")
-
-    async def _apply(
-        self, call: _Call, target: Target, edit: WorkspaceEdit, expected: dict[str, str | None]
-    ) -> None:
-        """Apply ``edit``; the editor answers applied only once every open
-        document it touched holds its ``expected`` text (its one check)."""
-        outcome = await self.editor.apply_edit(edit, self._label(call, target), expected)
-        if not outcome.applied:
-            shown = self.ws.display(target.path)
-            reason = outcome.reason or "rejected"
-            raise ToolError(f"{shown}: the editor did not apply the edit ({reason}). {_REREAD}")
+class Editing(FileOperations):
+    """The write side of the tools, bound to a workspace and an editor (the
+    parameters are :class:`~rhema_lsp.tools.edit_base.EditingBase`'s)."""
 
     async def _change_text(
         self, call: _Call, snap: Snapshot, edits: list[TextEdit], new_text: str
@@ -364,146 +231,3 @@ class Editing:
         if declined:
             return declined
         return f"wrote {shown} ({len(content.splitlines())} lines)"
-
-    async def _create(self, call: _Call, target: Target, content: str) -> str:
-        self._require_resource_operations("creating files")
-        if not self.editor.supports_document_changes:
-            raise ToolError("the editor does not support creating files (no documentChanges)")
-        label = self._label(call, target)
-        annotation_id, annotations = self._annotation(call, label)
-        changes: list[CreateFile | TextDocumentEdit] = [
-            CreateFile(
-                uri=target.uri,
-                options=CreateFileOptions(overwrite=False, ignore_if_exists=False),
-                annotation_id=annotation_id,
-            )
-        ]
-        if content:
-            start = Position(line=0, character=0)
-            insert: TextEdit | AnnotatedTextEdit = (
-                TextEdit(range=Range(start=start, end=start), new_text=content)
-                if annotation_id is None
-                else AnnotatedTextEdit(
-                    range=Range(start=start, end=start),
-                    new_text=content,
-                    annotation_id=annotation_id,
-                )
-            )
-            identifier = OptionalVersionedTextDocumentIdentifier(uri=target.uri, version=None)
-            changes.append(TextDocumentEdit(text_document=identifier, edits=[insert]))
-        if annotation_id is not None:
-            changes.insert(0, self._trigger())
-        edit = WorkspaceEdit(document_changes=changes, change_annotations=annotations or None)
-        await self._before(call, target, None, False)
-        if annotation_id is not None:
-            if not await self._reviewed_operation(call, target, edit, {target.path: True}):
-                return self._declined_operation(target, "creating")
-            current = await review.settled_text(
-                self.editor, target.uri, "", self._disk_reader(target)
-            )
-            await self._record(call, target.uri, None, current, "create")
-            return ""
-        await self._apply(call, target, edit, {target.uri: content})
-        await self._record(call, target.uri, None, content, "create")
-        return ""
-
-    async def _reviewed_operation(
-        self, call: _Call, target: Target, edit: WorkspaceEdit, exists: dict[Path, bool]
-    ) -> bool:
-        """Apply a file operation through the editor's preview; whether the
-        user let it happen (each path in ``exists`` exists, or not, as it
-        should afterwards)."""
-        await self.editor.apply_edit(edit, self._label(call, target), {})
-
-        def check() -> bool:
-            return all(
-                (self.ws.fs.lstat(path) is not None) == want for path, want in exists.items()
-            )
-
-        return await anyio.to_thread.run_sync(check)
-
-    def _declined_operation(self, target: Target, verb: str) -> str:
-        return (
-            f"In review the user declined {verb} {self.ws.display(target.path)}; that is their "
-            "choice, not an error: do not try it again unless asked."
-        )
-
-    async def rename_path(self, ctx: ToolContext, call_id: str, source: str, dest: str) -> str:
-        """Rename a file or folder (a symlink is renamed, not followed)."""
-        call = _Call(ctx, call_id, "rename_path")
-        old = await self._resolve(source, Access.ENTRY)
-        new = await self._resolve(dest, Access.ENTRY)
-        if not old.exists:
-            raise ToolError(f"{old.requested}: no such file or directory")
-        if not old.parts:
-            raise PathRefused(f"{old.requested}: is a workspace folder itself")
-        if new.exists:
-            raise ToolError(f"{new.requested}: already exists; delete it first or pick a new name")
-        self._require_resource_operations("renaming files")
-        await self._confirm_protected(old, "rename")
-        await self._confirm_protected(new, "create")
-        before: str | None = None
-        if old.kind == "file":
-            before = (await self._snapshot(old)).text
-        label = self._label(call, old)
-        annotation_id, annotations = self._annotation(call, label)
-        edit = WorkspaceEdit(
-            document_changes=[
-                RenameFile(
-                    old_uri=old.uri,
-                    new_uri=new.uri,
-                    options=RenameFileOptions(overwrite=False, ignore_if_exists=False),
-                    annotation_id=annotation_id,
-                )
-            ],
-            change_annotations=annotations or None,
-        )
-        expected: dict[str, str | None] = {old.uri: None}
-        if before is not None:
-            expected[new.uri] = before
-        await self._before(call, old, before, False)
-        await self._before(call, new, None, False)
-        if annotation_id is not None:
-            edit.document_changes = [self._trigger(), *(edit.document_changes or [])]
-            landed = {old.path: False, new.path: True}
-            if not await self._reviewed_operation(call, old, edit, landed):
-                return self._declined_operation(old, "renaming")
-        else:
-            await self._apply(call, old, edit, expected)
-        await self._record(call, old.uri, before, None, "rename_from")
-        await self._record(call, new.uri, None, before, "rename_to")
-        return f"renamed {self.ws.display(old.path)} to {self.ws.display(new.path)}"
-
-    async def delete_path(self, ctx: ToolContext, call_id: str, path: str) -> str:
-        """Delete a file, or a folder and its contents (after confirmation)."""
-        call = _Call(ctx, call_id, "delete_path")
-        target = await self._resolve(path, Access.ENTRY)
-        if not target.exists:
-            raise ToolError(f"{target.requested}: no such file or directory")
-        if not target.parts:
-            raise PathRefused(f"{target.requested}: is a workspace folder itself")
-        self._require_resource_operations("deleting files")
-        is_dir = target.kind == "dir"
-        await self._confirm_protected(target, "delete", is_dir=is_dir)
-        before = (await self._snapshot(target)).text if target.kind == "file" else None
-        label = self._label(call, target)
-        annotation_id, annotations = self._annotation(call, label)
-        edit = WorkspaceEdit(
-            document_changes=[
-                DeleteFile(
-                    uri=target.uri,
-                    options=DeleteFileOptions(recursive=is_dir, ignore_if_not_exists=False),
-                    annotation_id=annotation_id,
-                )
-            ],
-            change_annotations=annotations or None,
-        )
-        await self._before(call, target, before, False)
-        if annotation_id is not None:
-            edit.document_changes = [self._trigger(), *(edit.document_changes or [])]
-            if not await self._reviewed_operation(call, target, edit, {target.path: False}):
-                return self._declined_operation(target, "deleting")
-        else:
-            await self._apply(call, target, edit, {target.uri: None})
-        await self._record(call, target.uri, before, None, "delete_dir" if is_dir else "delete")
-        return f"deleted {self.ws.display(target.path)}"

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from lsprotocol.types import WorkspaceEdit
 
@@ -25,15 +25,11 @@ __all__ = [
     "DocumentSource",
     "EditOutcome",
     "Editor",
-    "Mode",
     "OpenDocument",
     "approving_choice",
     "not_landed",
     "unmet_expectations",
 ]
-
-Mode = Literal["ask", "edit", "agent"]
-"""Which tool set the model is offered: read-only, plus edits, plus commands."""
 
 DENY = "Deny"
 """The declining choice of every confirmation, listed first (so a client's

@@ -32,7 +32,7 @@ from rhema_lsp.engine.tools import (
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.commands import is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
-from rhema_lsp.tools.editor import DENY, Editor, Mode
+from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import ToolError
 from rhema_lsp.tools.gate import Gate
 from rhema_lsp.tools.journal import EditJournal, Journal
@@ -53,6 +53,7 @@ from rhema_lsp.tools.specs import (
     specs_for,
 )
 from rhema_lsp.tools.workspace import Workspace
+from rhema_lsp.vocabulary import Mode
 
 __all__ = ["WorkspaceTools"]
 

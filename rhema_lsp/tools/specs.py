@@ -4,7 +4,7 @@
 ``edit`` adds ``edit_file``, ``write_file``, ``rename_path``,
 ``delete_path``; ``agent`` adds ``run_command``. Read tools are
 replay-safe, every other tool is not. Argument names are snake_case, as the
-editor contract (ARCHITECTURE.md) fixes them.
+editor contract (docs/protocol.md, docs/architecture.md) fixes them.
 
 Each tool's :class:`~rhema_lsp.tools.arguments.ToolArguments` model below is
 the one place its arguments are described: the schema the model sees, the
@@ -20,8 +20,8 @@ from pydantic import AfterValidator, Field
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import ReplaySafety
 from rhema_lsp.tools.arguments import Integer, ToolArguments
-from rhema_lsp.tools.editor import Mode
 from rhema_lsp.tools.reading import PAGE_LINES
+from rhema_lsp.vocabulary import Mode
 
 __all__ = [
     "READ_TOOLS",

@@ -73,6 +73,8 @@ class RecordingClient:
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     agent_pid: int = 0
     """The agent process's id, once :func:`start_agent` started it."""
+    agent_process: asyncio.subprocess.Process | None = None
+    """The agent process, once :func:`start_agent` started it."""
 
     # -- the Client interface ------------------------------------------------
 
@@ -211,6 +213,7 @@ async def start_agent(
             observers=[record],
         ) as (conn, process):
             client.agent_pid = process.pid
+            client.agent_process = process
             capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
             )

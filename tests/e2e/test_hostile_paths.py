@@ -94,7 +94,9 @@ async def test_a_fifo_as_context_never_blocks_the_server(
 async def test_a_protected_attachment_asks_first(
     code: EditorClient, workspace: Path, fake: FakeModelServer
 ) -> None:
-    (workspace / ".env").write_text(f"TOKEN={SECRET}\n")
+    # Not the server's own key (that one the key guard redacts from every request).
+    token = "SENTINEL-DOTENV-93b2"
+    (workspace / ".env").write_text(f"TOKEN={token}\n")
     message = await refused(code, (workspace / ".env").as_uri())
     assert "did not allow" in message
     (question,) = code.state.questions
@@ -106,7 +108,7 @@ async def test_a_protected_attachment_asks_first(
         "rhema.turn",
         {"prompt": "What is this?", "context": [{"uri": (workspace / ".env").as_uri()}]},
     )
-    assert SECRET in fake.requests[0]["messages"][-1]["content"]
+    assert token in fake.requests[0]["messages"][-1]["content"]
 
 
 async def test_a_linked_rhema_folder_is_never_written_through(

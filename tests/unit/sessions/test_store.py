@@ -62,7 +62,6 @@ def test_public_surface_is_exactly_what_is_meant() -> None:
         "FileChange",
         "Lease",
         "Restore",
-        "RewindWhat",
         "SessionBusyError",
         "SessionConflictError",
         "SessionInfo",

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 
 from rhema_lsp.engine import ToolCall, ToolContext, ToolResult
-from rhema_lsp.tools import MemoryEditor, Mode, WorkspaceTools
+from rhema_lsp.tools import MemoryEditor, WorkspaceTools
+from rhema_lsp.vocabulary import Mode
 
 SECRET = "SENTINEL-SECRET-7f3a"
 

@@ -128,7 +128,6 @@ def test_public_surface() -> None:
         "JournalEntry",
         "LineIndex",
         "MemoryEditor",
-        "Mode",
         "OpenDocument",
         "PathRefused",
         "ReceivedEdit",

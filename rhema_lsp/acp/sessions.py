@@ -1,0 +1,136 @@
+"""The ACP sessions of one connection, and the stores they live in.
+
+An :class:`AcpSession` is one ``session/new`` or ``session/load``: a stored
+session of the folder it was started in (its ``cwd``; the same SQLite store
+the LSP server keeps, so a session started here continues in VS Code and
+back), the roots its tools are confined to, its mode, its editor and the MCP
+servers the client passed. :class:`Stores` opens each folder's store once
+per connection and closes them all at shutdown. The session modes offered
+(:data:`SESSION_MODES`) are the contract's, one per tool set.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from acp import RequestError
+from acp.schema import SessionMode, SessionModeState
+
+from rhema_lsp.acp.editor import AcpEditor
+from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
+from rhema_lsp.mcp import McpServerConfig
+from rhema_lsp.runs.workplace import Workplace
+from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation
+from rhema_lsp.tools.gate import unsafe_root_reason
+from rhema_lsp.vocabulary import MODES, Mode
+
+__all__ = ["SESSION_MODES", "AcpSession", "Stores", "real_folder"]
+
+logger = logging.getLogger(__name__)
+
+_DESCRIPTIONS: dict[Mode, tuple[str, str]] = {
+    "ask": ("Ask", "Read and search the workspace; no changes"),
+    "edit": ("Edit", "Also change files, through the editor's buffers"),
+    "agent": ("Agent", "Also run commands, each approved by you unless allow-listed"),
+}
+
+SESSION_MODES = [
+    SessionMode(id=mode, name=_DESCRIPTIONS[mode][0], description=_DESCRIPTIONS[mode][1])
+    for mode in MODES
+]
+"""The session modes, one per tool set."""
+
+
+def real_folder(raw: str, what: str) -> Path:
+    """``raw`` (a ``cwd`` or an additional directory) as a real folder.
+
+    Raises
+    ------
+    RequestError
+        It is relative, no folder, or would confine nothing (``/``, the
+        home directory).
+    """
+    path = Path(raw)
+    if not path.is_absolute():
+        raise RequestError(INVALID_PARAMS, f"{what} must be an absolute path, not {raw!r}")
+    real = Path(os.path.realpath(path))
+    if not real.is_dir():
+        raise RequestError(INVALID_PARAMS, f"{what} {raw} is not a folder")
+    unsafe = unsafe_root_reason(real)
+    if unsafe is not None:
+        raise RequestError(INVALID_PARAMS, f"{what} refused: {unsafe}")
+    return real
+
+
+@dataclass
+class AcpSession:
+    """One ACP session of this connection."""
+
+    id: str
+    cwd: Path
+    roots: list[Path]
+    mode: Mode
+    store: SessionStore
+    editor: AcpEditor
+    stored: bool
+    """Whether the store has it yet (a new session is stored on its first prompt)."""
+    mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
+    """The MCP servers the client passed for this session."""
+
+    @property
+    def place(self) -> Workplace:
+        """Where its turns run: its folder's store, its roots, its editor."""
+        return Workplace(self.store, self.cwd, self.roots, self.editor, self.mcp_servers)
+
+    def modes(self) -> SessionModeState:
+        """Its mode among those offered, as ACP shows them."""
+        return SessionModeState(current_mode_id=self.mode, available_modes=SESSION_MODES)
+
+
+class Stores:
+    """The session store of each folder this connection opened, and the
+    notices of those stores (a corrupt store moved aside, a ``.rhema`` that
+    cannot hold one) not yet told to the user."""
+
+    def __init__(self, location: StoreLocation) -> None:
+        self.location = location
+        self._stores: dict[Path, SessionStore] = {}
+        self._notices: dict[Path, str] = {}
+
+    def opened(self) -> list[SessionStore]:
+        """Every store opened so far."""
+        return list(self._stores.values())
+
+    async def of(self, folder: Path) -> SessionStore:
+        """``folder``'s store, opened on first use.
+
+        Raises
+        ------
+        RequestError
+            It cannot be opened.
+        """
+        store = self._stores.get(folder)
+        if store is None:
+            try:
+                store = await SessionStore.open(folder, location=self.location)
+            except SessionStoreError as exc:
+                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+            if store.notice:
+                logger.warning("%s", store.notice)
+                self._notices[folder] = store.notice
+            self._stores[folder] = store
+        return store
+
+    def untold_notice(self, folder: Path) -> str | None:
+        """``folder``'s store notice, once: ``None`` after it was asked for."""
+        return self._notices.pop(folder, None)
+
+    async def close(self) -> None:
+        """Close every store (releasing their leases)."""
+        stores = self.opened()
+        self._stores.clear()
+        for store in stores:
+            await store.close()

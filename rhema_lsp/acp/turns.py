@@ -1,0 +1,122 @@
+"""One ACP prompt as a turn of the run pipeline.
+
+The pipeline (:meth:`~rhema_lsp.runs.turn.Turns.run`) does the turn: lease,
+resume, the prompt committed with its turn's start, the session's context
+budget, MCP tools, checkpoints in the store, commits, cancellation, the
+recorded turn. What ACP adds is here: the output (:class:`AcpOutput`, the
+prompt's ``session/update`` stream and the task that pumps it, drained before
+the prompt answers), the tools' ACP side (:class:`~rhema_lsp.acp.tools.AcpTools`:
+locations, the client's buffers, diffs), and the answer: our stop reason as
+ACP's with the turn's usage, or a JSON-RPC error when the turn failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from acp import RequestError
+from acp.schema import PromptResponse, StopReason, Usage
+
+from rhema_lsp.acp.errors import INTERNAL_ERROR
+from rhema_lsp.acp.sessions import AcpSession
+from rhema_lsp.acp.tools import AcpTools
+from rhema_lsp.acp.updates import UpdateSender, UpdateStream
+from rhema_lsp.contract import RunStopReason
+from rhema_lsp.engine import EventSink, ToolResolver
+from rhema_lsp.runs.driver import Outcome
+from rhema_lsp.runs.refs import TurnRef
+from rhema_lsp.runs.registry import Run
+from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.turn import TurnReport, Turns
+from rhema_lsp.runs.workplace import BackendSource, Plan
+from rhema_lsp.tools import WorkspaceTools
+
+__all__ = ["AcpOutput", "answer", "run_prompt"]
+
+_STOP_REASONS: dict[RunStopReason, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "end_turn",
+    "pause_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "max_steps": "max_turn_requests",
+    "cancelled": "cancelled",
+}
+"""Our stop reasons as ACP's; ``error`` is a JSON-RPC error instead."""
+
+
+class AcpOutput:
+    """A prompt's updates: the stream, and the task sending it to the client."""
+
+    def __init__(self, client: UpdateSender, session_id: str) -> None:
+        self.stream = UpdateStream(client, session_id)
+        self._pump: asyncio.Task[None] | None = None
+
+    async def open(self, ref: TurnRef) -> EventSink:
+        """Start sending updates."""
+        self._pump = asyncio.get_running_loop().create_task(
+            self.stream.pump(), name=f"rhema acp updates {ref}"
+        )
+        return self.stream
+
+    async def close(self, outcome: Outcome) -> None:
+        """Return once every update is sent."""
+        self.stream.close()
+        if self._pump is not None:
+            await self._pump
+
+
+async def run_prompt(
+    turns: Turns,
+    session: AcpSession,
+    run: Run,
+    text: str,
+    backend: BackendSource,
+    settings: Settings,
+    client: UpdateSender,
+) -> Outcome:
+    """Run ``text`` as the next turn of ``session``, registered as ``run``
+    (its turn is decided here, after the session is stored).
+
+    Raises
+    ------
+    SessionStoreError
+        The session cannot be stored or read (``SessionBusyError``: another
+        window runs it).
+    """
+    plan = Plan(prompt=text, title=text, mode=session.mode, max_steps=settings.max_steps)
+    stored = session.id if session.stored else None
+    ref = await turns.begin(
+        session.store, stored, plan, new_id=session.id, model=settings.model or ""
+    )
+    session.stored = True
+    run.turn = ref.turn
+    output = AcpOutput(client, session.id)
+
+    def decorate(workspace: WorkspaceTools, resolver: ToolResolver) -> ToolResolver:
+        return AcpTools(workspace, session.editor, output.stream, resolver)
+
+    report: TurnReport[None] = await turns.run(
+        run, plan, session.place, backend, settings, output, decorate=decorate
+    )
+    return report.outcome
+
+
+def answer(outcome: Outcome) -> PromptResponse:
+    """The prompt's answer: how the turn stopped, and what it used.
+
+    Raises
+    ------
+    RequestError
+        The turn failed; the message says why.
+    """
+    if outcome.stop_reason == "error":
+        raise RequestError(INTERNAL_ERROR, outcome.error or "the turn failed")
+    usage = outcome.usage
+    return PromptResponse(
+        stop_reason=_STOP_REASONS[outcome.stop_reason],
+        usage=Usage(
+            input_tokens=usage.input,
+            output_tokens=usage.output,
+            total_tokens=usage.input + usage.output,
+        ),
+    )

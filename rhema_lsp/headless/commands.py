@@ -1,0 +1,137 @@
+"""The headless commands that run one contract command and print it:
+``rhema-lsp sessions``, ``rhema-lsp rewind`` (files written on disk
+atomically, as every headless edit) and ``rhema-lsp status``."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from rhema_lsp.contract import (
+    REWIND,
+    SESSIONS,
+    STATUS,
+    RewindArgs,
+    RewindResult,
+    SessionsArgs,
+    SessionSummary,
+    StatusArgs,
+    StatusResult,
+)
+from rhema_lsp.headless.connection import ClientOptions, one_command, stderr_note
+from rhema_lsp.headless.errors import Exit, UsageError
+from rhema_lsp.tools.positions import path_to_uri, uri_to_path
+from rhema_lsp.vocabulary import RewindWhat
+
+__all__ = ["RewindRequest", "rewind", "sessions", "status"]
+
+
+async def sessions(options: ClientOptions, as_json: bool) -> int:
+    """List the folder's sessions, most recent first."""
+    listed: list[SessionSummary] = await one_command(
+        options, SESSIONS, SessionsArgs(folder=str(options.folder))
+    )
+    if as_json:
+        print(json.dumps([item.wire() for item in listed], ensure_ascii=False, indent=2))
+    elif not listed:
+        print(f"no sessions in {options.folder}")
+    for item in [] if as_json else listed:
+        running = " (running)" if item.running else ""
+        print(
+            f"{item.session}  {item.updated_at[:19]}  {item.turns:>3} turn(s)  "
+            f"{item.title}{running}"
+        )
+    return Exit.OK
+
+
+@dataclass(frozen=True, slots=True)
+class RewindRequest:
+    """``rhema-lsp rewind``: which session, to before which turn, what;
+    ``paths`` (relative to the folder, or absolute): those files only."""
+
+    session: str
+    turn: int
+    what: RewindWhat = "both"
+    force: bool = False
+    paths: tuple[Path, ...] = ()
+
+
+async def rewind(options: ClientOptions, request: RewindRequest, as_json: bool) -> int:
+    """Rewind a session through the server, files written on disk atomically;
+    exit 1 when a file was left alone."""
+    if request.turn < 1:
+        raise UsageError(f"--turn {request.turn}: turns count from 1")
+    if request.paths and request.what != "code":
+        raise UsageError(f"--path restores files only: it does not go with --{request.what}")
+    args = RewindArgs(
+        session=request.session,
+        turn=request.turn,
+        what=request.what,
+        force=request.force,
+        paths=_file_uris(options.folder, request.paths),
+    )
+    result: RewindResult = await one_command(options, REWIND, args)
+    if as_json:
+        print(json.dumps(result.wire(), ensure_ascii=False, indent=2))
+    else:
+        for uri in result.restored:
+            print(f"restored  {_shown(options.folder, uri)}")
+        for conflict in result.conflicts:
+            print(f"conflict  {_shown(options.folder, conflict.uri)}: {conflict.reason}")
+        if result.messages is not None:
+            print(f"conversation: {result.messages} message(s) kept, before turn {request.turn}")
+    if result.conflicts:
+        stderr_note(
+            f"rhema-lsp: {len(result.conflicts)} file(s) changed since were left alone; "
+            "--force overwrites them"
+        )
+        return Exit.FAILED
+    return Exit.OK
+
+
+def _file_uris(folder: Path, paths: tuple[Path, ...]) -> list[str] | None:
+    """The ``file://`` URIs of ``paths`` (relative to ``folder`` or absolute), normalised
+    (the server refuses what lies outside the workspace); ``None`` for none."""
+    return [path_to_uri(Path(os.path.normpath(folder / path))) for path in paths] or None
+
+
+def _shown(folder: Path, uri: str) -> str:
+    path = uri_to_path(uri)
+    try:
+        return str(path.relative_to(folder))
+    except ValueError:
+        return str(path)
+
+
+async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
+    """Print the provider (``options.provider_note``), the server's version
+    and folders, the mode ``ask`` runs in (``mode_note``) and the MCP servers."""
+    result: StatusResult = await one_command(options, STATUS, StatusArgs(check=True))
+    provider = result.provider
+    if as_json:
+        shown = result.model_copy(
+            update={"provider": provider.model_copy(update={"source": options.provider_note})}
+        )
+        print(json.dumps(shown.wire(), ensure_ascii=False, indent=2))
+        return Exit.OK
+    print(f"rhema-lsp {result.version}")
+    if provider.error:
+        print(f"provider: none — {provider.error}")
+        return Exit.FAILED
+    where = provider.base_url or "in process"
+    print(f"provider: {provider.name} · model {provider.model} · {where}")
+    print(f"source:   {options.provider_note}")
+    print(f"folders:  {', '.join(result.folders)}")
+    print(f"mode:     {mode_note}")
+    servers = result.mcp_servers
+    print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
+    for server in servers:
+        error = f" — {server.error}" if server.error else ""
+        deferred = " (behind find_tools)" if server.deferred else ""
+        print(
+            f"  {server.name} ({server.transport}, {server.source}): "
+            f"{server.state}, {server.tools} tool(s){deferred}{error}"
+        )
+    return Exit.OK

@@ -1,0 +1,51 @@
+"""JSON-RPC 2.0 as both front doors receive it: the check every incoming
+message crosses before a protocol library sees it.
+
+The language server (:mod:`rhema_lsp.server`, LSP's ``Content-Length``
+frames) and the ACP agent (:mod:`rhema_lsp.acp`, one JSON object per line)
+hand each received body to :func:`read_message`, which either returns a
+well-formed :class:`Request`, :class:`Notification` or :class:`Response`, or
+a :class:`Refused` saying which JSON-RPC error answers it. The rules are
+written once, here, so the two doors cannot drift apart; what each protocol
+adds (LSP's lifecycle, ACP's ``$/cancel_request``) lives in its door.
+:mod:`~rhema_lsp.jsonrpc.stdio` moves bytes on stdin and stdout without
+blocking the event loop, whatever they are connected to.
+
+This package imports nothing of the project and no protocol library.
+"""
+
+from rhema_lsp.jsonrpc.messages import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    MAX_DEPTH,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    Message,
+    MessageId,
+    Notification,
+    Refused,
+    Request,
+    Response,
+    error_reply,
+    read_message,
+)
+
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MAX_DEPTH",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "Message",
+    "MessageId",
+    "Notification",
+    "Refused",
+    "Request",
+    "Response",
+    "error_reply",
+    "read_message",
+]

@@ -1,0 +1,397 @@
+"""The run pipeline: everything between "a prompt arrived" and "the turn is
+recorded", written once for every front door.
+
+:class:`Turns` is one per door for the life of the process (the LSP server's
+state, the ACP agent) and owns what outlives a run: each session's
+:class:`~rhema_lsp.engine.ContextBudget` (the window, and the token estimate
+every call calibrates) and the MCP hub the runs take tools from. A door
+decides the session and turn (:meth:`Turns.begin`), registers the run in its
+:class:`~rhema_lsp.runs.registry.RunRegistry` (cancellation), and calls
+:meth:`Turns.run`, which:
+
+1. takes the session's lease (another live holder: :class:`SessionBusyError`,
+   nothing done);
+2. opens the door's :class:`~rhema_lsp.runs.workplace.TurnOutput`;
+3. resolves the provider (a failure is the outcome, not an exception);
+4. builds the mode's tools on the door's editor, checkpointing into the
+   store, plus the MCP tools of the modes that have them;
+5. completes a round a crash left open (the store's one resume entry point);
+6. commits the prompt with its ``TurnStart`` before the first model call;
+7. drives the engine's turn loop (:func:`~rhema_lsp.runs.driver.drive`:
+   commit-before-execute, a checkpoint per round, cancellation, the outcome);
+8. runs the door's ``finish`` on a successful outcome (``rhema.edit``'s
+   rewrite), counts the turn (``record_turn``), emits ``error`` when it
+   failed and ``turn_end`` in every case, and closes the output.
+
+Each commit point is named (:mod:`rhema_lsp.runs.points`) and reported to
+``on_point``. :meth:`Turns.reopen` (a session opened or loaded outside a
+run) and :meth:`Turns.compact` (compaction on demand, a run of its own) use
+the same resume and budget.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+import anyio
+
+from rhema_lsp.engine import (
+    Agent,
+    ChatParams,
+    Compaction,
+    ContextBudget,
+    ErrorEvent,
+    EventSink,
+    Message,
+    ProviderError,
+    ResumeReport,
+    Session,
+    ThinkingEffort,
+    ToolContext,
+    ToolResolver,
+    TurnEnd,
+)
+from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.resolver import mcp_instructions
+from rhema_lsp.runs.driver import Outcome, drive
+from rhema_lsp.runs.points import (
+    INTENT_COMMITTED,
+    LEASE_HELD,
+    PROMPT_COMMITTED,
+    RESUMED,
+    TURN_RECORDED,
+    PointHook,
+)
+from rhema_lsp.runs.prompts import system_prompt
+from rhema_lsp.runs.refs import TurnRef
+from rhema_lsp.runs.registry import Run
+from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.workplace import Backend, BackendSource, Decorate, Plan, TurnOutput, Workplace
+from rhema_lsp.sessions import SessionStore, SessionStoreError, TurnStart, title_from_prompt
+from rhema_lsp.tools import WorkspaceTools
+from rhema_lsp.vocabulary import Mode
+
+__all__ = ["Compacted", "Finish", "TurnReport", "Turns"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+Finish = Callable[[Outcome, Run, WorkspaceTools], Awaitable[T]]
+"""What a door does with a successful run's outcome before the turn ends,
+with the run's tools (``rhema.edit`` applies its rewrite here)."""
+
+
+@dataclass
+class TurnReport(Generic[T]):
+    """How a run ended: its turn, the outcome, and what ``finish`` returned
+    (``None`` when it did not run)."""
+
+    ref: TurnRef
+    outcome: Outcome
+    finished: T | None = None
+
+
+@dataclass
+class Compacted:
+    """What :meth:`Turns.compact` did: the record it appended (``None``:
+    nothing older than the latest round) and the estimated tokens of the
+    session's next request before."""
+
+    session: str
+    record: Compaction | None = None
+    before: int = 0
+
+
+@dataclass
+class _Budget:
+    window: int | None
+    budget: ContextBudget = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.budget = ContextBudget(window=self.window)
+
+
+class Turns:
+    """Runs the turns of one front door (see the module docstring).
+
+    Parameters
+    ----------
+    mcp
+        The MCP servers the runs take tools from.
+    on_point
+        Told each commit point a turn passes (test instrumentation).
+    """
+
+    def __init__(self, mcp: McpHub, *, on_point: PointHook | None = None) -> None:
+        self.mcp = mcp
+        self.on_point = on_point
+        self._budgets: dict[str, _Budget] = {}
+
+    def _point(self, name: str) -> None:
+        if self.on_point is not None:
+            self.on_point(name)
+
+    # -- what outlives a run ---------------------------------------------------
+
+    def budget(self, session: str, backend: Backend, settings: Settings) -> ContextBudget:
+        """The session's context budget: the ``contextWindow`` setting, else
+        the provider's window; kept (with its calibration and any window a
+        "too long" error revealed) while that configured window stays."""
+        configured = settings.context_window or backend.context_window
+        kept = self._budgets.get(session)
+        if kept is None or kept.window != configured:
+            kept = self._budgets[session] = _Budget(configured)
+        kept.budget.threshold = settings.compact_threshold
+        return kept.budget
+
+    def forget(self, session: str) -> None:
+        """Drop what is kept of a deleted session."""
+        self._budgets.pop(session, None)
+
+    def agent(
+        self,
+        backend: Backend,
+        settings: Settings,
+        ref: TurnRef,
+        resolver: ToolResolver | None,
+        system: str,
+        store: SessionStore | None = None,
+    ) -> Agent:
+        """The agent of a run on ``ref``'s session; with ``store``, its tool-use
+        answers are committed before their tools run."""
+        hook = None
+        if store is not None:
+            commit = store.commit_hook(ref.session)
+
+            async def hook(session: Session) -> None:
+                await commit(session)
+                self._point(INTENT_COMMITTED)
+
+        return Agent(
+            backend.provider,
+            resolver=resolver,
+            system=system,
+            params=ChatParams(
+                model=backend.model,
+                max_tokens=settings.max_tokens,
+                thinking=ThinkingEffort(settings.thinking),
+            ),
+            commit_hook=hook,
+            context=self.budget(ref.session, backend, settings),
+        )
+
+    # -- the turn --------------------------------------------------------------
+
+    @staticmethod
+    async def begin(
+        store: SessionStore,
+        session: str | None,
+        plan: Plan,
+        *,
+        new_id: str | None = None,
+        model: str = "",
+    ) -> TurnRef:
+        """The turn ``plan`` runs: on ``session``, or on a session created now
+        (titled after the plan, with the id ``new_id`` when a door handed one
+        out already); a prompt starts the next turn, a continuation goes on
+        with the last (or the first, of a new session).
+
+        Raises
+        ------
+        SessionStoreError
+            ``session`` is unknown, or ``new_id`` taken.
+        """
+        if session is None:
+            info = await store.create(plan.title, model=model, session_id=new_id)
+        else:
+            info = await store.info(session)
+        continues = plan.prompt is None and info.turns > 0
+        return TurnRef(info.id, info.turns if continues else info.turns + 1)
+
+    async def run(
+        self,
+        run: Run,
+        plan: Plan,
+        place: Workplace,
+        backend: BackendSource,
+        settings: Settings,
+        output: TurnOutput,
+        *,
+        finish: Finish[T] | None = None,
+        decorate: Decorate | None = None,
+    ) -> TurnReport[T]:
+        """Run ``plan`` as ``run`` to its end (see the module docstring).
+
+        Raises
+        ------
+        SessionBusyError
+            Another live holder (another window) has the session's lease.
+        """
+        ref = run.ref
+        async with place.store.lease(ref.session):
+            self._point(LEASE_HELD)
+            tools = place.tools(plan.mode, settings)
+            sink = await output.open(ref)
+            report: TurnReport[T] = TurnReport(ref, Outcome())
+            try:
+                report.outcome = await self._lease_held(
+                    run, plan, place, backend, settings, sink, tools, decorate
+                )
+                if finish is not None and report.outcome.error is None and not run.cancelled:
+                    report.finished = await finish(report.outcome, run, tools)
+            except SessionStoreError as exc:
+                report.outcome = Outcome(stop_reason="error", error=str(exc))
+            except Exception as exc:
+                # A bug: the door still learns that the run ended, and how.
+                logger.exception("run %s failed", ref)
+                report.outcome = Outcome(stop_reason="error", error=f"internal error: {exc!r}")
+                raise
+            finally:
+                outcome = report.outcome
+                if outcome.error is not None:
+                    sink.emit(ErrorEvent(message=outcome.error))
+                sink.emit(
+                    TurnEnd(
+                        stop_reason=outcome.stop_reason,
+                        text=outcome.text,
+                        steps=outcome.steps,
+                        usage=outcome.usage,
+                    )
+                )
+                with anyio.CancelScope(shield=True):
+                    await output.close(outcome)
+        return report
+
+    async def _lease_held(
+        self,
+        run: Run,
+        plan: Plan,
+        place: Workplace,
+        backend_source: BackendSource,
+        settings: Settings,
+        sink: EventSink,
+        tools: WorkspaceTools,
+        decorate: Decorate | None,
+    ) -> Outcome:
+        try:
+            backend = await backend_source()
+        except ProviderError as exc:
+            return Outcome(stop_reason="error", error=str(exc))
+        store, ref = place.store, run.ref
+        resolver: ToolResolver | None = None
+        instructions = ""
+        if plan.tools:
+            resolver = await self._resolver(tools, plan.mode, place, backend, settings)
+            instructions = mcp_instructions(resolver)
+            if decorate is not None:
+                resolver = decorate(tools, resolver)
+        ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
+        session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
+        self._point(RESUMED)
+        if plan.prompt is not None:
+            session.history.append(Message.user(plan.prompt))
+            start = TurnStart(ref.turn, title_from_prompt(plan.title))
+            await store.commit(ref.session, session, turn=start)
+            self._point(PROMPT_COMMITTED)
+        elif not session.history:
+            return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
+        system = (plan.system or system_prompt(plan.mode, place.folder)) + instructions
+        agent = self.agent(backend, settings, ref, resolver, system, store)
+        outcome = await drive(
+            agent,
+            session,
+            sink,
+            ctx,
+            run,
+            store=store,
+            max_steps=plan.max_steps,
+            single_step=plan.single_step,
+            on_point=self.on_point,
+        )
+        if plan.prompt is not None:
+            with anyio.CancelScope(shield=True):
+                await store.record_turn(ref.session, model=backend.model)
+            self._point(TURN_RECORDED)
+        return outcome
+
+    async def _resolver(
+        self,
+        tools: WorkspaceTools,
+        mode: Mode,
+        place: Workplace,
+        backend: Backend,
+        settings: Settings,
+    ) -> ToolResolver:
+        return await self.mcp.resolver(
+            tools,
+            mode,
+            place.folder,
+            place.editor,
+            backend.protocol,
+            settings,
+            given=place.client_servers,
+            provider=backend.provider,
+            model=backend.model,
+            window=settings.context_window or backend.context_window,
+        )
+
+    # -- outside a turn --------------------------------------------------------
+
+    async def reopen(
+        self,
+        place: Workplace,
+        ref: TurnRef,
+        mode: Mode,
+        settings: Settings,
+        sink: EventSink,
+    ) -> tuple[Session, ResumeReport]:
+        """``ref``'s session as stored, a round a crash left open completed
+        first with ``mode``'s tools (its events to ``sink``).
+
+        Raises
+        ------
+        SessionStoreError
+            The session is unknown or unreadable, or the completion could not
+            be committed.
+        """
+        ctx = ToolContext(cwd=place.folder, run_id=ref.run_id)
+        tools = place.tools(mode, settings)
+        return await place.store.open_and_resume(ref.session, tools, sink, ctx)
+
+    async def compact(
+        self,
+        run: Run,
+        place: Workplace,
+        backend_source: BackendSource,
+        settings: Settings,
+        sink: EventSink,
+    ) -> Compacted:
+        """Compact ``run``'s session now, under its lease and cancellable as
+        ``run``, and commit the record.
+
+        Raises
+        ------
+        SessionStoreError
+            The session is unknown or busy in another window.
+        ProviderError
+            No provider can be resolved.
+        """
+        ref = run.ref
+        done = Compacted(ref.session)
+        backend = await backend_source()
+        mode = settings.mode
+        async with place.store.lease(ref.session):
+            with run.scope:
+                tools = place.tools(mode, settings)
+                ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
+                session, _ = await place.store.open_and_resume(ref.session, tools, sink, ctx)
+                agent = self.agent(backend, settings, ref, tools, system_prompt(mode, place.folder))
+                done.before = agent.compactor().estimate(session)
+                done.record = await agent.compact(session, sink)
+                if done.record is not None:
+                    await place.store.commit(ref.session, session)
+        return done

@@ -1,0 +1,73 @@
+"""A command's ``folder`` and ``context``, read into what the prompt carries.
+
+:func:`read_context` reads the context references of ``rhema.turn``,
+``rhema.step`` and ``rhema.edit`` through the workspace's gate
+(:func:`rhema_lsp.runs.context.read_context`: confined, protected files
+asked for, regular files only, capped); a refused one refuses the command
+(:class:`~rhema_lsp.server.errors.BadArguments`). :func:`folder_for`
+decides the folder a command runs in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rhema_lsp.contract import ContextRef
+from rhema_lsp.runs import context
+from rhema_lsp.runs.prompts import ContextPiece, render_context
+from rhema_lsp.server.errors import BadArguments
+from rhema_lsp.server.folders import FolderError
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.state import ServerState
+
+__all__ = ["folder_for", "prompt_with_context", "read_context"]
+
+
+async def read_context(
+    state: ServerState, refs: list[ContextRef], folder: Path
+) -> list[ContextPiece]:
+    """The attached documents, read through the workspace's gate.
+
+    Raises
+    ------
+    BadArguments
+        A document is refused or cannot be read.
+    """
+    folders = state.folders
+    try:
+        return await context.read_context(
+            refs, folders.roots() or [folder], folder, state.editor, folders.display
+        )
+    except context.ContextRefused as exc:
+        raise BadArguments(str(exc)) from exc
+
+
+async def prompt_with_context(
+    state: ServerState, prompt: str, refs: list[ContextRef], folder: Path
+) -> str:
+    """``prompt`` followed by what ``refs`` show."""
+    if not refs:
+        return prompt
+    return f"{prompt}\n\n{render_context(await read_context(state, refs, folder))}"
+
+
+async def folder_for(
+    state: ServerState, folder: str | None, refs: list[ContextRef], session: str | None
+) -> Path:
+    """The folder of ``session`` when one is named, else as ``folder`` and
+    the context say.
+
+    Raises
+    ------
+    FolderError
+        ``folder`` is no workspace folder, or not ``session``'s.
+    """
+    folders = state.folders
+    if session is None:
+        return folders.resolve(folder, [ref.uri for ref in refs])
+    found = await state.state_of(session)
+    if folder is not None and folders.resolve(folder, []) != found.path:
+        raise FolderError(f"`folder` {folder} is not the folder of session {session}")
+    return found.path

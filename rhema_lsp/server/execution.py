@@ -1,0 +1,246 @@
+"""Running the server's runs: prepared, executed through the pipeline,
+detached when the client cannot wait.
+
+A run is prepared (its folder's store opened, its session created or looked
+up and its turn decided by :meth:`~rhema_lsp.runs.turn.Turns.begin`, the run
+registered, so it can be cancelled from then on) and then executed: the
+pipeline (:meth:`~rhema_lsp.runs.turn.Turns.run`) does everything from the
+lease to the recorded turn, showing it through an
+:class:`~rhema_lsp.server.output.LspOutput`; the run is unregistered however
+it ends. A detached run is executed by a task this class owns (cancelled at
+shutdown) while the command answers right after preparing.
+
+Sessions opened (``rhema.openSession``) or compacted (``rhema.compact``)
+outside a turn go through the pipeline's resume and compaction, under the
+same registry; deleting one stops its run first. :meth:`Execution.shutdown`
+cancels every run, gives them :data:`~rhema_lsp.runs.registry.SHUTDOWN_WAIT`
+seconds to checkpoint, ends the tasks left and closes the stores, however
+the server is asked to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rhema_lsp.engine import ResumeReport, Session
+from rhema_lsp.runs.refs import TurnRef
+from rhema_lsp.runs.registry import MsgId, ProgressToken, Run
+from rhema_lsp.runs.turn import Compacted, Finish, TurnReport
+from rhema_lsp.runs.workplace import Plan
+from rhema_lsp.server.folders import FolderState
+from rhema_lsp.server.output import LspOutput, event_stream
+from rhema_lsp.sessions import SessionInfo
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.state import ServerState
+
+__all__ = ["Execution", "Prepared", "SessionOpened"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+@dataclass
+class Prepared:
+    """A run whose session and turn are decided and which is registered,
+    not yet executing."""
+
+    plan: Plan
+    state: FolderState
+    run: Run
+
+
+@dataclass
+class SessionOpened:
+    """A session's history as :meth:`Execution.open_session` returns it."""
+
+    info: SessionInfo
+    session: Session
+    resumed: ResumeReport = field(default_factory=ResumeReport)
+
+
+class Execution:
+    """Executes the runs of one server (see the module docstring)."""
+
+    def __init__(self, state: ServerState) -> None:
+        self.state = state
+        self._detached: set[asyncio.Task[Any]] = set()
+        self._closed = False
+
+    async def run(
+        self,
+        folder: Path,
+        session: str | None,
+        plan: Plan,
+        *,
+        msg_id: MsgId | None,
+        token: ProgressToken | None,
+        finish: Finish[T] | None = None,
+    ) -> TurnReport[T]:
+        """Run ``plan`` in ``folder`` (on ``session``, else a new one) to its end.
+
+        Raises
+        ------
+        SessionRunningError
+            The session already runs a turn in this server.
+        SessionStoreError
+            The session is unknown or busy in another window.
+        """
+        prepared = await self.prepare(folder, session, plan, msg_id=msg_id)
+        return await self.execute(prepared, token=token, finish=finish)
+
+    async def start_detached(
+        self,
+        folder: Path,
+        session: str | None,
+        plan: Plan,
+        *,
+        token: ProgressToken | None,
+        finish: Finish[T] | None = None,
+    ) -> Prepared:
+        """Prepare ``plan`` and execute it in a task of its own; returns at once."""
+        prepared = await self.prepare(folder, session, plan, msg_id=None)
+        task = asyncio.get_running_loop().create_task(
+            self.execute(prepared, token=token, finish=finish),
+            name=f"rhema run {prepared.run.ref}",
+        )
+        self._detached.add(task)
+        task.add_done_callback(self._detached_done)
+        return prepared
+
+    def _detached_done(self, task: asyncio.Task[Any]) -> None:
+        self._detached.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # already logged with its traceback where the run failed
+            logger.error("detached run %s ended with %r", task.get_name(), task.exception())
+
+    async def prepare(
+        self, folder: Path, session: str | None, plan: Plan, *, msg_id: MsgId | None
+    ) -> Prepared:
+        """Decide the run's session (created if new) and turn; register it."""
+        state = self.state
+        folder_state = await state.folders.state(folder, state.settings.session_store)
+        ref = await state.turns.begin(
+            folder_state.store, session, plan, model=state.settings.model or ""
+        )
+        state.folders.remember(ref.session, folder_state.path)
+        run = Run(session=ref.session, turn=ref.turn, msg_id=msg_id)
+        state.runs.add(run)
+        return Prepared(plan, folder_state, run)
+
+    async def execute(
+        self,
+        prepared: Prepared,
+        *,
+        token: ProgressToken | None,
+        finish: Finish[T] | None = None,
+    ) -> TurnReport[T]:
+        """Execute a prepared run to its end; it is unregistered however it ends."""
+        state, (plan, folder, run) = self.state, (prepared.plan, prepared.state, prepared.run)
+        output = LspOutput(state, folder, run, plan.title, token, self._detached)
+        try:
+            return await state.turns.run(
+                run,
+                plan,
+                state.place(folder),
+                state.provider,
+                state.settings,
+                output,
+                finish=finish,
+            )
+        finally:
+            state.runs.remove(run)
+            self._account(run)
+
+    # -- sessions outside a turn -----------------------------------------------
+
+    async def open_session(self, session_id: str) -> SessionOpened:
+        """A session's history; a round a crash left open is completed first
+        (unless the session is running here, or in another window)."""
+        state = self.state
+        folder = await state.state_of(session_id)
+        info = await folder.store.info(session_id)
+        if state.runs.is_running(info.id):
+            return SessionOpened(info, await folder.store.load(info.id))
+        ref = TurnRef(info.id, info.turns)
+        stream = event_stream(state, ref)
+        try:
+            session, report = await state.turns.reopen(
+                state.place(folder), ref, state.settings.mode, state.settings, stream
+            )
+        finally:
+            stream.close()
+        return SessionOpened(info, session, report)
+
+    async def compact(self, session_id: str) -> Compacted:
+        """Compact ``session_id`` now, as a run of its own (cancellable with
+        ``rhema.cancel``; its ``compaction`` and ``context`` events go out as
+        ``rhema/event``).
+
+        Raises
+        ------
+        SessionRunningError
+            The session runs a turn in this server.
+        SessionStoreError
+            The session is unknown or busy in another window.
+        ProviderError
+            No provider can be resolved.
+        """
+        state = self.state
+        folder = await state.state_of(session_id)
+        info = await folder.store.info(session_id)
+        run = Run(session=info.id, turn=info.turns)
+        state.runs.add(run)
+        stream = event_stream(state, run.ref)
+        try:
+            return await state.turns.compact(
+                run, state.place(folder), state.provider, state.settings, stream
+            )
+        finally:
+            stream.close()
+            state.runs.remove(run)
+
+    async def delete_session(self, session_id: str) -> bool:
+        """Stop the session's run here, wait until it has let go, delete it."""
+        state = self.state
+        folder = await state.state_of(session_id)
+        state.runs.cancel(session_id)
+        await state.runs.wait_finished(session_id)
+        deleted = await folder.store.delete(session_id)
+        state.forget(session_id)
+        return deleted
+
+    # -- the end -----------------------------------------------------------------
+
+    def _account(self, run: Run) -> None:
+        """Log what the server holds after a run: the figures that would grow
+        if runs leaked tasks or requests."""
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "run %s ended; holding %d runs, %d open requests, %d tasks",
+                run.ref,
+                len(self.state.runs),
+                self.state.server.protocol.open_requests(),
+                len(asyncio.all_tasks()),
+            )
+
+    async def shutdown(self) -> None:
+        """Cancel every run, give them a moment to checkpoint, end the tasks
+        left, stop the MCP servers, close the stores (once: later calls
+        return at once)."""
+        if self._closed:
+            return
+        self._closed = True
+        state = self.state
+        await state.runs.stop_all()
+        tasks = list(self._detached)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await state.mcp.aclose()
+        await state.folders.close()

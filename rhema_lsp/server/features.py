@@ -1,0 +1,161 @@
+"""The LSP features the server registers, on pygls' public API.
+
+``initialize`` negotiates what the client renders (:class:`ClientFeatures`)
+and takes the settings of ``initializationOptions``; ``initialized`` and
+every ``workspace/didChangeConfiguration`` fetch the ``rhema`` section; the
+document notifications tell the editor model that buffers changed;
+``textDocument/codeAction`` offers the contract's actions; ``shutdown``
+shuts the agent service down. The contract's commands are registered by
+name, for pygls to advertise them, and served by
+:class:`~rhema_lsp.server.app.RhemaProtocol` itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from rhema_lsp.contract import COMMANDS
+from rhema_lsp.runs.settings import parse_settings
+from rhema_lsp.server.actions import offered_actions
+from rhema_lsp.server.clients import ClientFeatures
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.app import RhemaServer
+
+__all__ = ["register_features"]
+
+logger = logging.getLogger("rhema_lsp")
+
+
+def _dispatched_by_protocol(*arguments: Any) -> None:
+    """Stands in pygls' command table for the contract's commands, which
+    :class:`RhemaProtocol` serves itself; never called."""
+    raise RuntimeError("rhema commands are served by RhemaProtocol")
+
+
+def _register_commands(server: RhemaServer) -> None:
+    # pygls advertises executeCommandProvider.commands from its command table
+    for spec in COMMANDS:
+        server.command(spec.name)(_dispatched_by_protocol)
+
+
+def _encoding(server: RhemaServer) -> str:
+    encoding = server.workspace.position_encoding
+    if isinstance(encoding, types.PositionEncodingKind):
+        return str(encoding.value)
+    return str(encoding or "utf-16")
+
+
+def _show(server: RhemaServer, message: str, kind: types.MessageType) -> None:
+    server.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+
+async def _load_settings(server: RhemaServer) -> None:
+    """Fetch the ``rhema`` section once per change.
+
+    A change notified while a fetch is on its way needs no fetch of its own:
+    the client sent it before answering, so the answer already holds it
+    (eglot notifies a change right after ``initialized``)."""
+    if server._settings_loading:
+        return
+    section: Any = None
+    workspace = server.client_capabilities.workspace
+    if workspace is not None and workspace.configuration:
+        server._settings_loading = True
+        try:
+            answer = await server.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="rhema")])
+            )
+        except JsonRpcException as exc:
+            logger.warning("workspace/configuration failed (%s): the settings stay", exc.message)
+            return
+        finally:
+            server._settings_loading = False
+        section = answer[0] if answer else None
+    settings, problems = parse_settings(server.init_options, section)
+    server.apply_settings(settings)
+    for problem in problems:
+        _show(server, str(problem), types.MessageType.Warning)
+
+
+async def _documents_changed(server: RhemaServer) -> None:
+    if server.started_service is not None:
+        await server.started_service.state.editor.documents_changed()
+
+
+def _register_lsp_features(server: RhemaServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: RhemaServer, params: types.InitializeParams) -> None:
+        ls.init_options = params.initialization_options
+        ls.client_features = ClientFeatures.negotiate(
+            params.capabilities, params.initialization_options
+        )
+        settings, problems = parse_settings(params.initialization_options)
+        ls.apply_settings(settings)
+        for problem in problems:
+            _show(ls, str(problem), types.MessageType.Warning)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: RhemaServer, params: types.InitializedParams) -> None:
+        await _load_settings(ls)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def configuration_changed(
+        ls: RhemaServer, params: types.DidChangeConfigurationParams
+    ) -> None:
+        await _load_settings(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(ls: RhemaServer, params: types.DidOpenTextDocumentParams) -> None:
+        await _documents_changed(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    async def did_change(ls: RhemaServer, params: types.DidChangeTextDocumentParams) -> None:
+        await _documents_changed(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: RhemaServer, params: types.DidCloseTextDocumentParams) -> None:
+        await _documents_changed(ls)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[
+                types.CodeActionKind.QuickFix,
+                types.CodeActionKind.RefactorRewrite,
+                types.CodeActionKind.Empty,
+            ]
+        ),
+    )
+    def code_actions(
+        ls: RhemaServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        service = ls.started_service
+        running = service is not None and bool(service.state.runs.sessions())
+        text = None
+        document = ls.workspace.text_documents.get(params.text_document.uri)
+        if document is not None:
+            text = document.source
+        actions = offered_actions(
+            params,
+            ls.client_features,
+            text,
+            running=running,
+            unstructure=ls.protocol._converter.unstructure,
+            encoding=_encoding(ls),
+        )
+        return actions or None
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: RhemaServer, params: None) -> None:
+        await ls.close_service()
+
+
+def register_features(server: RhemaServer) -> None:
+    """Register the contract's commands and the LSP features on ``server``."""
+    _register_commands(server)
+    _register_lsp_features(server)

@@ -1,0 +1,69 @@
+"""Commands on the MCP servers: ``rhema.mcpRestart``, ``rhema.mcpPrompts``,
+``rhema.mcpPrompt``."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from rhema_lsp.contract import (
+    MCP_PROMPT,
+    MCP_PROMPTS,
+    MCP_RESTART,
+    McpPromptArgs,
+    McpPromptArgument,
+    McpPromptInfo,
+    McpPromptResult,
+    McpPromptsArgs,
+    McpRestartArgs,
+    McpServerStatus,
+)
+from rhema_lsp.mcp import McpError
+from rhema_lsp.server.errors import BadArguments, CommandFailed
+from rhema_lsp.server.router import Request, serves
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.service import AgentService
+
+__all__: list[str] = []
+
+
+@serves(MCP_RESTART)
+async def mcp_restart(
+    service: AgentService, args: McpRestartArgs, request: Request
+) -> list[McpServerStatus]:
+    state = service.state
+    reports = await state.mcp.restart(args.name, state.settings, editor=state.editor)
+    if not reports:
+        raise BadArguments(f"`name`: no MCP server named {args.name!r} is configured")
+    return [McpServerStatus.model_validate(asdict(report)) for report in reports]
+
+
+@serves(MCP_PROMPTS)
+async def mcp_prompts(
+    service: AgentService, args: McpPromptsArgs, request: Request
+) -> list[McpPromptInfo]:
+    state = service.state
+    listed = await state.mcp.prompts(state.settings, editor=state.editor)
+    return [
+        McpPromptInfo(
+            server=server,
+            name=prompt.name,
+            title=prompt.title,
+            description=prompt.description,
+            arguments=[McpPromptArgument.model_validate(asdict(a)) for a in prompt.arguments],
+            command=f"mcp__{server}__{prompt.name}",
+        )
+        for server, prompt in listed
+    ]
+
+
+@serves(MCP_PROMPT)
+async def mcp_prompt(
+    service: AgentService, args: McpPromptArgs, request: Request
+) -> McpPromptResult:
+    try:
+        text = await service.state.mcp.get_prompt(args.server, args.name, args.arguments)
+    except McpError as exc:
+        raise CommandFailed(str(exc)) from exc
+    return McpPromptResult(text=text)

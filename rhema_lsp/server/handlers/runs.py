@@ -1,0 +1,202 @@
+"""Commands that run the model: ``rhema.turn``, ``rhema.step``, ``rhema.edit``,
+and ``rhema.cancel`` that stops them.
+
+A run answers when it ends, or at once (``detach``, or when the client could
+show neither progress nor events) while it goes on; ``rhema.edit`` asks the
+model for the selection's replacement without tools and applies it, after
+the turn, through the run's tools.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from rhema_lsp.contract import (
+    CANCEL,
+    EDIT,
+    STEP,
+    TURN,
+    CancelArgs,
+    CancelResult,
+    ContextRef,
+    Detached,
+    EditArgs,
+    EditResult,
+    StepArgs,
+    StepResult,
+    TurnArgs,
+    TurnResult,
+    UsageTally,
+)
+from rhema_lsp.engine import ToolContext, Usage
+from rhema_lsp.runs.driver import Outcome
+from rhema_lsp.runs.prompts import EDIT_SYSTEM, edit_prompt, replacement_for
+from rhema_lsp.runs.registry import Run
+from rhema_lsp.runs.turn import Finish, TurnReport
+from rhema_lsp.runs.workplace import Plan
+from rhema_lsp.server.context import folder_for, prompt_with_context, read_context
+from rhema_lsp.server.folders import FolderError
+from rhema_lsp.server.router import Request, serves
+from rhema_lsp.tools import ToolError, WorkspaceTools
+from rhema_lsp.tools.positions import uri_to_path
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.service import AgentService
+
+__all__ = ["tally"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+def tally(usage: Usage) -> UsageTally:
+    """A run's usage as the contract reports it."""
+    return UsageTally(
+        input=usage.input,
+        output=usage.output,
+        cache_read=usage.cache_read,
+        cache_write=usage.cache_write,
+    )
+
+
+async def _start(
+    service: AgentService,
+    folder: Path,
+    session: str | None,
+    plan: Plan,
+    request: Request,
+    detach: bool | None,
+    finish: Finish[T] | None = None,
+) -> TurnReport[T] | Detached:
+    """Run ``plan`` to its end, or start it detached and answer at once:
+    as asked, else when the client could show neither progress nor events."""
+    execution = service.execution
+    if detach if detach is not None else service.state.client.detaches(request.token):
+        prepared = await execution.start_detached(
+            folder, session, plan, token=request.token, finish=finish
+        )
+        return Detached(session=prepared.run.session, turn=prepared.run.turn, started=True)
+    return await execution.run(
+        folder, session, plan, msg_id=request.msg_id, token=request.token, finish=finish
+    )
+
+
+@serves(TURN)
+async def turn(service: AgentService, args: TurnArgs, request: Request) -> TurnResult | Detached:
+    state = service.state
+    folder = await folder_for(state, args.folder, args.context, args.session)
+    plan = Plan(
+        prompt=await prompt_with_context(state, args.prompt, args.context, folder),
+        title=args.prompt,
+        mode=args.mode or state.settings.mode,
+        max_steps=args.max_steps or state.settings.max_steps,
+    )
+    report: TurnReport[None] | Detached = await _start(
+        service, folder, args.session, plan, request, args.detach
+    )
+    if isinstance(report, Detached):
+        return report
+    outcome = report.outcome
+    return TurnResult(
+        session=report.ref.session,
+        turn=report.ref.turn,
+        stop_reason=outcome.stop_reason,
+        text=outcome.text,
+        steps=outcome.steps,
+        usage=tally(outcome.usage),
+    )
+
+
+@serves(STEP)
+async def step(service: AgentService, args: StepArgs, request: Request) -> StepResult | Detached:
+    state = service.state
+    if args.session is None and args.prompt is None:
+        raise FolderError("`prompt` is required to start a new session")
+    folder = await folder_for(state, args.folder, args.context, args.session)
+    plan = Plan(
+        prompt=None
+        if args.prompt is None
+        else await prompt_with_context(state, args.prompt, args.context, folder),
+        title=args.prompt or "",
+        mode=args.mode or state.settings.mode,
+        max_steps=1,
+        single_step=True,
+    )
+    report: TurnReport[None] | Detached = await _start(
+        service, folder, args.session, plan, request, args.detach
+    )
+    if isinstance(report, Detached):
+        return report
+    outcome = report.outcome
+    return StepResult(
+        session=report.ref.session,
+        turn=report.ref.turn,
+        stop_reason=outcome.stop_reason,
+        text=outcome.text,
+        tool_calls=outcome.tool_calls,
+        usage=tally(outcome.usage),
+    )
+
+
+@serves(CANCEL)
+async def cancel(service: AgentService, args: CancelArgs, request: Request) -> CancelResult:
+    return CancelResult(cancelled=service.state.runs.cancel(args.session))
+
+
+@serves(EDIT)
+async def edit(service: AgentService, args: EditArgs, request: Request) -> EditResult | Detached:
+    state = service.state
+    folders = state.folders
+    folder = folders.resolve(None, [args.uri])
+    if folders.root_of(uri_to_path(args.uri)) is None:
+        raise FolderError(f"`uri` {args.uri} is outside every workspace folder")
+    if args.session is not None:
+        folder = (await state.state_of(args.session)).path
+    piece = (await read_context(state, [ContextRef(uri=args.uri, range=args.range)], folder))[0]
+    assert piece.start is not None and piece.end is not None
+    before = state.editor.open_document(args.uri)
+    plan = Plan(
+        prompt=edit_prompt(args.instruction, piece, piece.text[piece.start : piece.end]),
+        title=f"Edit: {args.instruction}",
+        mode="edit",
+        max_steps=1,
+        single_step=True,
+        system=EDIT_SYSTEM,
+        tools=False,
+    )
+
+    async def finish(outcome: Outcome, run: Run, tools: WorkspaceTools) -> bool:
+        assert piece.start is not None and piece.end is not None
+        replacement = replacement_for(piece.text[piece.start : piece.end], outcome.text)
+        new_text = piece.text[: piece.start] + replacement + piece.text[piece.end :]
+        ctx = ToolContext(cwd=folder, run_id=run.ref.run_id, cancel=run.signal)
+        try:
+            await tools.editing.replace_text(
+                ctx,
+                "edit",
+                str(uri_to_path(args.uri)),
+                old=piece.text,
+                version=before.version if before else None,
+                is_open=before is not None,
+                new=new_text,
+                tool="edit selection",
+            )
+        except ToolError as exc:
+            logger.info("rhema.edit not applied: %s", exc)
+            return False
+        return True
+
+    report = await _start(service, folder, args.session, plan, request, args.detach, finish)
+    if isinstance(report, Detached):
+        return report
+    outcome = report.outcome
+    return EditResult(
+        session=report.ref.session,
+        applied=bool(report.finished),
+        stop_reason=outcome.stop_reason,
+        text=outcome.text,
+        usage=tally(outcome.usage),
+    )

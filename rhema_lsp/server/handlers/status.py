@@ -1,0 +1,56 @@
+"""``rhema.status``: the version, the provider and where it came from, the
+folders, the mode, the running sessions and the MCP servers."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from rhema_lsp import __version__
+from rhema_lsp.contract import (
+    STATUS,
+    McpServerStatus,
+    ProviderSetup,
+    ProviderStatus,
+    StatusArgs,
+    StatusResult,
+)
+from rhema_lsp.engine import ProviderError
+from rhema_lsp.providers import survey_setup
+from rhema_lsp.server.router import Request, serves
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.service import AgentService
+
+__all__: list[str] = []
+
+
+@serves(STATUS)
+async def status(service: AgentService, args: StatusArgs, request: Request) -> StatusResult:
+    state = service.state
+    settings = state.settings
+    try:
+        resolved = await state.provider()
+        provider = ProviderStatus(
+            name=resolved.name,
+            model=resolved.model,
+            base_url=resolved.base_url,
+            source=resolved.source,
+            context_window=settings.context_window or resolved.context_window,
+        )
+    except ProviderError as exc:
+        provider = ProviderStatus(name=None, model=None, base_url=None, source=None, error=str(exc))
+    configured = bool(settings.provider or settings.base_url)
+    setup = await survey_setup(configured=configured)
+    return StatusResult(
+        version=__version__,
+        provider=provider,
+        setup=ProviderSetup.model_validate(asdict(setup)),
+        folders=[str(root) for root in state.folders.roots()],
+        mode=settings.mode,
+        running=state.runs.sessions(),
+        mcp_servers=[
+            McpServerStatus.model_validate(asdict(report))
+            for report in await state.mcp.status(settings, check=args.check, editor=state.editor)
+        ],
+    )

@@ -1,0 +1,113 @@
+"""What the server holds across commands: its sessions' and runs' state.
+
+:class:`ServerState` is read by every command handler and shared by every
+run: the settings, the provider they resolve to (resolved once per
+settings), the editor, the workspace folders with their stores, the running
+runs, the client's features, the MCP hub, the run pipeline
+(:class:`~rhema_lsp.runs.turn.Turns`, which keeps each session's context
+budget) and each session's event sequence numbers. It runs nothing itself:
+runs are executed by :mod:`rhema_lsp.server.execution`, and shown by
+:mod:`rhema_lsp.server.output`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
+from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
+from rhema_lsp.runs.registry import RunRegistry
+from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.turn import Turns
+from rhema_lsp.runs.workplace import Workplace
+from rhema_lsp.server.clients import ClientFeatures
+from rhema_lsp.server.folders import Folders, FolderState
+from rhema_lsp.server.lsp_editor import LspEditor
+
+if TYPE_CHECKING:
+    from rhema_lsp.server.app import RhemaServer
+
+__all__ = ["ServerState"]
+
+logger = logging.getLogger(__name__)
+
+
+class ServerState:
+    """The sessions and runs of this server (see the module docstring)."""
+
+    def __init__(self, server: RhemaServer) -> None:
+        self.server = server
+        self.settings = Settings()
+        self.editor = LspEditor(server)
+        self.folders = Folders(server)
+        self.runs = RunRegistry()
+        self.client = ClientFeatures()
+        self.mcp = McpHub()
+        self.turns = Turns(self.mcp)
+        self._provider: ResolvedProvider | None = None
+        self._provider_key: ProviderSettings | None = None
+        self._resolving = anyio.Lock()
+        self._seq: dict[str, int] = {}
+
+    def update_settings(self, settings: Settings) -> None:
+        """Adopt new settings; the provider is resolved again on next use."""
+        self.settings = settings
+        self.editor.approval_timeout = settings.approval_timeout
+
+    async def provider(self) -> ResolvedProvider:
+        """The provider the settings name, resolved once per settings (callers
+        at the same time, a status and a turn, share one resolution).
+
+        Raises
+        ------
+        ProviderError
+            None can be set up from the settings and the environment.
+        """
+        async with self._resolving:
+            return await self._resolve()
+
+    async def _resolve(self) -> ResolvedProvider:
+        wanted = ProviderSettings.of(self.settings)
+        if self._provider is None or self._provider_key != wanted:
+            self._provider = await resolve_provider(wanted)
+            self._provider_key = wanted
+            chosen = self._provider
+            logger.info(
+                "provider %s, model %s at %s (%s, %s wire); context window %s",
+                chosen.name,
+                chosen.model,
+                chosen.base_url or "(in process)",
+                chosen.source,
+                chosen.protocol,
+                chosen.context_window or "unknown",
+            )
+        return self._provider
+
+    def next_seq(self, session: str) -> int:
+        """The session's next ``rhema/event`` sequence number."""
+        value = self._seq.get(session, 0) + 1
+        self._seq[session] = value
+        return value
+
+    async def state_of(self, session: str) -> FolderState:
+        """The folder state whose store holds ``session``.
+
+        Raises
+        ------
+        UnknownSessionError
+            No workspace folder's store has it.
+        """
+        return await self.folders.find(session, self.settings.session_store)
+
+    def place(self, state: FolderState) -> Workplace:
+        """Where the runs of ``state``'s folder run: its store, confined to
+        every workspace folder, through the client."""
+        return Workplace(state.store, state.path, self.folders.roots() or [state.path], self.editor)
+
+    def forget(self, session: str) -> None:
+        """Drop what is kept of a deleted session."""
+        self._seq.pop(session, None)
+        self.turns.forget(session)

@@ -1,0 +1,23 @@
+"""Words every layer shares: what a run may do, and what a rewind takes back.
+
+They are literal types the editor contract publishes (:mod:`rhema_lsp.contract`),
+the tools act on (a mode decides the tool set), the session store records (a
+rewind's extent) and both front doors offer. This module is the floor under
+every layer, the engine included: it imports nothing but :mod:`typing`, so
+each word has one definition that costs nothing to import.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+__all__ = ["MODES", "Mode", "RewindWhat"]
+
+Mode = Literal["ask", "edit", "agent"]
+"""Which tool set the model is offered: read-only, plus edits, plus commands."""
+
+MODES: tuple[Mode, ...] = get_args(Mode)
+"""Every mode, from the fewest tools to the most."""
+
+RewindWhat = Literal["code", "conversation", "both"]
+"""What a rewind takes back: the files, the conversation, or both."""

@@ -1,0 +1,145 @@
+"""The LSP door in process (see :mod:`tests.unit.server.loopback`): what the
+server adds to the pipeline. A turn's events go out as ``rhema/event`` in
+sequence, ending with ``turn_end``, inside a work-done progress; each
+cancellation path reaches the run, which keeps its partial answer; a client
+that renders no events gets a detached run and its transcript; ``shutdown``
+stops a running turn checkpointed."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rhema_lsp.runs.driver import INTERRUPTED
+from tests.fakes.model_server import FakeModelServer, text_reply
+from tests.unit.server.loopback import Loopback, kept_logging, start, stop
+
+LONG = "word " * 3000
+
+
+@pytest.fixture
+def folder(project: Path) -> Path:
+    return project
+
+
+@pytest.fixture
+def fake(openai_fake: FakeModelServer) -> FakeModelServer:
+    return openai_fake
+
+
+def settings(fake: FakeModelServer) -> dict[str, Any]:
+    return {
+        "provider": "custom",
+        "protocol": "openai",
+        "baseUrl": fake.base_url,
+        "model": "fake-model",
+        "mode": "edit",
+    }
+
+
+@pytest.fixture
+async def client(folder: Path, fake: FakeModelServer) -> AsyncIterator[Loopback]:
+    with kept_logging():
+        started = await start(folder, settings(fake))
+        try:
+            yield started
+        finally:
+            await stop(started)
+
+
+async def test_a_turns_events_go_out_in_sequence_inside_a_progress(
+    client: Loopback, fake: FakeModelServer
+) -> None:
+    fake.script(text_reply("Hello there."))
+
+    result = await client.command("rhema.turn", {"prompt": "hi"})
+
+    assert (result["stopReason"], result["text"], result["turn"]) == ("end_turn", "Hello there.", 1)
+    events = client.events()
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert {(e["session"], e["turn"]) for e in events} == {(result["session"], 1)}
+    assert events[-1]["event"]["type"] == "turn_end"
+    kinds = [p["value"]["kind"] for p in client.of("$/progress")]
+    assert kinds[0] == "begin" and kinds[-1] == "end"
+
+    fake.script(text_reply("Again."))
+    again = await client.command("rhema.turn", {"prompt": "more", "session": result["session"]})
+    later = client.events()[len(events) :]
+    assert again["turn"] == 2
+    assert later[0]["seq"] == events[-1]["seq"] + 1  # the session's sequence goes on
+
+
+@pytest.mark.parametrize("path", ["cancelRequest", "progressCancel", "rhema.cancel"])
+async def test_each_cancellation_reaches_the_run_which_keeps_its_partial_answer(
+    client: Loopback, fake: FakeModelServer, path: str
+) -> None:
+    fake.script(text_reply(LONG, chunk=5, delay=0.002))
+    pending = asyncio.ensure_future(client.command("rhema.turn", {"prompt": "talk"}, "turn-1"))
+    await client.wait_for(lambda: any(e["event"]["type"] == "text_delta" for e in client.events()))
+
+    if path == "cancelRequest":
+        client.notify("$/cancelRequest", {"id": "turn-1"})
+    elif path == "progressCancel":
+        token = client.of("$/progress")[0]["token"]
+        client.notify("window/workDoneProgress/cancel", {"token": token})
+    else:
+        assert (await client.command("rhema.cancel", {}))["cancelled"]
+    result = await asyncio.wait_for(pending, 10)
+
+    assert result["stopReason"] == "cancelled"
+    assert result["usage"]["input"] > 0
+    opened = await client.command("rhema.openSession", {"session": result["session"]})
+    messages = opened["messages"]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    kept = messages[-1]["content"][0]["text"]
+    assert kept == f"{result['text']}\n\n{INTERRUPTED}"
+
+
+async def test_a_client_without_events_or_progress_gets_a_detached_run_and_a_transcript(
+    folder: Path, fake: FakeModelServer
+) -> None:
+    fake.script(text_reply("It prints hello."))
+    with kept_logging():
+        client = await start(folder, settings(fake), events=False, progress=False)
+        try:
+            started = await client.command("rhema.turn", {"prompt": "what does it do?"})
+            assert started == {"session": started["session"], "turn": 1, "started": True}
+            await client.wait_for(lambda: bool(client.of("window/showMessage")))
+        finally:
+            await stop(client)
+
+    message = client.of("window/showMessage")[-1]["message"]
+    assert message.startswith("Rhema: It prints hello.")
+    transcript = folder / ".rhema" / "transcripts" / f"{started['session']}.md"
+    assert "It prints hello." in transcript.read_text()
+    assert [method for method, _ in client.asked] == ["window/showDocument"]
+
+
+async def test_shutdown_stops_a_running_turn_and_checkpoints_it(
+    folder: Path, fake: FakeModelServer
+) -> None:
+    from rhema_lsp.sessions import SessionStore
+
+    fake.script(text_reply(LONG, chunk=5, delay=0.002))
+    with kept_logging():
+        client = await start(folder, settings(fake))
+        pending = asyncio.ensure_future(client.command("rhema.turn", {"prompt": "talk"}))
+        await client.wait_for(
+            lambda: any(e["event"]["type"] == "text_delta" for e in client.events())
+        )
+        await stop(client)
+        result = await asyncio.wait_for(pending, 10)
+
+    assert result["stopReason"] == "cancelled"
+    store = await SessionStore.open(folder)
+    try:
+        info = await store.info(result["session"])
+        history = (await store.load(result["session"])).history
+    finally:
+        await store.close()
+    assert not info.running
+    assert history[-1].text.endswith(INTERRUPTED)

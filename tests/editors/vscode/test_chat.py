@@ -24,6 +24,7 @@ read (docs/benchmarks.md), not a timed assertion on a shared machine.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -207,7 +208,7 @@ def test_chat_view_turn_renders_markdown_tool_cards_and_reviewable_changes(
     assert turn_shot.stat().st_size > 0 and diff_shot.stat().st_size > 0
     # The server's log (logLevel info): the run and the provider, each line once.
     log = vscode.channel("Rhema Server").splitlines()
-    runs = [line for line in log if "run on session" in line]
+    runs = [line for line in log if re.search(r"\brun [^ ]+:\d+: ", line)]
     assert len(runs) == 2 and len(set(runs)) == 2, runs  # started; end_turn after 2 steps
     assert "end_turn after 2 step(s), 80 in / 32 out tokens" in runs[1]
     assert sum("provider custom, model fake-model at" in line for line in log) == 1, log

@@ -135,12 +135,15 @@ class RhemaAcpAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        """Negotiate the protocol version; declare what this agent does."""
+        """Negotiate the protocol version (the one this agent speaks: the
+        client's when it is that one, else this agent's latest, as the
+        protocol says; never a version it does not speak); declare what this
+        agent does."""
         self._capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),

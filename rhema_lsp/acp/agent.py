@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
@@ -115,6 +117,9 @@ class RhemaAcpAgent:
         self._capabilities = ClientCapabilities()
         self._provider: ResolvedProvider | None = None
         self._closed = False
+        self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
+        """Withdraws the agent's unanswered requests about a session (set by
+        the transport: ``$/cancel_request`` for each) once its prompt ends."""
 
     # -- connection ------------------------------------------------------------
 
@@ -317,6 +322,9 @@ class RhemaAcpAgent:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         finally:
             self.runs.remove(run)
+            if self.withdraw_requests is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.withdraw_requests(session_id)
         return answer(outcome)
 
     async def _resolved_provider(self) -> ResolvedProvider:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 
 from acp import RequestError
-from acp.schema import PromptResponse, StopReason, Usage
+from acp.schema import PromptResponse, SessionInfoUpdate, StopReason, Usage
 
 from rhema_lsp.acp.errors import INTERNAL_ERROR
 from rhema_lsp.acp.sessions import AcpSession
@@ -29,6 +29,7 @@ from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import TurnReport, Turns
 from rhema_lsp.runs.workplace import BackendSource, Plan
+from rhema_lsp.sessions import title_from_prompt
 from rhema_lsp.tools import WorkspaceTools
 
 __all__ = ["AcpOutput", "answer", "run_prompt"]
@@ -91,6 +92,10 @@ async def run_prompt(
     session.stored = True
     run.turn = ref.turn
     output = AcpOutput(client, session.id)
+    if stored is None:  # its first prompt titled it: session lists can show it
+        output.stream.send(
+            SessionInfoUpdate(session_update="session_info_update", title=title_from_prompt(text))
+        )
 
     def decorate(workspace: WorkspaceTools, resolver: ToolResolver) -> ToolResolver:
         return AcpTools(workspace, session.editor, output.stream, resolver)

@@ -42,6 +42,7 @@ from acp.schema import (
     ContentToolCallContent,
     CurrentModeUpdate,
     FileEditToolCallContent,
+    SessionInfoUpdate,
     TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
@@ -76,6 +77,7 @@ SessionUpdate = (
     | ToolCallProgress
     | CurrentModeUpdate
     | UsageUpdate
+    | SessionInfoUpdate
 )
 """The ``session/update`` payloads this agent sends."""
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError, text_block
-from acp.schema import AgentMessageChunk, UserMessageChunk
+from acp.schema import AgentMessageChunk, SessionInfoUpdate, UserMessageChunk
 
 from rhema_lsp.acp.sessions import LIST_PAGE
 from rhema_lsp.sessions import SessionStore
@@ -23,7 +23,8 @@ async def test_resume_continues_a_stored_session_without_replaying_it(
     fake: FakeModelServer, state: Path, workspace: Path
 ) -> None:
     fake.script(text_reply("First answer."), text_reply("Second answer."))
-    async with start_agent(RecordingClient(), fake, state) as (conn, init):
+    first = RecordingClient()
+    async with start_agent(first, fake, state) as (conn, init):
         caps = init.agent_capabilities.session_capabilities  # type: ignore[union-attr]
         assert caps is not None and caps.resume is not None and caps.close is not None
         sid = (await conn.new_session(cwd=str(workspace))).session_id
@@ -39,6 +40,9 @@ async def test_resume_continues_a_stored_session_without_replaying_it(
             await conn.resume_session(session_id="nope", cwd=str(workspace))
 
     assert answer.stop_reason == "end_turn"
+    # The first prompt titled the session; a later one does not again.
+    assert [u.title for u in first.of(SessionInfoUpdate)] == ["one"]
+    assert not client.of(SessionInfoUpdate)
     assert not client.of(UserMessageChunk)
     assert [u.content.text for u in client.of(AgentMessageChunk)] == ["Second answer."]
     contents = [m["content"] for m in fake.requests[1]["messages"] if m["role"] != "system"]

@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp.schema import InitializeRequest, ListSessionsRequest, NewSessionRequest, PromptRequest
+from acp.schema import (
+    CloseSessionRequest,
+    InitializeRequest,
+    ListSessionsRequest,
+    NewSessionRequest,
+    PromptRequest,
+)
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
@@ -27,8 +33,9 @@ SERVED: dict[str, type[BaseModel]] = {
     "session/list": ListSessionsRequest,
     "session/new": NewSessionRequest,
     "session/prompt": PromptRequest,
+    "session/close": CloseSessionRequest,  # drawn ids name no session of the fixture's
 }
-METHODS = [*SERVED, "session/cancel", "session/close", "custom/x", "$/x", "_ext/thing"]
+METHODS = [*SERVED, "session/cancel", "session/fork", "custom/x", "$/x", "_ext/thing"]
 
 
 @pytest.fixture(scope="module")
@@ -86,8 +93,17 @@ def test_generated_envelopes_get_the_error_json_rpc_and_the_schema_give(
         code = expected_for_request(message["method"], message.get("params"))
         error = None if code is None else (code, message["id"])
         event(f"{message['method']} -> {code or 'result'}")
-        if code is None:
-            answer = agent.response(message["id"])
+        if code is None:  # its answer, after what was sent before (a null id is not unique)
+            answer = agent.wait_for(
+                lambda: next(
+                    (
+                        m
+                        for m in agent.messages[seen:]
+                        if "method" not in m and m.get("id") == message["id"]
+                    ),
+                    None,
+                )
+            )
             assert "result" in answer or answer["error"]["code"] in (-32602, -32002), answer
     if error is not None:
         code, answer_id = error

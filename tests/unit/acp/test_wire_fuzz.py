@@ -92,7 +92,7 @@ def test_generated_envelopes_get_the_error_json_rpc_and_the_schema_give(
     if error is None and isinstance(message, dict) and "id" in message:
         code = expected_for_request(message["method"], message.get("params"))
         error = None if code is None else (code, message["id"])
-        event(f"{message['method']} -> {code or 'result'}")
+        event(f"{message['method']!r} -> {code or 'result'}")  # repr: no lone surrogate
         if code is None:  # its answer, after what was sent before (a null id is not unique)
             answer = agent.wait_for(
                 lambda: next(

@@ -21,7 +21,7 @@ from rhema_lsp.sessions.errors import SessionConflictError, UnknownSessionError
 from rhema_lsp.sessions.records import TurnStart, now_iso
 from rhema_lsp.sessions.timeline import dropped, last_live_seq, live_count, next_seq
 
-__all__ = ["Committed", "append_new", "session_exists"]
+__all__ = ["Committed", "append_new", "session_exists", "start_turn"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +46,28 @@ class Committed:
 def session_exists(conn: sqlite3.Connection, session_id: str) -> bool:
     """Whether the store has a session ``session_id``."""
     return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
+
+
+def start_turn(conn: sqlite3.Connection, session_id: str, turn: TurnStart, first_seq: int) -> None:
+    """Record that ``turn`` starts at message ``first_seq`` and count it as
+    reserved; a turn is recorded once, never replaced.
+
+    Raises
+    ------
+    SessionConflictError
+        The turn is recorded already (another window ran a turn of that
+        number meanwhile); nothing is written.
+    """
+    taken = conn.execute(
+        "SELECT 1 FROM turns WHERE session_id = ? AND turn = ?", (session_id, turn.turn)
+    ).fetchone()
+    if taken is not None:
+        raise SessionConflictError(session_id, f"turn {turn.turn} was started already")
+    conn.execute(
+        "INSERT INTO turns (session_id, turn, first_seq, title, created_at) VALUES (?, ?, ?, ?, ?)",
+        (session_id, turn.turn, first_seq, turn.title, now_iso()),
+    )
+    conn.execute("UPDATE sessions SET turns = max(turns, ?) WHERE id = ?", (turn.turn, session_id))
 
 
 def append_new(
@@ -95,11 +117,7 @@ def append_new(
         ],
     )
     if turn is not None and count > stored:
-        conn.execute(
-            "INSERT OR REPLACE INTO turns (session_id, turn, first_seq, title, created_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (session_id, turn.turn, total + count - 1 - stored, turn.title, now_iso()),
-        )
+        start_turn(conn, session_id, turn, total + count - 1 - stored)
     # Compactions: rows are numbered apart from the copy's list, which
     # leaves out those a conversation rewind made obsolete.
     (have,) = conn.execute(

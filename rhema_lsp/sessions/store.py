@@ -21,7 +21,8 @@ carries its compactions and so sends the model the compacted view.
 
 Test instrumentation: ``on_event`` (see :meth:`SessionStore.open`) is
 called with ``"commit.begin"``, ``"commit.written"`` (rows inserted, not yet
-committed) and ``"commit.done"``; crash tests kill the process there. It is
+committed) and ``"commit.done"`` around every commit of messages (a session
+created with its first prompt included); crash tests kill the process there. It is
 ``None`` in production.
 """
 
@@ -39,6 +40,7 @@ import anyio.to_thread
 from rhema_lsp.engine import (
     CommitHook,
     EventSink,
+    Message,
     ResumeReport,
     Session,
     ToolContext,
@@ -46,8 +48,8 @@ from rhema_lsp.engine import (
     pending_calls,
     resume,
 )
-from rhema_lsp.sessions.append import Committed, append_new
-from rhema_lsp.sessions.checkpoints import Checkpoints
+from rhema_lsp.sessions.append import Committed, append_new, session_exists, start_turn
+from rhema_lsp.sessions.checkpoints import Checkpoints, last_turn
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
@@ -185,10 +187,17 @@ class SessionStore:
         )
 
     async def create(
-        self, title: str, *, model: str = "", session_id: str | None = None
+        self,
+        title: str,
+        *,
+        model: str = "",
+        session_id: str | None = None,
+        first: Message | None = None,
     ) -> SessionInfo:
-        """Start an empty session titled after ``title`` (the first prompt,
-        cut to one line of at most 80 characters).
+        """Start a session titled after ``title`` (the first prompt, cut to
+        one line of at most 80 characters): empty, or holding ``first`` as
+        the prompt of its turn 1, in the same transaction (so no crash
+        leaves a session without the prompt that made it).
 
         Parameters
         ----------
@@ -205,16 +214,28 @@ class SessionStore:
             session_id = secrets.token_hex(8)
         stamp = now_iso()
         clean = title_from_prompt(title)
+        turns = 0 if first is None else 1
 
         def insert(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "INSERT INTO sessions (id, folder, title, created_at, updated_at, model, turns) "
-                "VALUES (?, ?, ?, ?, ?, ?, 0)",
-                (session_id, self._real_folder, clean, stamp, stamp, model),
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, self._real_folder, clean, stamp, stamp, model, turns),
             )
+            if first is not None:
+                conn.execute(
+                    "INSERT INTO messages (session_id, seq, body) VALUES (?, 0, ?)",
+                    (session_id, first.model_dump_json()),
+                )
+                start_turn(conn, session_id, TurnStart(1, clean), 0)
+                self._event("commit.written")
 
-        await self._db.write("create a session", insert)
-        self._committed[session_id] = 0
+        if first is not None:
+            self._event("commit.begin")
+        await self._db.write("create a session", insert, durable=first is not None)
+        self._committed[session_id] = turns
+        if first is not None:
+            self._event("commit.done")
         return SessionInfo(
             id=session_id,
             folder=str(self.folder),
@@ -222,7 +243,7 @@ class SessionStore:
             created_at=stamp,
             updated_at=stamp,
             model=model,
-            turns=0,
+            turns=turns,
             running=False,
         )
 
@@ -367,8 +388,10 @@ class SessionStore:
 
         return await self._db.write(f"fork session {session_id}", copy)
 
-    async def record_turn(self, session_id: str, *, model: str | None = None) -> None:
-        """Count one finished turn, stamp ``updated_at`` and, when given, the model.
+    async def reserve_turn(self, session_id: str) -> int:
+        """The number of a new turn of ``session_id``, reserved durably: one
+        above every number anything of the session was stored under, so a
+        turn a crash cut short keeps its own.
 
         Raises
         ------
@@ -376,14 +399,92 @@ class SessionStore:
             No such session.
         """
 
+        def reserve(conn: sqlite3.Connection) -> int:
+            if not session_exists(conn, session_id):
+                raise UnknownSessionError(session_id, str(self.folder))
+            number = last_turn(conn, session_id) + 1
+            conn.execute("UPDATE sessions SET turns = ? WHERE id = ?", (number, session_id))
+            return number
+
+        return await self._db.write(
+            f"reserve a turn of session {session_id}", reserve, durable=True
+        )
+
+    async def release_turn(self, session_id: str, turn: int) -> bool:
+        """Give back ``turn``'s reserved number when nothing was stored under
+        it and it is still the last one; whether it was given back."""
+
+        def release(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute(
+                "UPDATE sessions SET turns = turns - 1 WHERE id = ? AND turns = ? "
+                "AND NOT EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn = ?) "
+                "AND NOT EXISTS (SELECT 1 FROM turn_files WHERE session_id = ? AND turn = ?)",
+                (session_id, turn, session_id, turn, session_id, turn),
+            )
+            return cursor.rowcount == 1
+
+        return await self._db.write(f"release turn {turn} of session {session_id}", release)
+
+    async def turn_started(self, session_id: str, turn: int) -> bool:
+        """Whether ``turn``'s prompt is stored (its ``TurnStart``)."""
+
+        def select(conn: sqlite3.Connection) -> bool:
+            row = conn.execute(
+                "SELECT 1 FROM turns WHERE session_id = ? AND turn = ?", (session_id, turn)
+            ).fetchone()
+            return row is not None
+
+        return await self._db.read(f"read session {session_id}", select)
+
+    async def current_turn(self, session_id: str) -> int:
+        """The last turn whose prompt is stored (what a continuation goes on
+        with; 0 before the first).
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session.
+        """
+
+        def select(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT coalesce((SELECT max(turn) FROM turns WHERE session_id = ?), turns) "
+                "FROM sessions WHERE id = ?",
+                (session_id, session_id),
+            ).fetchone()
+            if row is None:
+                raise UnknownSessionError(session_id, str(self.folder))
+            return int(row[0])
+
+        return await self._db.read(f"read session {session_id}", select)
+
+    async def record_turn(
+        self, session_id: str, turn: int | None = None, *, model: str | None = None
+    ) -> None:
+        """Record that ``turn`` ended (a turn never recorded so was cut short:
+        it is listed as interrupted), stamp ``updated_at`` and, when given,
+        the model.
+
+        Raises
+        ------
+        UnknownSessionError
+            No such session.
+        """
+        stamp = now_iso()
+
         def update(conn: sqlite3.Connection) -> None:
             cursor = conn.execute(
-                "UPDATE sessions SET turns = turns + 1, updated_at = ?, "
-                "model = coalesce(?, model) WHERE id = ?",
-                (now_iso(), model, session_id),
+                "UPDATE sessions SET updated_at = ?, model = coalesce(?, model) WHERE id = ?",
+                (stamp, model, session_id),
             )
             if cursor.rowcount != 1:
                 raise UnknownSessionError(session_id, str(self.folder))
+            if turn is not None:
+                conn.execute(
+                    "UPDATE turns SET ended_at = ? WHERE session_id = ? AND turn = ? "
+                    "AND ended_at IS NULL",
+                    (stamp, session_id, turn),
+                )
 
         await self._db.write(f"record a turn of session {session_id}", update)
 

@@ -231,9 +231,9 @@ class Turns:
             info = await store.create(plan.title, model=model, session_id=new_id, first=first)
             ref = TurnRef(info.id, 1)
         elif plan.prompt is None:
-            ref = TurnRef(session, await store.current_turn(session))
+            ref = TurnRef(session, await store.turn_numbers.current(session))
         else:
-            ref = TurnRef(session, await store.reserve_turn(session))
+            ref = TurnRef(session, await store.turn_numbers.reserve(session))
         if plan.prompt is not None:
             self._point(TURN_RESERVED)
         return ref
@@ -271,7 +271,7 @@ class Turns:
     async def _give_back(self, store: SessionStore, ref: TurnRef) -> None:
         """Return the number of a turn whose prompt was never stored."""
         try:
-            await store.release_turn(ref.session, ref.turn)
+            await store.turn_numbers.release(ref.session, ref.turn)
         except SessionStoreError as exc:
             logger.warning("turn %s keeps its number: %s", ref, exc)
 
@@ -349,7 +349,9 @@ class Turns:
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
         self._point(RESUMED)
         if plan.prompt is not None:
-            if not await store.turn_started(ref.session, ref.turn):  # begin stored a new one's
+            if not await store.turn_numbers.started(
+                ref.session, ref.turn
+            ):  # begin stored a new one's
                 session.history.append(Message.user(plan.prompt))
                 start = TurnStart(ref.turn, title_from_prompt(plan.title))
                 await store.commit(ref.session, session, turn=start)

@@ -20,8 +20,9 @@ from rhema_lsp.engine import Message, Session
 from rhema_lsp.sessions.errors import SessionConflictError, UnknownSessionError
 from rhema_lsp.sessions.records import TurnStart, now_iso
 from rhema_lsp.sessions.timeline import dropped, last_live_seq, live_count, next_seq
+from rhema_lsp.sessions.turn_numbers import start_turn
 
-__all__ = ["Committed", "append_new", "session_exists", "start_turn"]
+__all__ = ["Committed", "append_new", "session_exists"]
 
 
 @dataclass(frozen=True)
@@ -46,28 +47,6 @@ class Committed:
 def session_exists(conn: sqlite3.Connection, session_id: str) -> bool:
     """Whether the store has a session ``session_id``."""
     return conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
-
-
-def start_turn(conn: sqlite3.Connection, session_id: str, turn: TurnStart, first_seq: int) -> None:
-    """Record that ``turn`` starts at message ``first_seq`` and count it as
-    reserved; a turn is recorded once, never replaced.
-
-    Raises
-    ------
-    SessionConflictError
-        The turn is recorded already (another window ran a turn of that
-        number meanwhile); nothing is written.
-    """
-    taken = conn.execute(
-        "SELECT 1 FROM turns WHERE session_id = ? AND turn = ?", (session_id, turn.turn)
-    ).fetchone()
-    if taken is not None:
-        raise SessionConflictError(session_id, f"turn {turn.turn} was started already")
-    conn.execute(
-        "INSERT INTO turns (session_id, turn, first_seq, title, created_at) VALUES (?, ?, ?, ?, ?)",
-        (session_id, turn.turn, first_seq, turn.title, now_iso()),
-    )
-    conn.execute("UPDATE sessions SET turns = max(turns, ?) WHERE id = ?", (turn.turn, session_id))
 
 
 def append_new(

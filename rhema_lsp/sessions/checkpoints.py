@@ -39,9 +39,10 @@ from rhema_lsp.sessions.timeline import (
     seq_is_live,
     turn_rows,
 )
+from rhema_lsp.sessions.turn_numbers import last_turn
 from rhema_lsp.vocabulary import RewindWhat
 
-__all__ = ["Checkpoints", "FileChange", "Restore", "TurnSummary", "last_turn", "turn_starts"]
+__all__ = ["Checkpoints", "FileChange", "Restore", "TurnSummary", "turn_starts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,18 +157,6 @@ def _changes(conn: sqlite3.Connection, session_id: str) -> list[FileChange]:
         )
         for turn, uri, before, after, clean, settled in rows
     ]
-
-
-def last_turn(conn: sqlite3.Connection, session_id: str) -> int:
-    """The highest turn number anything of the session is stored under (or
-    reserved: the session's ``turns``)."""
-    row = conn.execute(
-        "SELECT max(t) FROM (SELECT turns AS t FROM sessions WHERE id = ? "
-        "UNION ALL SELECT max(turn) FROM turns WHERE session_id = ? "
-        "UNION ALL SELECT max(turn) FROM turn_files WHERE session_id = ?)",
-        (session_id, session_id, session_id),
-    ).fetchone()
-    return int(row[0] or 0)
 
 
 def turn_starts(conn: sqlite3.Connection, session_id: str) -> dict[int, int]:

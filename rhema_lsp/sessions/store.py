@@ -48,8 +48,8 @@ from rhema_lsp.engine import (
     pending_calls,
     resume,
 )
-from rhema_lsp.sessions.append import Committed, append_new, session_exists, start_turn
-from rhema_lsp.sessions.checkpoints import Checkpoints, last_turn
+from rhema_lsp.sessions.append import Committed, append_new
+from rhema_lsp.sessions.checkpoints import Checkpoints
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
@@ -65,6 +65,7 @@ from rhema_lsp.sessions.timeline import (
     live_count,
     next_seq,
 )
+from rhema_lsp.sessions.turn_numbers import TurnNumbers, end_turn, start_turn
 
 __all__ = ["DEFAULT_LEASE_TTL", "SessionStore", "StoreEvent"]
 
@@ -98,6 +99,8 @@ class SessionStore:
         This store's lease-holder id (unique per open store).
     checkpoints
         What each turn changed in the workspace, and the rewinds.
+    turn_numbers
+        The turns' numbers: reserved when a turn starts, never reused.
     """
 
     def __init__(
@@ -121,6 +124,7 @@ class SessionStore:
         self._compaction_rows: dict[str, int] = {}
         self._held: dict[str, Lease] = {}
         self.checkpoints = Checkpoints(db, self._committed)
+        self.turn_numbers = TurnNumbers(db, str(folder))
 
     @classmethod
     async def open(
@@ -388,76 +392,6 @@ class SessionStore:
 
         return await self._db.write(f"fork session {session_id}", copy)
 
-    async def reserve_turn(self, session_id: str) -> int:
-        """The number of a new turn of ``session_id``, reserved durably: one
-        above every number anything of the session was stored under, so a
-        turn a crash cut short keeps its own.
-
-        Raises
-        ------
-        UnknownSessionError
-            No such session.
-        """
-
-        def reserve(conn: sqlite3.Connection) -> int:
-            if not session_exists(conn, session_id):
-                raise UnknownSessionError(session_id, str(self.folder))
-            number = last_turn(conn, session_id) + 1
-            conn.execute("UPDATE sessions SET turns = ? WHERE id = ?", (number, session_id))
-            return number
-
-        return await self._db.write(
-            f"reserve a turn of session {session_id}", reserve, durable=True
-        )
-
-    async def release_turn(self, session_id: str, turn: int) -> bool:
-        """Give back ``turn``'s reserved number when nothing was stored under
-        it and it is still the last one; whether it was given back."""
-
-        def release(conn: sqlite3.Connection) -> bool:
-            cursor = conn.execute(
-                "UPDATE sessions SET turns = turns - 1 WHERE id = ? AND turns = ? "
-                "AND NOT EXISTS (SELECT 1 FROM turns WHERE session_id = ? AND turn = ?) "
-                "AND NOT EXISTS (SELECT 1 FROM turn_files WHERE session_id = ? AND turn = ?)",
-                (session_id, turn, session_id, turn, session_id, turn),
-            )
-            return cursor.rowcount == 1
-
-        return await self._db.write(f"release turn {turn} of session {session_id}", release)
-
-    async def turn_started(self, session_id: str, turn: int) -> bool:
-        """Whether ``turn``'s prompt is stored (its ``TurnStart``)."""
-
-        def select(conn: sqlite3.Connection) -> bool:
-            row = conn.execute(
-                "SELECT 1 FROM turns WHERE session_id = ? AND turn = ?", (session_id, turn)
-            ).fetchone()
-            return row is not None
-
-        return await self._db.read(f"read session {session_id}", select)
-
-    async def current_turn(self, session_id: str) -> int:
-        """The last turn whose prompt is stored (what a continuation goes on
-        with; 0 before the first).
-
-        Raises
-        ------
-        UnknownSessionError
-            No such session.
-        """
-
-        def select(conn: sqlite3.Connection) -> int:
-            row = conn.execute(
-                "SELECT coalesce((SELECT max(turn) FROM turns WHERE session_id = ?), turns) "
-                "FROM sessions WHERE id = ?",
-                (session_id, session_id),
-            ).fetchone()
-            if row is None:
-                raise UnknownSessionError(session_id, str(self.folder))
-            return int(row[0])
-
-        return await self._db.read(f"read session {session_id}", select)
-
     async def record_turn(
         self, session_id: str, turn: int | None = None, *, model: str | None = None
     ) -> None:
@@ -480,11 +414,7 @@ class SessionStore:
             if cursor.rowcount != 1:
                 raise UnknownSessionError(session_id, str(self.folder))
             if turn is not None:
-                conn.execute(
-                    "UPDATE turns SET ended_at = ? WHERE session_id = ? AND turn = ? "
-                    "AND ended_at IS NULL",
-                    (stamp, session_id, turn),
-                )
+                end_turn(conn, session_id, turn, stamp)
 
         await self._db.write(f"record a turn of session {session_id}", update)
 

@@ -52,7 +52,7 @@ async def test_a_kill_after_the_client_applied_a_change_leaves_it_rewindable(
         assert (turn.turn, turn.title, turn.ended) == (1, "say hi", False)
         assert [f.uri for f in turn.files] == [(workspace / "hello.py").as_uri()]
         assert [info.id for info in await store.list()] == [session]
-        assert await store.reserve_turn(session) == 2  # a new number
+        assert await store.turn_numbers.reserve(session) == 2  # a new number
     finally:
         await store.close()
 

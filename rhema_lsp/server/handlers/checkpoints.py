@@ -72,7 +72,7 @@ async def undo_turn(service: AgentService, args: UndoTurnArgs, request: Request)
     found = await service.state.state_of(args.session)
     info = await found.store.info(args.session)
     # The last turn with a prompt (a number a crash left reserved has no changes).
-    turn = args.turn or max(await found.store.current_turn(info.id), 1)
+    turn = args.turn or max(await found.store.turn_numbers.current(info.id), 1)
     report = await _rewind(
         service, info.id, turn, "code", force=False, label=f"rhema: undo turn {turn}"
     )

@@ -275,7 +275,7 @@ async def test_a_prompt_that_cannot_be_committed_ends_in_error_before_any_model_
     try:
         session = (await store.create("an existing session")).id
         report, out = await bench.turn("hello", session)
-        assert not await store.turn_started(session, report.ref.turn)
+        assert not await store.turn_numbers.started(session, report.ref.turn)
         assert (await store.info(session)).turns == 0  # its number given back
     finally:
         await store.close()

@@ -28,7 +28,7 @@ async def _prompted(store: SessionStore, text: str, session: str | None = None) 
     if session is None:
         info = await store.create(text, first=Message.user(text))
         return info.id, 1
-    turn = await store.reserve_turn(session)
+    turn = await store.turn_numbers.reserve(session)
     loaded = await store.load(session)
     loaded.history.append(Message.user(text))
     await store.commit(session, loaded, turn=TurnStart(turn, text))
@@ -43,7 +43,7 @@ async def test_a_turn_cut_short_keeps_its_number_and_record(store: SessionStore)
 
     reopened = await SessionStore.open(store.folder)
     try:
-        three = await reopened.reserve_turn(session)
+        three = await reopened.turn_numbers.reserve(session)
         turns = await reopened.checkpoints.turns(session)
     finally:
         await reopened.close()
@@ -72,18 +72,18 @@ async def test_an_old_store_s_recorded_count_does_not_hide_a_crashed_turn(
     with sqlite3.connect(store.path) as conn:
         conn.execute("UPDATE sessions SET turns = 1 WHERE id = ?", (session,))
     assert two == 2
-    assert await store.reserve_turn(session) == 3
+    assert await store.turn_numbers.reserve(session) == 3
 
 
 async def test_a_reservation_nothing_was_stored_under_is_given_back(store: SessionStore) -> None:
     session, _ = await _prompted(store, "first")
-    two = await store.reserve_turn(session)
-    assert await store.release_turn(session, two)
-    assert await store.reserve_turn(session) == 2
+    two = await store.turn_numbers.reserve(session)
+    assert await store.turn_numbers.release(session, two)
+    assert await store.turn_numbers.reserve(session) == 2
     await store.checkpoints.pre_image(session, 2, "file:///w/a.py", b"a", clean=True)
-    assert not await store.release_turn(session, 2)  # something is stored under it
-    assert await store.reserve_turn(session) == 3
-    assert await store.current_turn(session) == 1  # the last turn with a prompt
+    assert not await store.turn_numbers.release(session, 2)  # something is stored under it
+    assert await store.turn_numbers.reserve(session) == 3
+    assert await store.turn_numbers.current(session) == 1  # the last turn with a prompt
 
 
 async def test_a_session_is_created_with_its_first_prompt_in_one_transaction(
@@ -92,7 +92,7 @@ async def test_a_session_is_created_with_its_first_prompt_in_one_transaction(
     info = await store.create("hello there", first=Message.user("hello there"))
     assert info.turns == 1
     assert (await store.load(info.id)).history == [Message.user("hello there")]
-    assert await store.turn_started(info.id, 1)
+    assert await store.turn_numbers.started(info.id, 1)
     # A failing transaction leaves no session at all.
     with pytest.raises(SessionStoreError, match="UNIQUE"):
         await store.create("again", session_id=info.id, first=Message.user("again"))
@@ -145,7 +145,7 @@ async def test_turns_and_changes_of_a_version_4_store_count_as_ended_and_known(
     try:
         (turn,) = await store.checkpoints.turns("old")
         assert (turn.ended, [f.known for f in turn.files]) == (True, [True])
-        assert await store.reserve_turn("old") == 2
+        assert await store.turn_numbers.reserve("old") == 2
     finally:
         await store.close()
     with sqlite3.connect(path) as check:

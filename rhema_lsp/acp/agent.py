@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
@@ -115,6 +117,9 @@ class RhemaAcpAgent:
         self._capabilities = ClientCapabilities()
         self._provider: ResolvedProvider | None = None
         self._closed = False
+        self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
+        """Withdraws the agent's unanswered requests about a session (set by
+        the transport: ``$/cancel_request`` for each) once its prompt ends."""
 
     # -- connection ------------------------------------------------------------
 
@@ -135,12 +140,15 @@ class RhemaAcpAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        """Negotiate the protocol version; declare what this agent does."""
+        """Negotiate the protocol version (the one this agent speaks: the
+        client's when it is that one, else this agent's latest, as the
+        protocol says; never a version it does not speak); declare what this
+        agent does."""
         self._capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
@@ -314,6 +322,9 @@ class RhemaAcpAgent:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         finally:
             self.runs.remove(run)
+            if self.withdraw_requests is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.withdraw_requests(session_id)
         return answer(outcome)
 
     async def _resolved_provider(self) -> ResolvedProvider:

@@ -215,13 +215,15 @@ class ChangedFile(Wire):
 
 
 class TurnChanges(Wire):
-    """One turn and the files it changed."""
+    """One turn and the files it changed; ``interrupted``: it never ended
+    (the server was killed during it) and is not running now."""
 
     turn: int
     title: str
     created_at: str
     in_conversation: bool
     files: list[ChangedFile]
+    interrupted: bool = False
 
 
 class ChangesResult(Wire):

@@ -136,6 +136,8 @@ class Agent:
     commit_hook
         Called on a tool-use stop after the assistant message is appended and
         before the first call runs (see :data:`CommitHook`).
+    compaction_hook
+        Makes each compaction durable before its event is emitted.
     context
         The session's window and token estimate; by default the window is
         unknown, so only a provider's "too long" error compacts.
@@ -149,6 +151,7 @@ class Agent:
         system: str | None = None,
         params: ChatParams | None = None,
         commit_hook: CommitHook | None = None,
+        compaction_hook: CommitHook | None = None,
         context: ContextBudget | None = None,
     ) -> None:
         if provider is None:
@@ -158,6 +161,7 @@ class Agent:
         self.system = system
         self.params = params or ChatParams()
         self.commit_hook = commit_hook
+        self.compaction_hook = compaction_hook
         self.context = context or ContextBudget()
         self.steps = 0
 
@@ -169,6 +173,7 @@ class Agent:
             system=self.system,
             tools=self.resolver.specs() if self.resolver is not None else [],
             params=self.params,
+            commit=self.compaction_hook,
         )
 
     async def compact(self, session: Session, sink: EventSink) -> Compaction | None:

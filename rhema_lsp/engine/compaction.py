@@ -18,11 +18,15 @@ everything before it, and records the summary. Its invariants:
   older rounds are dropped with a note saying so, and the quotes stay.
 
 The summary call's deltas are not the answer: only its ``RetryWait`` events
-reach the sink. A :class:`CompactionEvent` says what the compaction did.
+reach the sink. A :class:`CompactionEvent` says what the compaction did; it
+is emitted only after the compactor's ``commit`` hook (the session store's
+commit, when there is one) has made the record durable, so a client never
+hears of a compaction a crash could lose.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import orjson
@@ -119,6 +123,10 @@ class _Cut:
     pinned: int | None
 
 
+CompactionHook = Callable[[Session], Awaitable[None]]
+"""Makes a session's new compaction durable before its event is emitted."""
+
+
 class Compactor:
     """Compacts sessions for one agent's requests.
 
@@ -132,6 +140,9 @@ class Compactor:
         What the agent's requests carry besides the history, counted in
         every estimate; ``params`` is also the summary call's, without
         thinking and with a smaller ``max_tokens``.
+    commit
+        Called with the session once a compaction is appended, before its
+        events are emitted; what it raises propagates (nothing is emitted).
     """
 
     def __init__(
@@ -142,12 +153,14 @@ class Compactor:
         system: str | None,
         tools: list[ToolSpec],
         params: ChatParams,
+        commit: CompactionHook | None = None,
     ) -> None:
         self.provider = provider
         self.budget = budget
         self.system = system
         self.tools = tools
         self.params = params
+        self.commit = commit
 
     def request(self, session: Session) -> ModelRequest:
         """The agent's request for ``session`` as it stands."""
@@ -274,8 +287,9 @@ class Compactor:
         than the current round to compact, or its summary would be no
         shorter than what it stands for.
 
-        Appends the record to ``session.compactions`` and emits
-        :class:`CompactionEvent` and :class:`ContextFill`.
+        Appends the record to ``session.compactions``, has ``commit`` make
+        it durable, then emits :class:`CompactionEvent` and
+        :class:`ContextFill`.
         """
         goal = target if target is not None else self.budget.target(tokens)
         cut = self._plan(session, goal)
@@ -324,6 +338,8 @@ class Compactor:
             return None
         record = record.model_copy(update={"after": after})
         session.compactions[-1] = record
+        if self.commit is not None:
+            await self.commit(session)
         sink.emit(CompactionEvent(before=tokens, after=after, summary_tokens=summary_tokens))
         sink.emit(ContextFill(tokens=after, window=self.budget.window))
         return record

@@ -2,10 +2,13 @@
 
 Per turn, per file: where its pre-image is (a ``rhema-checkpoint:`` URI that
 ``rhema.checkpointContent`` reads back) and how the file stands now: as the
-agent's latest change left it, changed since (by the user, or outside the
-editor), or restored by a rewind. A client opens the diff from the
-checkpoint to the live file; rejecting a hunk there (VS Code's "Revert
-Block", Neovim's ``:diffget``) is rewinding that hunk.
+agent's latest change left it (or, when the server died while applying
+it, as it may have left it: a rewind restores it), changed since (by the
+user, or outside the editor), or restored by a rewind; and per turn whether
+it was cut short (``interrupted``: it never ended and is not running). A
+client opens the diff from the checkpoint to the live file; rejecting a
+hunk there (VS Code's "Revert Block", Neovim's ``:diffget``) is rewinding
+that hunk.
 """
 
 from __future__ import annotations
@@ -76,11 +79,14 @@ async def describe_changes(
         The session is unknown or the store unreadable.
     """
     turns = await store.checkpoints.turns(session)
+    running = (await store.info(session)).running
     latest: dict[str, str | None] = {}
+    unknown: dict[str, bool] = {}
     for summary in turns:
         for change in summary.files:
             if not change.rewound:
                 latest[change.uri] = change.after
+                unknown[change.uri] = not change.known
     now: dict[str, str | None] = {}
     for uri in latest:
         data = await current_bytes(editor, uri)
@@ -93,7 +99,8 @@ async def describe_changes(
         for change in summary.files:
             state = "restored"
             if not change.rewound:
-                state = "asLeft" if now[change.uri] == latest[change.uri] else "changed"
+                left = unknown[change.uri] or now[change.uri] == latest[change.uri]
+                state = "asLeft" if left else "changed"
             files.append(
                 ChangedFile.model_validate(
                     {
@@ -114,6 +121,7 @@ async def describe_changes(
                 created_at=summary.created_at,
                 in_conversation=summary.in_conversation,
                 files=files,
+                interrupted=not summary.ended and not (running and summary is turns[-1]),
             )
         )
     return ChangesResult(session=session, turns=listed)

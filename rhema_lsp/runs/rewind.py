@@ -5,7 +5,10 @@ Per file, the store's plan gives the content before the turn and the hash
 the agent left it at. A file that still holds what the agent left (in the
 editor's buffer when open, else on disk) is restored; one the user changed
 since is a conflict, reported with the reason and left alone, unless
-``force``. Every restore goes out as one ``WorkspaceEdit`` through the
+``force``. When the process died while the agent's last change to a file
+was being applied, what it left is unknown (:attr:`Restore.unknown`): the
+file is restored whatever it holds, so no applied change is beyond a
+rewind. Every restore goes out as one ``WorkspaceEdit`` through the
 :class:`~rhema_lsp.tools.Editor` (an editor's ``workspace/applyEdit``, or
 atomic writes on disk headless). Paths come from the store, which a
 workspace could have crafted: each is confined like the tools' own writes
@@ -166,7 +169,7 @@ async def _restore_files(
         if now == plan.restore:
             report.restored.append(plan.uri)
             continue
-        if now != plan.expect and not force:
+        if now != plan.expect and not plan.unknown and not force:
             what = "deleted" if current is None else "changed"
             turns = ", ".join(map(str, plan.turns))
             report.conflicts.append(

@@ -5,7 +5,9 @@ recorded", written once for every front door.
 state, the ACP agent) and owns what outlives a run: each session's
 :class:`~rhema_lsp.engine.ContextBudget` (the window, and the token estimate
 every call calibrates) and the MCP hub the runs take tools from. A door
-decides the session and turn (:meth:`Turns.begin`), registers the run in its
+decides the session and turn (:meth:`Turns.begin`: the turn's number is
+reserved durably there, and a new session is created with its first prompt
+in one transaction), registers the run in its
 :class:`~rhema_lsp.runs.registry.RunRegistry` (cancellation), and calls
 :meth:`Turns.run`, which:
 
@@ -16,17 +18,22 @@ decides the session and turn (:meth:`Turns.begin`), registers the run in its
 4. builds the mode's tools on the door's editor, checkpointing into the
    store, plus the MCP tools of the modes that have them;
 5. completes a round a crash left open (the store's one resume entry point);
-6. commits the prompt with its ``TurnStart`` before the first model call;
+6. commits the prompt with its ``TurnStart`` before the first model call
+   (unless ``begin`` did, with a new session);
 7. drives the engine's turn loop (:func:`~rhema_lsp.runs.driver.drive`:
    commit-before-execute, a checkpoint per round, cancellation, the outcome);
 8. runs the door's ``finish`` on a successful outcome (``rhema.edit``'s
    rewrite), counts the turn (``record_turn``), emits ``error`` when it
-   failed and ``turn_end`` in every case, and closes the output.
+   failed and ``turn_end`` in every case, and closes the output. A turn whose
+   prompt was never committed (no provider, a busy session) gives its
+   reserved number back; a crash keeps it reserved, so a number under which
+   anything was stored is never given out again.
 
 Each commit point is named (:mod:`rhema_lsp.runs.points`) and reported to
-``on_point``. :meth:`Turns.reopen` (a session opened or loaded outside a
-run) and :meth:`Turns.compact` (compaction on demand, a run of its own) use
-the same resume and budget.
+``on_point`` (by default the environment's kill switch, for crash tests).
+:meth:`Turns.reopen` (a session opened or loaded outside a run) and
+:meth:`Turns.compact` (compaction on demand, a run of its own) use the same
+resume and budget.
 """
 
 from __future__ import annotations
@@ -58,12 +65,15 @@ from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.runs.driver import Outcome, drive
 from rhema_lsp.runs.points import (
+    COMPACTION_COMMITTED,
     INTENT_COMMITTED,
     LEASE_HELD,
     PROMPT_COMMITTED,
     RESUMED,
     TURN_RECORDED,
+    TURN_RESERVED,
     PointHook,
+    kill_switch,
 )
 from rhema_lsp.runs.prompts import system_prompt
 from rhema_lsp.runs.refs import TurnRef
@@ -87,12 +97,13 @@ with the run's tools (``rhema.edit`` applies its rewrite here)."""
 
 @dataclass
 class TurnReport(Generic[T]):
-    """How a run ended: its turn, the outcome, and what ``finish`` returned
-    (``None`` when it did not run)."""
+    """How a run ended: its turn, the outcome, what ``finish`` returned
+    (``None`` when it did not run), and whether its prompt is stored."""
 
     ref: TurnRef
     outcome: Outcome
     finished: T | None = None
+    started: bool = False
 
 
 @dataclass
@@ -123,12 +134,14 @@ class Turns:
     mcp
         The MCP servers the runs take tools from.
     on_point
-        Told each commit point a turn passes (test instrumentation).
+        Told each commit point a turn passes (test instrumentation; by
+        default :func:`~rhema_lsp.runs.points.kill_switch`, ``None`` unless
+        ``RHEMA_KILL_AT`` is set).
     """
 
     def __init__(self, mcp: McpHub, *, on_point: PointHook | None = None) -> None:
         self.mcp = mcp
-        self.on_point = on_point
+        self.on_point = on_point if on_point is not None else kill_switch()
         self._budgets: dict[str, _Budget] = {}
 
     def _point(self, name: str) -> None:
@@ -162,14 +175,19 @@ class Turns:
         store: SessionStore | None = None,
     ) -> Agent:
         """The agent of a run on ``ref``'s session; with ``store``, its tool-use
-        answers are committed before their tools run."""
-        hook = None
+        answers are committed before their tools run, and its compactions
+        before their events are sent."""
+        hook = compacted = None
         if store is not None:
             commit = store.commit_hook(ref.session)
 
             async def hook(session: Session) -> None:
                 await commit(session)
                 self._point(INTENT_COMMITTED)
+
+            async def compacted(session: Session) -> None:
+                await commit(session)
+                self._point(COMPACTION_COMMITTED)
 
         return Agent(
             backend.provider,
@@ -181,13 +199,14 @@ class Turns:
                 thinking=ThinkingEffort(settings.thinking),
             ),
             commit_hook=hook,
+            compaction_hook=compacted,
             context=self.budget(ref.session, backend, settings),
         )
 
     # -- the turn --------------------------------------------------------------
 
-    @staticmethod
     async def begin(
+        self,
         store: SessionStore,
         session: str | None,
         plan: Plan,
@@ -197,8 +216,10 @@ class Turns:
     ) -> TurnRef:
         """The turn ``plan`` runs: on ``session``, or on a session created now
         (titled after the plan, with the id ``new_id`` when a door handed one
-        out already); a prompt starts the next turn, a continuation goes on
-        with the last (or the first, of a new session).
+        out already). A prompt starts a new turn, its number reserved
+        durably here (a new session is created holding the prompt as turn 1,
+        in one transaction); a continuation goes on with the last turn (or
+        the first, of a new session).
 
         Raises
         ------
@@ -206,11 +227,16 @@ class Turns:
             ``session`` is unknown, or ``new_id`` taken.
         """
         if session is None:
-            info = await store.create(plan.title, model=model, session_id=new_id)
+            first = None if plan.prompt is None else Message.user(plan.prompt)
+            info = await store.create(plan.title, model=model, session_id=new_id, first=first)
+            ref = TurnRef(info.id, 1)
+        elif plan.prompt is None:
+            ref = TurnRef(session, await store.turn_numbers.current(session))
         else:
-            info = await store.info(session)
-        continues = plan.prompt is None and info.turns > 0
-        return TurnRef(info.id, info.turns if continues else info.turns + 1)
+            ref = TurnRef(session, await store.turn_numbers.reserve(session))
+        if plan.prompt is not None:
+            self._point(TURN_RESERVED)
+        return ref
 
     async def run(
         self,
@@ -232,14 +258,43 @@ class Turns:
             Another live holder (another window) has the session's lease.
         """
         ref = run.ref
+        report: TurnReport[T] = TurnReport(ref, Outcome())
+        try:
+            return await self._run(
+                run, plan, place, backend, settings, output, finish, decorate, report
+            )
+        finally:
+            if plan.prompt is not None and not report.started:
+                with anyio.CancelScope(shield=True):
+                    await self._give_back(place.store, ref)
+
+    async def _give_back(self, store: SessionStore, ref: TurnRef) -> None:
+        """Return the number of a turn whose prompt was never stored."""
+        try:
+            await store.turn_numbers.release(ref.session, ref.turn)
+        except SessionStoreError as exc:
+            logger.warning("turn %s keeps its number: %s", ref, exc)
+
+    async def _run(
+        self,
+        run: Run,
+        plan: Plan,
+        place: Workplace,
+        backend: BackendSource,
+        settings: Settings,
+        output: TurnOutput,
+        finish: Finish[T] | None,
+        decorate: Decorate | None,
+        report: TurnReport[T],
+    ) -> TurnReport[T]:
+        ref = run.ref
         async with place.store.lease(ref.session):
             self._point(LEASE_HELD)
-            tools = place.tools(plan.mode, settings)
+            tools = place.tools(plan.mode, settings, self.on_point)
             sink = await output.open(ref)
-            report: TurnReport[T] = TurnReport(ref, Outcome())
             try:
                 report.outcome = await self._lease_held(
-                    run, plan, place, backend, settings, sink, tools, decorate
+                    run, plan, place, backend, settings, sink, tools, decorate, report
                 )
                 if finish is not None and report.outcome.error is None and not run.cancelled:
                     report.finished = await finish(report.outcome, run, tools)
@@ -276,6 +331,7 @@ class Turns:
         sink: EventSink,
         tools: WorkspaceTools,
         decorate: Decorate | None,
+        report: TurnReport[T],
     ) -> Outcome:
         try:
             backend = await backend_source()
@@ -293,9 +349,13 @@ class Turns:
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
         self._point(RESUMED)
         if plan.prompt is not None:
-            session.history.append(Message.user(plan.prompt))
-            start = TurnStart(ref.turn, title_from_prompt(plan.title))
-            await store.commit(ref.session, session, turn=start)
+            if not await store.turn_numbers.started(
+                ref.session, ref.turn
+            ):  # begin stored a new one's
+                session.history.append(Message.user(plan.prompt))
+                start = TurnStart(ref.turn, title_from_prompt(plan.title))
+                await store.commit(ref.session, session, turn=start)
+            report.started = True
             self._point(PROMPT_COMMITTED)
         elif not session.history:
             return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
@@ -314,7 +374,7 @@ class Turns:
         )
         if plan.prompt is not None:
             with anyio.CancelScope(shield=True):
-                await store.record_turn(ref.session, model=backend.model)
+                await store.record_turn(ref.session, ref.turn, model=backend.model)
             self._point(TURN_RECORDED)
         return outcome
 
@@ -386,12 +446,12 @@ class Turns:
         mode = settings.mode
         async with place.store.lease(ref.session):
             with run.scope:
-                tools = place.tools(mode, settings)
+                tools = place.tools(mode, settings, self.on_point)
                 ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
                 session, _ = await place.store.open_and_resume(ref.session, tools, sink, ctx)
-                agent = self.agent(backend, settings, ref, tools, system_prompt(mode, place.folder))
+                system = system_prompt(mode, place.folder)
+                agent = self.agent(backend, settings, ref, tools, system, place.store)
                 done.before = agent.compactor().estimate(session)
+                # Committed (by the agent's compaction hook) before its event is sent.
                 done.record = await agent.compact(session, sink)
-                if done.record is not None:
-                    await place.store.commit(ref.session, session)
         return done

@@ -23,6 +23,7 @@ from rhema_lsp.engine import EventSink, ModelProvider, ToolResolver
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.runs.checkpoints import StoreJournal
 from rhema_lsp.runs.driver import Outcome
+from rhema_lsp.runs.points import PointHook
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.sessions import SessionStore
@@ -84,8 +85,11 @@ class Workplace:
     editor: Editor
     client_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
 
-    def tools(self, mode: Mode, settings: Settings) -> WorkspaceTools:
-        """The confined tools of a run in ``mode``, checkpointing into the store."""
+    def tools(
+        self, mode: Mode, settings: Settings, on_point: PointHook | None = None
+    ) -> WorkspaceTools:
+        """The confined tools of a run in ``mode``, checkpointing into the
+        store (each change's points reported to ``on_point``)."""
         return WorkspaceTools(
             list(self.roots) or [self.folder],
             self.folder,
@@ -93,7 +97,7 @@ class Workplace:
             self.editor,
             command_allowlist=settings.command_allowlist,
             review=settings.review,
-            journal=StoreJournal(self.store),
+            journal=StoreJournal(self.store, on_point),
             env=os.environ,
         )
 

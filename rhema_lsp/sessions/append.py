@@ -20,6 +20,7 @@ from rhema_lsp.engine import Message, Session
 from rhema_lsp.sessions.errors import SessionConflictError, UnknownSessionError
 from rhema_lsp.sessions.records import TurnStart, now_iso
 from rhema_lsp.sessions.timeline import dropped, last_live_seq, live_count, next_seq
+from rhema_lsp.sessions.turn_numbers import start_turn
 
 __all__ = ["Committed", "append_new", "session_exists"]
 
@@ -95,11 +96,7 @@ def append_new(
         ],
     )
     if turn is not None and count > stored:
-        conn.execute(
-            "INSERT OR REPLACE INTO turns (session_id, turn, first_seq, title, created_at) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (session_id, turn.turn, total + count - 1 - stored, turn.title, now_iso()),
-        )
+        start_turn(conn, session_id, turn, total + count - 1 - stored)
     # Compactions: rows are numbered apart from the copy's list, which
     # leaves out those a conversation rewind made obsolete.
     (have,) = conn.execute(

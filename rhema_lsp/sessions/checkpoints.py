@@ -3,16 +3,21 @@ can be rewound, after a restart and from another window.
 
 Before a turn's first change to a file, :meth:`Checkpoints.pre_image` stores
 the file's content (a content-addressed blob, see :mod:`.blobs`) and a
-``turn_files`` row; after each change :meth:`Checkpoints.post_image` records
-the hash of what the file now holds (the content itself is not stored: it is
-the next turn's pre-image, or the workspace's). A file is identified by its
-``file://`` URI; ``None`` stands for "absent" on either side.
+``turn_files`` row; before every change it marks the row *unsettled* (a
+change is being applied, what the file will hold is unknown), and after the
+change :meth:`Checkpoints.post_image` records the hash of what the file now
+holds and settles it (the content itself is not stored: it is the next
+turn's pre-image, or the workspace's). A crash between the two leaves the
+row unsettled: the change counts, and a rewind restores the pre-image
+whatever the file holds (:attr:`Restore.unknown`). A file is identified by
+its ``file://`` URI; ``None`` stands for "absent" on either side.
 
 A rewind is an appended ``rewinds`` row (:meth:`Checkpoints.record_rewind`):
 code rewinds list the files they restored, so those turns' changes to those
 files count as undone; conversation rewinds drop a range of messages from
 the live history (:mod:`.timeline`). Nothing is ever deleted or rewritten,
-except a ``turn_files`` row's post-image hash while its turn runs.
+except a ``turn_files`` row's post-image hash (and whether it is settled)
+while its turn runs, and a turn's end stamp.
 """
 
 from __future__ import annotations
@@ -34,9 +39,10 @@ from rhema_lsp.sessions.timeline import (
     seq_is_live,
     turn_rows,
 )
+from rhema_lsp.sessions.turn_numbers import last_turn
 from rhema_lsp.vocabulary import RewindWhat
 
-__all__ = ["Checkpoints", "FileChange", "Restore", "TurnSummary"]
+__all__ = ["Checkpoints", "FileChange", "Restore", "TurnSummary", "turn_starts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +64,10 @@ class FileChange:
         (or it was not open): a restore then saves it.
     rewound
         Whether a code rewind has restored it since.
+    known
+        Whether ``after`` is known: ``False`` when the process died while a
+        change was being applied (the file may hold ``after`` or what the
+        change made).
     """
 
     turn: int
@@ -66,6 +76,7 @@ class FileChange:
     after: str | None
     clean: bool
     rewound: bool
+    known: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +88,7 @@ class TurnSummary:
     created_at: str
     in_conversation: bool
     files: list[FileChange]
+    ended: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +108,9 @@ class Restore:
         Save the restored buffer (it matched the disk before the turn).
     turns
         The turns whose changes this undoes.
+    unknown
+        The last change was being applied when the process died: whatever
+        the file holds is taken as the agent's, and restored.
     """
 
     uri: str
@@ -103,6 +118,7 @@ class Restore:
     expect: str | None
     clean: bool
     turns: tuple[int, ...]
+    unknown: bool = False
 
 
 def _hash(data: bytes | None) -> str | None:
@@ -125,8 +141,8 @@ def _rewound(conn: sqlite3.Connection, session_id: str) -> list[tuple[int, int, 
 def _changes(conn: sqlite3.Connection, session_id: str) -> list[FileChange]:
     rewinds = _rewound(conn, session_id)
     rows = conn.execute(
-        "SELECT turn, uri, before, after, clean FROM turn_files "
-        "WHERE session_id = ? AND before IS NOT after ORDER BY turn, rowid",
+        "SELECT turn, uri, before, after, clean, settled FROM turn_files "
+        "WHERE session_id = ? AND (before IS NOT after OR settled = 0) ORDER BY turn, rowid",
         (session_id,),
     ).fetchall()
     return [
@@ -137,19 +153,10 @@ def _changes(conn: sqlite3.Connection, session_id: str) -> list[FileChange]:
             after=after,
             clean=bool(clean),
             rewound=any(lo <= int(turn) <= hi and uri in files for lo, hi, files in rewinds),
+            known=bool(settled),
         )
-        for turn, uri, before, after, clean in rows
+        for turn, uri, before, after, clean, settled in rows
     ]
-
-
-def _last_turn(conn: sqlite3.Connection, session_id: str) -> int:
-    row = conn.execute(
-        "SELECT max(t) FROM (SELECT turns AS t FROM sessions WHERE id = ? "
-        "UNION ALL SELECT max(turn) FROM turns WHERE session_id = ? "
-        "UNION ALL SELECT max(turn) FROM turn_files WHERE session_id = ?)",
-        (session_id, session_id, session_id),
-    ).fetchone()
-    return int(row[0] or 0)
 
 
 def turn_starts(conn: sqlite3.Connection, session_id: str) -> dict[int, int]:
@@ -186,9 +193,9 @@ class Checkpoints:
     async def pre_image(
         self, session_id: str, turn: int, uri: str, data: bytes | None, *, clean: bool
     ) -> None:
-        """Store ``uri``'s content before ``turn`` first changes it (durably,
-        before the change is made); later calls for the same turn and file
-        keep the first image."""
+        """Store ``uri``'s content before ``turn`` first changes it and mark
+        the change unsettled (durably, before the change is made); later
+        calls for the same turn and file keep the first image."""
 
         def write(conn: sqlite3.Connection) -> None:
             if not _exists(conn, session_id):
@@ -198,6 +205,11 @@ class Checkpoints:
                 (session_id, turn, uri),
             ).fetchone()
             if seen is not None:
+                conn.execute(
+                    "UPDATE turn_files SET settled = 0 WHERE session_id = ? AND turn = ? "
+                    "AND uri = ?",
+                    (session_id, turn, uri),
+                )
                 return
             before = None
             if data is not None:
@@ -208,20 +220,23 @@ class Checkpoints:
                 ).fetchone()
                 before = put_blob(conn, data, base[0] if base else None)
             conn.execute(
-                "INSERT INTO turn_files (session_id, turn, uri, before, after, clean) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO turn_files (session_id, turn, uri, before, after, clean, settled) "
+                "VALUES (?, ?, ?, ?, ?, ?, 0)",
                 (session_id, turn, uri, before, before, int(clean)),
             )
 
         await self._db.write(f"checkpoint {uri}", write, durable=True)
 
     async def post_image(self, session_id: str, turn: int, uri: str, data: bytes | None) -> None:
-        """Record what ``uri`` holds after a change of ``turn``."""
+        """Record what ``uri`` holds after a change of ``turn``, and settle it
+        (committed before the next change or step: a crash loses no more than
+        the unsettled marker says)."""
         after = _hash(data)
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute(
-                "UPDATE turn_files SET after = ? WHERE session_id = ? AND turn = ? AND uri = ?",
+                "UPDATE turn_files SET after = ?, settled = 1 "
+                "WHERE session_id = ? AND turn = ? AND uri = ?",
                 (after, session_id, turn, uri),
             )
 
@@ -259,6 +274,7 @@ class Checkpoints:
                     created_at=rows[number].created_at if number in rows else "",
                     in_conversation=number in starts and seq_is_live(starts[number], ranges),
                     files=[change for change in changes if change.turn == number],
+                    ended=rows[number].ended if number in rows else True,
                 )
                 for number in numbers
             ]
@@ -280,6 +296,7 @@ class Checkpoints:
                 expect=changes[-1].after,
                 clean=changes[0].clean,
                 turns=tuple(change.turn for change in changes),
+                unknown=not changes[-1].known,
             )
             for uri, changes in by_uri.items()
         ]
@@ -330,7 +347,7 @@ class Checkpoints:
                     session_id,
                     turn,
                     what,
-                    _last_turn(conn, session_id),
+                    last_turn(conn, session_id),
                     start,
                     end,
                     json.dumps(sorted(restored)),

@@ -92,14 +92,14 @@ def copy_session(
     for number, first_seq in starts.items():
         if number <= kept_turns and first_seq in renumber:
             conn.execute(
-                "INSERT INTO turns (session_id, turn, first_seq, title, created_at) "
-                "SELECT ?, turn, ?, title, created_at FROM turns "
+                "INSERT INTO turns (session_id, turn, first_seq, title, created_at, ended_at) "
+                "SELECT ?, turn, ?, title, created_at, ended_at FROM turns "
                 "WHERE session_id = ? AND turn = ?",
                 (target, renumber[first_seq], source, number),
             )
     conn.execute(
-        "INSERT INTO turn_files (session_id, turn, uri, before, after, clean) "
-        "SELECT ?, turn, uri, before, after, clean FROM turn_files "
+        "INSERT INTO turn_files (session_id, turn, uri, before, after, clean, settled) "
+        "SELECT ?, turn, uri, before, after, clean, settled FROM turn_files "
         "WHERE session_id = ? AND turn <= ? ORDER BY rowid",
         (target, source, kept_turns),
     )

@@ -28,7 +28,8 @@ class SessionInfo:
     model
         The model of the latest recorded turn ("" before the first).
     turns
-        Turns recorded with ``record_turn``.
+        The number of its latest turn (numbers are reserved when a turn
+        starts, so a turn a crash cut short counts).
     running
         Whether a live lease (of any process) holds it.
     """

@@ -13,7 +13,11 @@ from 0; the latest decides what the model is sent); version 4 adds
 checkpoints (:mod:`rhema_lsp.sessions.checkpoints`): content-addressed
 ``blobs`` (pre-images, zlib, possibly a line delta on an earlier blob), the
 ``turns`` (where each turn's messages start), the ``turn_files`` each turn
-changed (pre-image blob, post-image hash) and the append-only ``rewinds``.
+changed (pre-image blob, post-image hash) and the append-only ``rewinds``;
+version 5 makes turns crash-consistent: a turn's end stamp (``ended_at``,
+``NULL``: cut short, or running) and whether a file's post-image is known
+(``settled``, ``0``: a change was being applied when the process died).
+Turns stored before it count as ended.
 """
 
 from __future__ import annotations
@@ -114,6 +118,11 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             created_at TEXT NOT NULL
         )
         """,
+    ),
+    (
+        "ALTER TABLE turns ADD COLUMN ended_at TEXT",
+        "UPDATE turns SET ended_at = created_at",
+        "ALTER TABLE turn_files ADD COLUMN settled INTEGER NOT NULL DEFAULT 1",
     ),
 )
 """Statements per migration, in order; append new ones, never edit old ones."""

@@ -21,7 +21,8 @@ carries its compactions and so sends the model the compacted view.
 
 Test instrumentation: ``on_event`` (see :meth:`SessionStore.open`) is
 called with ``"commit.begin"``, ``"commit.written"`` (rows inserted, not yet
-committed) and ``"commit.done"``; crash tests kill the process there. It is
+committed) and ``"commit.done"`` around every commit of messages (a session
+created with its first prompt included); crash tests kill the process there. It is
 ``None`` in production.
 """
 
@@ -39,6 +40,7 @@ import anyio.to_thread
 from rhema_lsp.engine import (
     CommitHook,
     EventSink,
+    Message,
     ResumeReport,
     Session,
     ToolContext,
@@ -63,6 +65,7 @@ from rhema_lsp.sessions.timeline import (
     live_count,
     next_seq,
 )
+from rhema_lsp.sessions.turn_numbers import TurnNumbers, end_turn, start_turn
 
 __all__ = ["DEFAULT_LEASE_TTL", "SessionStore", "StoreEvent"]
 
@@ -96,6 +99,8 @@ class SessionStore:
         This store's lease-holder id (unique per open store).
     checkpoints
         What each turn changed in the workspace, and the rewinds.
+    turn_numbers
+        The turns' numbers: reserved when a turn starts, never reused.
     """
 
     def __init__(
@@ -119,6 +124,7 @@ class SessionStore:
         self._compaction_rows: dict[str, int] = {}
         self._held: dict[str, Lease] = {}
         self.checkpoints = Checkpoints(db, self._committed)
+        self.turn_numbers = TurnNumbers(db, str(folder))
 
     @classmethod
     async def open(
@@ -185,10 +191,17 @@ class SessionStore:
         )
 
     async def create(
-        self, title: str, *, model: str = "", session_id: str | None = None
+        self,
+        title: str,
+        *,
+        model: str = "",
+        session_id: str | None = None,
+        first: Message | None = None,
     ) -> SessionInfo:
-        """Start an empty session titled after ``title`` (the first prompt,
-        cut to one line of at most 80 characters).
+        """Start a session titled after ``title`` (the first prompt, cut to
+        one line of at most 80 characters): empty, or holding ``first`` as
+        the prompt of its turn 1, in the same transaction (so no crash
+        leaves a session without the prompt that made it).
 
         Parameters
         ----------
@@ -205,16 +218,28 @@ class SessionStore:
             session_id = secrets.token_hex(8)
         stamp = now_iso()
         clean = title_from_prompt(title)
+        turns = 0 if first is None else 1
 
         def insert(conn: sqlite3.Connection) -> None:
             conn.execute(
                 "INSERT INTO sessions (id, folder, title, created_at, updated_at, model, turns) "
-                "VALUES (?, ?, ?, ?, ?, ?, 0)",
-                (session_id, self._real_folder, clean, stamp, stamp, model),
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (session_id, self._real_folder, clean, stamp, stamp, model, turns),
             )
+            if first is not None:
+                conn.execute(
+                    "INSERT INTO messages (session_id, seq, body) VALUES (?, 0, ?)",
+                    (session_id, first.model_dump_json()),
+                )
+                start_turn(conn, session_id, TurnStart(1, clean), 0)
+                self._event("commit.written")
 
-        await self._db.write("create a session", insert)
-        self._committed[session_id] = 0
+        if first is not None:
+            self._event("commit.begin")
+        await self._db.write("create a session", insert, durable=first is not None)
+        self._committed[session_id] = turns
+        if first is not None:
+            self._event("commit.done")
         return SessionInfo(
             id=session_id,
             folder=str(self.folder),
@@ -222,7 +247,7 @@ class SessionStore:
             created_at=stamp,
             updated_at=stamp,
             model=model,
-            turns=0,
+            turns=turns,
             running=False,
         )
 
@@ -367,23 +392,29 @@ class SessionStore:
 
         return await self._db.write(f"fork session {session_id}", copy)
 
-    async def record_turn(self, session_id: str, *, model: str | None = None) -> None:
-        """Count one finished turn, stamp ``updated_at`` and, when given, the model.
+    async def record_turn(
+        self, session_id: str, turn: int | None = None, *, model: str | None = None
+    ) -> None:
+        """Record that ``turn`` ended (a turn never recorded so was cut short:
+        it is listed as interrupted), stamp ``updated_at`` and, when given,
+        the model.
 
         Raises
         ------
         UnknownSessionError
             No such session.
         """
+        stamp = now_iso()
 
         def update(conn: sqlite3.Connection) -> None:
             cursor = conn.execute(
-                "UPDATE sessions SET turns = turns + 1, updated_at = ?, "
-                "model = coalesce(?, model) WHERE id = ?",
-                (now_iso(), model, session_id),
+                "UPDATE sessions SET updated_at = ?, model = coalesce(?, model) WHERE id = ?",
+                (stamp, model, session_id),
             )
             if cursor.rowcount != 1:
                 raise UnknownSessionError(session_id, str(self.folder))
+            if turn is not None:
+                end_turn(conn, session_id, turn, stamp)
 
         await self._db.write(f"record a turn of session {session_id}", update)
 

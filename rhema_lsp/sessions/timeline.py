@@ -49,12 +49,14 @@ Ranges = list[tuple[int, int]]
 
 @dataclass(frozen=True, slots=True)
 class TurnRow:
-    """Where a turn starts, and what it was asked."""
+    """Where a turn starts, what it was asked, and whether it ended (a turn
+    that did not was cut short by a crash, or is running)."""
 
     turn: int
     first_seq: int
     title: str
     created_at: str
+    ended: bool
 
 
 def dropped(conn: sqlite3.Connection, session_id: str) -> Ranges:
@@ -110,10 +112,13 @@ def last_live_seq(total: int, ranges: Ranges) -> int | None:
 def turn_rows(conn: sqlite3.Connection, session_id: str) -> list[TurnRow]:
     """The recorded turns of a session, in order."""
     rows = conn.execute(
-        "SELECT turn, first_seq, title, created_at FROM turns WHERE session_id = ? ORDER BY turn",
+        "SELECT turn, first_seq, title, created_at, ended_at IS NOT NULL FROM turns "
+        "WHERE session_id = ? ORDER BY turn",
         (session_id,),
     ).fetchall()
-    return [TurnRow(int(t), int(s), str(title), str(at)) for t, s, title, at in rows]
+    return [
+        TurnRow(int(t), int(s), str(title), str(at), bool(ended)) for t, s, title, at, ended in rows
+    ]
 
 
 def derived_starts(user_seqs: Sequence[int]) -> dict[int, int]:

@@ -189,9 +189,11 @@ async def start_agent(
     *extra: str,
     fs: bool = True,
     wire: list[dict[str, Any]] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse]]:
-    """Run ``python -m rhema_lsp acp`` and initialize it as an fs-capable
-    client; every raw JSON-RPC message the agent sends lands in ``wire``."""
+    """Run ``python -m rhema_lsp acp`` (``env`` added to its environment) and
+    initialize it as an fs-capable client; every raw JSON-RPC message the
+    agent sends lands in ``wire``."""
 
     def record(event: StreamEvent) -> None:
         if wire is not None and event.direction is StreamDirection.INCOMING:
@@ -202,6 +204,7 @@ async def start_agent(
         "XDG_STATE_HOME": str(state),
         "XDG_CONFIG_HOME": str(state / "config"),  # no user config file of the machine's
         "OPENAI_API_KEY": "",
+        **(env or {}),
     }
     log = (state / "agent.log").open("ab")
     try:

@@ -593,13 +593,14 @@ export interface TurnArgs {
   detach?: boolean | null;
 }
 
-/** One turn and the files it changed. */
+/** One turn and the files it changed; `interrupted`: it never ended (the server was killed during it) and is not running now. */
 export interface TurnChanges {
   turn: number;
   title: string;
   createdAt: string;
   inConversation: boolean;
   files: ChangedFile[];
+  interrupted: boolean;
 }
 
 /** A run ended; always the last event of a run. */

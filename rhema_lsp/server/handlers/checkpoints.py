@@ -71,7 +71,8 @@ async def _rewind(
 async def undo_turn(service: AgentService, args: UndoTurnArgs, request: Request) -> UndoTurnResult:
     found = await service.state.state_of(args.session)
     info = await found.store.info(args.session)
-    turn = args.turn or max(info.turns, 1)
+    # The last turn with a prompt (a number a crash left reserved has no changes).
+    turn = args.turn or max(await found.store.turn_numbers.current(info.id), 1)
     report = await _rewind(
         service, info.id, turn, "code", force=False, label=f"rhema: undo turn {turn}"
     )

@@ -291,3 +291,36 @@ def test_the_estimate_calibrates_on_reported_usage_within_bounds() -> None:
     assert estimator.bytes_per_token == 4
     estimator.calibrate(100_000, 1)  # nonsense usage: clamped
     assert estimator.bytes_per_token == 8
+
+
+async def test_a_compaction_is_committed_before_its_event_and_a_failed_commit_emits_none() -> None:
+    seen: list[tuple[int, int]] = []  # (compactions in the session, events so far) per commit
+    sink = Recorder()
+
+    async def commit(session: Session) -> None:
+        seen.append((len(session.compactions), len(sink.events)))
+
+    agent = Agent(
+        WindowedModel(window=1600),
+        resolver=ScriptedResolver({"echo": echo}),
+        compaction_hook=commit,
+        context=ContextBudget(window=1600),
+    )
+    session = Session()
+    for turn in range(30):
+        prompt = f"request number {turn}: please do the thing " + "y" * 80
+        await run_turn(agent, session, Message.user(prompt), sink, ToolContext(), 5)
+    events = [i for i, e in enumerate(sink.events) if isinstance(e, CompactionEvent)]
+    assert len(events) >= 2 and len(seen) == len(events)
+    # The n-th commit holds n compactions and happens before the n-th event.
+    assert [count for count, _ in seen] == list(range(1, len(events) + 1))
+    assert all(before <= event for (_, before), event in zip(seen, events, strict=True))
+
+    async def failing(session: Session) -> None:
+        raise OSError("the disk is full")
+
+    quiet = Recorder()
+    agent.compaction_hook = failing
+    with pytest.raises(OSError, match="the disk is full"):
+        await agent.compact(session, quiet)
+    assert not [e for e in quiet.events if isinstance(e, CompactionEvent)]

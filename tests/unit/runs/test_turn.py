@@ -77,16 +77,20 @@ async def test_each_commit_point_is_named_in_order(bench: Bench) -> None:
     await bench.turn("say hi")
 
     assert passed == [
+        points.TURN_RESERVED,
         points.LEASE_HELD,
         points.RESUMED,
         points.PROMPT_COMMITTED,
         points.INTENT_COMMITTED,
+        points.CHANGE_PREPARED,
+        points.CHANGE_APPLIED,
+        points.CHANGE_RECORDED,
         points.STEP_COMMITTED,
         points.STEP_COMMITTED,
         points.TURN_CHECKPOINTED,
         points.TURN_RECORDED,
     ]
-    assert set(passed) == set(points.POINTS)
+    assert set(passed) == set(points.POINTS) - {points.COMPACTION_COMMITTED}
 
 
 async def test_a_second_turn_carries_the_first_and_counts_as_turn_two(bench: Bench) -> None:
@@ -269,7 +273,10 @@ async def test_a_prompt_that_cannot_be_committed_ends_in_error_before_any_model_
 ) -> None:
     bench, store = await _failing_bench(tmp_path, fake, fail_at=1)
     try:
-        report, out = await bench.turn("hello")
+        session = (await store.create("an existing session")).id
+        report, out = await bench.turn("hello", session)
+        assert not await store.turn_numbers.started(session, report.ref.turn)
+        assert (await store.info(session)).turns == 0  # its number given back
     finally:
         await store.close()
 
@@ -286,7 +293,8 @@ async def test_a_tool_use_that_cannot_be_committed_runs_no_tool(
     bench, store = await _failing_bench(tmp_path, fake, fail_at=2)
     fake.script(tool_reply(EDIT), text_reply("never"))
     try:
-        report, out = await bench.turn("say hi")
+        session = (await store.create("an existing session")).id
+        report, out = await bench.turn("say hi", session)
         stored = await store.load(report.ref.session)
     finally:
         await store.close()

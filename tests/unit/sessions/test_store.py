@@ -122,11 +122,13 @@ async def test_create_list_and_info(store: SessionStore, folder: Path) -> None:
     assert (first.turns, first.model, first.running) == (0, "m1", False)
     assert first.created_at.endswith("Z")
     assert [info.id for info in await store.list()] == [second.id, first.id]
-    await store.record_turn(first.id, model="m2")
+    assert await store.turn_numbers.reserve(first.id) == 1
+    await store.record_turn(first.id, 1, model="m2")
     listed = await store.list()
     assert [info.id for info in listed] == [first.id, second.id]
     assert (listed[0].turns, listed[0].model) == (1, "m2")
-    await store.record_turn(first.id)
+    assert await store.turn_numbers.reserve(first.id) == 2
+    await store.record_turn(first.id, 2)
     info = await store.info(first.id)
     assert (info.turns, info.model) == (2, "m2")
     assert info.updated_at > first.updated_at

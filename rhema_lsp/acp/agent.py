@@ -21,20 +21,29 @@ MCP: the servers the client passes with ``session/new`` or ``session/load``
 :class:`~rhema_lsp.mcp.hub.McpHub`; a prompt whose mode is in ``mcpModes``
 gets their tools, each call asked through ``session/request_permission``;
 every server stops when the agent shuts down.
+
+Options: each session's ``configOptions`` (mode and model, as CodeCompanion
+and Zed switch them) come from :mod:`~rhema_lsp.acp.config`; a session's
+chosen model is its next request's. The module holds the SDK's ``Agent``
+methods together, one idea, a little over 400 lines.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -45,13 +54,17 @@ from acp.schema import (
     PromptResponse,
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
     SessionInfo,
     SessionListCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
 )
 
 from rhema_lsp import __version__
+from rhema_lsp.acp.config import MODE, MODEL, SessionModels, mode_named
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import (
     INTERNAL_ERROR,
@@ -73,7 +86,6 @@ from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
 from rhema_lsp.sessions import SessionBusyError, SessionStoreError, UnknownSessionError
-from rhema_lsp.vocabulary import MODES
 
 __all__ = ["RhemaAcpAgent"]
 
@@ -114,7 +126,11 @@ class RhemaAcpAgent:
         self._client: AcpClient | None = None
         self._capabilities = ClientCapabilities()
         self._provider: ResolvedProvider | None = None
+        self.models = SessionModels(settings, self._resolved_provider)
         self._closed = False
+        self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
+        """Withdraws the agent's unanswered requests about a session (set by
+        the transport: ``$/cancel_request`` for each) once its prompt ends."""
 
     # -- connection ------------------------------------------------------------
 
@@ -135,12 +151,15 @@ class RhemaAcpAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        """Negotiate the protocol version; declare what this agent does."""
+        """Negotiate the protocol version (the one this agent speaks: the
+        client's when it is that one, else this agent's latest, as the
+        protocol says; never a version it does not speak); declare what this
+        agent does."""
         self._capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
@@ -205,7 +224,11 @@ class RhemaAcpAgent:
         session = await self._open(
             secrets.token_hex(8), cwd, additional_directories, mcp_servers, stored=False
         )
-        return NewSessionResponse(session_id=session.id, modes=session.modes())
+        return NewSessionResponse(
+            session_id=session.id,
+            modes=session.modes(),
+            config_options=await self._options(session),
+        )
 
     async def load_session(
         self,
@@ -239,7 +262,10 @@ class RhemaAcpAgent:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         for update in replay(history):
             await self.client.session_update(session_id, update)
-        return LoadSessionResponse(modes=session.modes())
+        return LoadSessionResponse(
+            modes=session.modes(),
+            config_options=await self._options(session),
+        )
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -268,11 +294,48 @@ class RhemaAcpAgent:
     ) -> SetSessionModeResponse | None:
         """Switch the session's tool set; the next prompt uses it."""
         session = self._session(session_id)
-        for mode in MODES:
-            if mode == mode_id:
-                session.mode = mode
-                return SetSessionModeResponse()
-        raise RequestError(INVALID_PARAMS, f"unknown mode {mode_id!r}: {', '.join(MODES)}")
+        session.mode = mode_named(mode_id)
+        await self.client.session_update(
+            session_id,
+            ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=await self._options(session),
+            ),
+        )
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse | None:
+        """Change one of the session's options (:mod:`~rhema_lsp.acp.config`)."""
+        session = self._session(session_id)
+        if config_id == MODE and isinstance(value, str):
+            session.mode = mode_named(value)
+            await self.client.session_update(
+                session_id,
+                CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=session.mode
+                ),
+            )
+        elif config_id == MODEL and isinstance(value, str):
+            offered = await self.models.offered(session.model)
+            if value not in offered:
+                raise RequestError(
+                    INVALID_PARAMS,
+                    f"unknown model {value!r}: {', '.join(offered) or 'none set up'}",
+                )
+            session.model = value
+        else:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown option {config_id!r} (or value {value!r}): options {MODE}, {MODEL}",
+            )
+        return SetSessionConfigOptionResponse(config_options=await self._options(session))
+
+    async def _options(
+        self, session: AcpSession
+    ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+        return list(await self.models.options(session.mode, session.model))
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -305,8 +368,17 @@ class RhemaAcpAgent:
         except SessionRunningError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
         try:
+            settings = self.settings
+            if session.model is not None:
+                settings = settings.model_copy(update={"model": session.model})
             outcome = await run_prompt(
-                self.turns, session, run, text, self._resolved_provider, self.settings, self.client
+                self.turns,
+                session,
+                run,
+                text,
+                lambda: self.models.provider(session.model),
+                settings,
+                self.client,
             )
         except SessionBusyError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
@@ -314,6 +386,9 @@ class RhemaAcpAgent:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         finally:
             self.runs.remove(run)
+            if self.withdraw_requests is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.withdraw_requests(session_id)
         return answer(outcome)
 
     async def _resolved_provider(self) -> ResolvedProvider:

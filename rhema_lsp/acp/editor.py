@@ -50,8 +50,9 @@ from lsprotocol.types import (
     TextEdit,
     WorkspaceEdit,
 )
+from pydantic import ValidationError
 
-from rhema_lsp.acp.updates import FileDiff, text_content
+from rhema_lsp.acp.updates import FileDiff, UpdateStream, text_content
 from rhema_lsp.tools import DiskEditor, EditOutcome, OpenDocument, ToolError, uri_to_path
 from rhema_lsp.tools.editor import DENY, approving_choice
 from rhema_lsp.tools.positions import apply_text_edits
@@ -103,6 +104,21 @@ class AcpClient(Protocol):
 class _Buffer:
     text: str
     version: int
+
+
+CLIENT_FAILED = (RequestError, ConnectionError, ValidationError)
+"""What a request to the client can end in besides its answer: an error
+reply, the connection gone, or an answer the schema refuses (a client
+mistake, handled where the agent asked, like an error reply)."""
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for what went wrong with a request to the client."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the answer"
+        return f"an answer the protocol does not allow ({where}: {first['msg']})"
+    return str(exc)
 
 
 _versions = itertools.count(1)
@@ -159,20 +175,28 @@ class AcpEditor:
         self.always_allowed: set[str] = set()
         self._buffers: dict[Path, _Buffer] = {}
         self._call: ToolCallUpdate | None = None
+        self._stream: UpdateStream | None = None
         self._diffs: list[FileDiff] = []
 
     # -- the call in flight ----------------------------------------------------
 
-    def begin_call(self, call: ToolCallUpdate) -> None:
-        """A call starts: permission requests name it."""
+    def begin_call(self, call: ToolCallUpdate, stream: UpdateStream | None = None) -> None:
+        """A call starts: permission requests name it; ``stream`` hears when
+        it is under way (approved, or editing)."""
         self._call = call
+        self._stream = stream
         self._diffs = []
+
+    def _under_way(self) -> None:
+        if self._stream is not None and self._call is not None:
+            self._stream.call_started(self._call.tool_call_id)
 
     def end_call(self) -> list[FileDiff]:
         """The call ended: forget its buffers; the files it changed."""
         diffs, self._diffs = self._diffs, []
         self._buffers.clear()
         self._call = None
+        self._stream = None
         return diffs
 
     async def fetch(self, path: Path) -> None:
@@ -181,8 +205,8 @@ class AcpEditor:
             return
         try:
             response = await self.client.read_text_file(self.session_id, str(path))
-        except (RequestError, ConnectionError) as exc:
-            logger.info("the client did not give %s (%s); reading the disk", path, exc)
+        except CLIENT_FAILED as exc:
+            logger.info("the client did not give %s (%s); reading the disk", path, _failure(exc))
             return
         self._buffers[path] = _Buffer(response.content, next(_versions))
 
@@ -207,9 +231,12 @@ class AcpEditor:
             return None
         reject = DENY
         if message in self.always_allowed:
+            self._under_way()
             return allow
         shown = self._call or ToolCallUpdate(tool_call_id="rhema-confirm", title=message)
-        asked = shown.model_copy(update={"content": [text_content(message)]})
+        asked = shown.model_copy(update={"content": [text_content(message)], "status": "pending"})
+        if self._stream is not None:
+            await self._stream.sent()  # the call's title and arguments first
         options = [
             PermissionOption(option_id="allow_once", name=allow, kind="allow_once"),
             PermissionOption(
@@ -219,16 +246,18 @@ class AcpEditor:
         ]
         try:
             response = await self.client.request_permission(self.session_id, asked, options)
-        except (RequestError, ConnectionError) as exc:
-            logger.warning("the permission request failed (%s); declined", exc)
+        except CLIENT_FAILED as exc:
+            logger.warning("the permission request failed (%s); declined", _failure(exc))
             return None
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome):
             return None
         if outcome.option_id == "allow_always":
             self.always_allowed.add(message)
-            return allow
-        return allow if outcome.option_id == "allow_once" else None
+        elif outcome.option_id != "allow_once":
+            return None
+        self._under_way()
+        return allow
 
     # -- Editor: edits ---------------------------------------------------------
 
@@ -236,6 +265,7 @@ class AcpEditor:
         self, edit: WorkspaceEdit, label: str, expected: Mapping[str, str | None]
     ) -> EditOutcome:
         """Write through the client when it can, else on disk (module docstring)."""
+        self._under_way()
         changes = edit.document_changes or []
         text_only = all(isinstance(c, TextDocumentEdit | CreateFile) for c in changes)
         before = {uri: await self._text_now(_key(uri)) for uri in expected}
@@ -304,8 +334,8 @@ class AcpEditor:
         for path, text in planned.items():
             try:
                 await self.client.write_text_file(self.session_id, str(path), text)
-            except (RequestError, ConnectionError) as exc:
-                return EditOutcome(False, f"the editor refused to write {path}: {exc}")
+            except CLIENT_FAILED as exc:
+                return EditOutcome(False, f"the editor refused to write {path}: {_failure(exc)}")
             self._buffers[path] = _Buffer(text, next(_versions))
         return EditOutcome(True)
 

@@ -56,6 +56,7 @@ async def connect(
     )
     # The SDK's Agent protocol lists every optional method; its router
     # serves only the ones an agent has, answering the rest "method not found".
+    agent.withdraw_requests = transport.withdraw
     connection = AgentSideConnection(cast("Agent", agent), transport, listening=False)
     try:
         await connection.listen()

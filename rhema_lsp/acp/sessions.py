@@ -79,6 +79,8 @@ class AcpSession:
     """Whether the store has it yet (a new session is stored on its first prompt)."""
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """The MCP servers the client passed for this session."""
+    model: str | None = None
+    """The model chosen for this session (``None``: the provider's own)."""
 
     @property
     def place(self) -> Workplace:

@@ -19,7 +19,14 @@ class MistakenClient(RecordingClient):
     """Answers ``fs/read_text_file`` and ``session/request_permission`` with
     shapes the schema refuses."""
 
-    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+    async def read_text_file(
+        self,
+        session_id: str,
+        path: str,
+        line: int | None = None,
+        limit: int | None = None,
+        **kwargs: Any,
+    ) -> Any:
         self.reads.append(path)
         return {"content": 5}
 

@@ -7,8 +7,9 @@ This is how CodeCompanion switches modes: it never calls ``set_mode``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from acp import RequestError, text_block
@@ -24,17 +25,17 @@ def models() -> Iterator[FakeModelServer]:
         yield server
 
 
-def _current(options: list[object] | None) -> dict[str, tuple[str, list[str]]]:
+def _current(options: Sequence[object] | None) -> dict[str, tuple[str, list[str]]]:
     found: dict[str, tuple[str, list[str]]] = {}
     for option in options or []:
         assert isinstance(option, SessionConfigOptionSelect)
-        values = [choice.value for choice in option.options]  # type: ignore[union-attr]
-        found[option.id] = (option.current_value, values)
+        values = [getattr(choice, "value", None) for choice in option.options]
+        found[option.id] = (option.current_value, [str(v) for v in values])
     return found
 
 
-def _tools(request: dict[str, object]) -> set[str]:
-    return {tool["function"]["name"] for tool in request.get("tools", [])}  # type: ignore[index, union-attr]
+def _tools(request: dict[str, Any]) -> set[str]:
+    return {tool["function"]["name"] for tool in request.get("tools", [])}
 
 
 async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(

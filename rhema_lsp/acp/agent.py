@@ -25,7 +25,7 @@ every server stops when the agent shuts down.
 Options: each session's ``configOptions`` (mode and model, as CodeCompanion
 and Zed switch them) come from :mod:`~rhema_lsp.acp.config`; a session's
 chosen model is its next request's. The module holds the SDK's ``Agent``
-methods together, one idea, a little over 400 lines.
+methods together, one idea, about 430 lines.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from acp.schema import (
     AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
+    CloseSessionResponse,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     Implementation,
@@ -52,12 +53,14 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionAdditionalDirectoriesCapabilities,
     SessionCapabilities,
+    SessionCloseCapabilities,
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
-    SessionInfo,
     SessionListCapabilities,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
@@ -76,9 +79,9 @@ from rhema_lsp.acp.errors import (
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.prompt import PromptBlock, user_text
 from rhema_lsp.acp.replay import replay
-from rhema_lsp.acp.sessions import AcpSession, Stores, real_folder
+from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
-from rhema_lsp.engine import Event
+from rhema_lsp.engine import Event, Session
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.refs import TurnRef
@@ -167,6 +170,8 @@ class RhemaAcpAgent:
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     additional_directories=SessionAdditionalDirectoriesCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="rhema-lsp", title="Rhema", version=__version__),
@@ -240,6 +245,35 @@ class RhemaAcpAgent:
     ) -> LoadSessionResponse | None:
         """Open a stored session of ``cwd``'s folder (with the client's MCP
         servers), complete a round a crash left open, and replay its history."""
+        session, history = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
+        for update in replay(history):
+            await self.client.session_update(session_id, update)
+        return LoadSessionResponse(
+            modes=session.modes(), config_options=await self._options(session)
+        )
+
+    async def resume_session(
+        self,
+        cwd: str,
+        session_id: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[ClientServer] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """As ``session/load``, without replaying the history (the client
+        still shows it)."""
+        session, _ = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
+        return ResumeSessionResponse(
+            modes=session.modes(), config_options=await self._options(session)
+        )
+
+    async def _reopen(
+        self,
+        cwd: str,
+        session_id: str,
+        additional: list[str] | None,
+        servers: list[ClientServer] | None,
+    ) -> tuple[AcpSession, Session]:
         store = await self.stores.of(real_folder(cwd, "cwd"))
         try:
             info = await store.info(session_id)
@@ -247,47 +281,33 @@ class RhemaAcpAgent:
             raise to_request_error(UnknownSession(session_id, str(store.folder))) from exc
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-        session = await self._open(
-            session_id, cwd, additional_directories, mcp_servers, stored=True
-        )
+        session = await self._open(session_id, cwd, additional, servers, stored=True)
         try:
             if self.runs.is_running(session_id):
-                history = await store.load(session_id)
-            else:
-                ref = TurnRef(session_id, info.turns)
-                history, _ = await self.turns.reopen(
-                    session.place, ref, session.mode, self.settings, _Discard()
-                )
+                return session, await store.load(session_id)
+            ref = TurnRef(session_id, info.turns)
+            history, _ = await self.turns.reopen(
+                session.place, ref, session.mode, self.settings, _Discard()
+            )
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-        for update in replay(history):
-            await self.client.session_update(session_id, update)
-        return LoadSessionResponse(
-            modes=session.modes(),
-            config_options=await self._options(session),
-        )
+        return session, history
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Forget the session on this connection (its prompt, if one runs,
+        is cancelled and answers ``cancelled``); it stays in its store."""
+        self._session(session_id)
+        self.runs.cancel(session_id)
+        del self.sessions[session_id]
+        return CloseSessionResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        """The stored sessions of ``cwd``'s folder (else of every folder opened)."""
+        """The stored sessions of ``cwd``'s folder (else of every folder
+        opened), a page at a time (:func:`~rhema_lsp.acp.sessions.list_page`)."""
         stores = [await self.stores.of(real_folder(cwd, "cwd"))] if cwd else self.stores.opened()
-        listed: list[SessionInfo] = []
-        for store in stores:
-            try:
-                infos = await store.list()
-            except SessionStoreError as exc:
-                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-            listed += [
-                SessionInfo(
-                    session_id=info.id,
-                    cwd=str(store.folder),
-                    title=info.title,
-                    updated_at=info.updated_at,
-                )
-                for info in infos
-            ]
-        return ListSessionsResponse(sessions=listed)
+        return await list_page(stores, cursor)
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any

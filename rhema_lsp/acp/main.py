@@ -57,7 +57,10 @@ async def connect(
     # The SDK's Agent protocol lists every optional method; its router
     # serves only the ones an agent has, answering the rest "method not found".
     agent.withdraw_requests = transport.withdraw
-    connection = AgentSideConnection(cast("Agent", agent), transport, listening=False)
+    # session/resume and session/close are "unstable" in the SDK's router.
+    connection = AgentSideConnection(
+        cast("Agent", agent), transport, listening=False, use_unstable_protocol=True
+    )
     try:
         await connection.listen()
     finally:

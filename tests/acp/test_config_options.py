@@ -3,7 +3,9 @@ client): the mode and the model are listed with every session, switched
 with ``session/set_config_option`` (the next request goes to the chosen
 model, the chosen mode's tools are offered), and every route that changes
 the mode tells the client (``current_mode_update``, ``config_option_update``).
-This is how CodeCompanion switches modes: it never calls ``set_mode``."""
+This is how CodeCompanion switches modes: it never calls ``set_mode``.
+And the context fill each step reports (``usage_update``), which the same
+clients show beside the pickers."""
 
 from __future__ import annotations
 
@@ -13,7 +15,12 @@ from typing import Any
 
 import pytest
 from acp import RequestError, text_block
-from acp.schema import ConfigOptionUpdate, CurrentModeUpdate, SessionConfigOptionSelect
+from acp.schema import (
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    SessionConfigOptionSelect,
+    UsageUpdate,
+)
 
 from tests.acp.client import RecordingClient, start_agent
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
@@ -88,3 +95,17 @@ async def test_set_mode_tells_the_config_options_too(
         await client.wait_for(lambda: bool(client.of(ConfigOptionUpdate)))
     (update,) = client.of(ConfigOptionUpdate)
     assert _current(update.config_options)["mode"] == ("ask", ["ask", "edit", "agent"])
+
+
+async def test_each_step_reports_the_context_fill_as_usage_update(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    fake.script(tool_reply(("read_file", {"path": "hello.py"})), text_reply("Read it."))
+    client = RecordingClient()
+    async with start_agent(client, fake, state, "--context-window", "32000") as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("read hello.py")])
+    fills = [(u.used, u.size) for u in client.of(UsageUpdate)]
+    assert len(fills) == 2  # one per step
+    assert all(size == 32000 for _, size in fills)
+    assert 0 < fills[0][0] < fills[1][0]  # the second request carries the first's result

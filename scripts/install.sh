@@ -42,10 +42,10 @@ if ! python3 scripts/probe_llama.py; then
 fi
 [[ "${1:-}" == --python ]] && exit 0
 
-echo "== install: Emacs and eglot for the Emacs tests (Debian's emacs-nox, elpa-eglot)"
-if ! command -v emacs >/dev/null || ! dpkg -s elpa-eglot >/dev/null 2>&1; then
+echo "== install: Emacs, eglot and lsp-mode for the Emacs tests (Debian's emacs-nox, elpa-eglot, elpa-lsp-mode)"
+if ! command -v emacs >/dev/null || ! dpkg -s elpa-eglot elpa-lsp-mode >/dev/null 2>&1; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq emacs-nox elpa-eglot >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq emacs-nox elpa-eglot elpa-lsp-mode >/dev/null
 fi
 
 echo "== install: code-server and chromium for the VS Code tests"

@@ -2,7 +2,7 @@
 # Every check, after installing what they need (scripts/install.sh):
 # ruff (lint and format), mypy, the contract's generated files, the VS Code
 # extension's type check, lint and unit tests, and the whole pytest suite
-# (unit, real peers, end to end, real Neovim, real Emacs + eglot, real VS Code).
+# (unit, real peers, end to end, real Neovim, real Emacs + eglot and lsp-mode, real VS Code).
 #
 #   scripts/test.sh [PYTEST ARGS]         everything (the README's test command, CI)
 #   scripts/test.sh --fast [PYTEST ARGS]  the fast lane: ruff, mypy, the contract

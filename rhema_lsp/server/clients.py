@@ -1,19 +1,30 @@
-"""What the client can show, decided once at ``initialize``.
+"""What the client can show, decided once at ``initialize``: the one place
+the server's negotiation with an editor lives.
 
-The server adapts to the client instead of assuming a rhema plugin:
+The server adapts to the client instead of assuming a rhema plugin. Three
+rules, each a method or field here that every path asks:
 
-- ``events``: the client renders ``rhema/event`` (it says so with
-  ``initializationOptions.clientCapabilities.events``; our VS Code and
-  Neovim clients do). Every other client gets the transcript file, opened
-  with ``window/showDocument`` where supported, and a closing
-  ``window/showMessage``.
-- ``edit_selection``: the client implements the client-side command
-  ``rhema.editSelection`` (asks for an instruction, then sends
-  ``rhema.edit``); others get ready-made server-side code actions.
-- Turns detach (the command answers at once, the run goes on) unless the
-  client can show progress or renders events: a plain client's request
-  would otherwise block it for the whole turn (Emacs' jsonrpc gives up
-  after 10 s).
+- **Events** (:attr:`ClientFeatures.events`): ``rhema/event`` goes only to a
+  client that declared ``initializationOptions.clientCapabilities.events``
+  (our VS Code, Neovim and headless clients). Any other client would log an
+  unknown notification (lsp-mode opens ``*Warnings*`` for each); it gets the
+  session's transcript file instead, shown with ``window/showDocument`` at
+  turn end where supported, and a closing ``window/showMessage``.
+- **Detaching** (:meth:`ClientFeatures.detaches`): a turn started without an
+  explicit ``detach`` detaches (the command answers at once, the run goes
+  on) unless the client renders events. Advertising
+  ``window.workDoneProgress`` does not mean a client waits: lsp-mode's
+  ``workspace/executeCommand`` is synchronous and gives up after 10 s, as
+  does Emacs' jsonrpc under eglot.
+- **Progress** (:meth:`ClientFeatures.progress_token`): a run reports on the
+  request's ``workDoneToken`` while the request is open; a detached run's
+  request has been answered (the token is dead), so it reports on a token
+  the server creates with ``window/workDoneProgress/create`` where the
+  client advertises ``window.workDoneProgress``, and else on none.
+
+``edit_selection``: the client implements the client-side command
+``rhema.editSelection`` (asks for an instruction, then sends
+``rhema.edit``); others get ready-made server-side code actions.
 """
 
 from __future__ import annotations
@@ -24,6 +35,7 @@ from typing import Any
 from lsprotocol import types
 
 from rhema_lsp.contract import declared_capabilities
+from rhema_lsp.runs.registry import ProgressToken
 
 __all__ = ["ClientFeatures"]
 
@@ -52,7 +64,14 @@ class ClientFeatures:
             show_document=bool(show_document is not None and show_document.support),
         )
 
-    def detaches(self, token: int | str | None) -> bool:
-        """Whether a run started without an explicit ``detach`` detaches:
-        when the client could show neither progress nor events."""
-        return token is None and not self.work_done_progress and not self.events
+    def detaches(self, detach: bool | None) -> bool:
+        """Whether a run detaches: as ``detach`` says, else unless the client
+        renders events (only our own clients are known to wait for a turn)."""
+        return detach if detach is not None else not self.events
+
+    def progress_token(
+        self, client_token: ProgressToken | None, *, detached: bool
+    ) -> ProgressToken | None:
+        """The request's token a run may report on: none once the request is
+        answered (detached), so that a server-created one takes its place."""
+        return None if detached else client_token

@@ -2,11 +2,14 @@
 :class:`~rhema_lsp.runs.workplace.TurnOutput`.
 
 :class:`LspOutput` opens, once the pipeline holds the session's lease, the
-run's work-done progress (the client's token, or one created), its
-``rhema/event`` stream (:class:`~rhema_lsp.server.stream.RunStream`, the
-session's sequence numbers, the progress message following the activity)
-and, for a client that does not render events, the session's transcript
-with its closing message (:class:`~rhema_lsp.server.plain_output.PlainOutput`).
+run's work-done progress (the client's token, or one created), its event
+stream (:class:`~rhema_lsp.server.stream.RunStream`, the session's sequence
+numbers, the progress message following the activity) and, for a client
+that does not render events, the session's transcript with its closing
+message (:class:`~rhema_lsp.server.plain_output.PlainOutput`).
+:func:`event_stream` is the one place ``rhema/event`` is sent: only to a
+client that declared ``events`` (for others the stream still drives the
+progress message and the transcript).
 It closes them in that order's reverse once the turn has ended.
 :func:`event_stream` is a bare stream for work outside a turn (resuming a
 session, compacting one).
@@ -44,10 +47,12 @@ def transcript_path(state: FolderState, session: str) -> Path:
 def event_stream(
     server: ServerState, ref: TurnRef, report: Callable[[str], None] | None = None
 ) -> RunStream:
-    """``ref``'s events as ``rhema/event`` notifications."""
+    """``ref``'s events as ``rhema/event`` notifications, if the client
+    renders them."""
 
     def send(params: dict[str, Any]) -> None:
-        server.server.protocol.notify(EVENT_METHOD, params)
+        if server.client.events:
+            server.server.protocol.notify(EVENT_METHOD, params)
 
     return RunStream(
         send,
@@ -99,18 +104,18 @@ class LspOutput:
     async def open(self, ref: TurnRef) -> EventSink:
         """Begin the progress, the stream and (plain clients) the transcript."""
         server = self._server
-        progress = self._progress = await RunProgress.start(server.server, self._token, "starting")
+        progress = self._progress = await RunProgress.start(
+            server.server, self._token, "starting", can_create=server.client.work_done_progress
+        )
         if progress.token is not None:
             server.runs.set_token(self._run, progress.token)
         stream = self._stream = event_stream(server, ref, progress.report)
         if server.client.events:
             return stream
         path = transcript_path(self._folder, ref.session)
-        plain = self._plain = PlainOutput(server.server, path, ref.turn, self._title or None)
-        sink = await plain.open(stream)
-        if server.client.show_document:
-            plain.show(self._tasks)
-        return sink
+        show = self._tasks if server.client.show_document else None
+        plain = self._plain = PlainOutput(server.server, path, ref.turn, self._title or None, show)
+        return await plain.open(stream)
 
     async def close(self, outcome: Outcome) -> None:
         """Flush the stream, end the progress, finish the transcript."""

@@ -1,10 +1,16 @@
 """What a client that does not render ``rhema/event`` sees of a run.
 
-Such a client (plain eglot, any editor without a rhema plugin) gets the
-session's transcript file (:class:`~rhema_lsp.server.transcript.Transcript`),
-opened once per turn with ``window/showDocument`` (without taking focus)
-where the client supports it, and a closing ``window/showMessage`` with the
-answer's first lines, the stop reason and where the transcript is.
+Such a client (eglot, lsp-mode, Vim, Helix, any editor without a rhema
+plugin) gets the session's transcript file
+(:class:`~rhema_lsp.server.transcript.Transcript`) and, when the turn ends:
+
+- ``window/showDocument`` of the transcript (without taking focus), where
+  the client supports it, sent only after the final write, so the file it
+  opens holds the answer (lsp-mode ignores ``takeFocus: false`` and never
+  reverts the window: opened early, it would show the prompt alone);
+- a closing ``window/showMessage``: one short paragraph that reads well on
+  one line (Vim clients cut multi-line messages and show newlines as
+  ``^@``): the answer's gist, the stop reason, the transcript's path last.
 """
 
 from __future__ import annotations
@@ -21,14 +27,27 @@ from pygls.exceptions import JsonRpcException
 from rhema_lsp.engine import Event
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.server.stream import RunStream
-from rhema_lsp.server.transcript import Transcript, first_lines
+from rhema_lsp.server.transcript import Transcript
 
 if TYPE_CHECKING:
     from pygls.lsp.server import LanguageServer
 
-__all__ = ["PlainOutput", "Tee"]
+__all__ = ["GIST_CHARS", "PlainOutput", "Tee", "closing_message"]
 
 logger = logging.getLogger(__name__)
+
+GIST_CHARS = 160
+"""How much of the answer the closing message quotes."""
+
+
+def closing_message(head: str, reason: str, path: Path) -> str:
+    """The closing ``showMessage``: ``head`` as one paragraph (whitespace
+    runs made single spaces, cut to :data:`GIST_CHARS`), the stop reason,
+    the transcript's path last."""
+    gist = " ".join(head.split()) or "(no answer text)"
+    if len(gist) > GIST_CHARS:
+        gist = gist[: GIST_CHARS - 1].rstrip() + "…"
+    return f"Rhema: {gist} ({reason}). Transcript: {path}"
 
 
 class Tee:
@@ -58,10 +77,21 @@ class PlainOutput:
         The run's turn.
     prompt
         What the user asked (``None`` when the run continues a turn).
+    show
+        Where to keep the task awaiting ``showDocument``'s answer (cancelled
+        at shutdown), when the client supports it; ``None``: not shown.
     """
 
-    def __init__(self, server: LanguageServer, path: Path, turn: int, prompt: str | None) -> None:
+    def __init__(
+        self,
+        server: LanguageServer,
+        path: Path,
+        turn: int,
+        prompt: str | None,
+        show: set[asyncio.Task[Any]] | None,
+    ) -> None:
         self._server = server
+        self._show = show
         self.transcript = Transcript(path, turn, prompt)
 
     async def open(self, stream: RunStream) -> Tee:
@@ -69,36 +99,32 @@ class PlainOutput:
         await self.transcript.open()
         return Tee(stream, self.transcript)
 
-    def show(self, tasks: set[asyncio.Task[Any]]) -> None:
-        """Open the transcript in the editor, in a task added to ``tasks``
-        (which the caller cancels at shutdown)."""
+    def _show_transcript(self, tasks: set[asyncio.Task[Any]]) -> None:
+        """Send ``showDocument`` of the transcript now; its answer is awaited
+        in a task added to ``tasks``."""
+        params = types.ShowDocumentParams(uri=self.transcript.path.as_uri(), take_focus=False)
+        answer = self._server.protocol.send_request_async(types.WINDOW_SHOW_DOCUMENT, params)
 
-        async def show() -> None:
-            await self.transcript.flush()  # the file exists before the editor opens it
+        async def answered() -> None:
             try:
-                await self._server.window_show_document_async(
-                    types.ShowDocumentParams(uri=self.transcript.path.as_uri(), take_focus=False)
-                )
+                await answer
             except JsonRpcException as exc:
                 logger.info("the client did not show the transcript: %s", exc)
 
-        task = asyncio.get_running_loop().create_task(show())
+        task = asyncio.get_running_loop().create_task(answered())
         tasks.add(task)
         task.add_done_callback(tasks.discard)
 
     async def close(self, outcome: Outcome) -> None:
-        """Write the transcript's last state, then say how the run ended."""
+        """Write the transcript's last state, show it, say how the run ended."""
         with anyio.CancelScope(shield=True):
             await self.transcript.flush()
+        if self._show is not None:
+            self._show_transcript(self._show)
         if outcome.error is not None:
             kind, head = types.MessageType.Error, outcome.error
         else:
-            kind = types.MessageType.Info
-            head = first_lines("".join(self.transcript.answer)) or "(no answer text)"
+            kind, head = types.MessageType.Info, "".join(self.transcript.answer)
         reason = outcome.stop_reason.replace("_", " ")
-        path = self.transcript.path
-        self._server.window_show_message(
-            types.ShowMessageParams(
-                type=kind, message=f"Rhema: {head}\n— {reason}. Transcript: {path}"
-            )
-        )
+        message = closing_message(head, reason, self.transcript.path)
+        self._server.window_show_message(types.ShowMessageParams(type=kind, message=message))

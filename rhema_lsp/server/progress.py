@@ -2,8 +2,9 @@
 
 pygls' own progress helper keeps every token it ever saw; a server that runs
 thousands of turns must not. This one uses the client's ``workDoneToken``
-when the request carried one, else creates a token when the client supports
-``window.workDoneProgress``, and else stays silent.
+when the run may report on it, else creates a token when the client supports
+``window.workDoneProgress``, and else stays silent (which token is the
+negotiation's: :class:`~rhema_lsp.server.clients.ClientFeatures`).
 """
 
 from __future__ import annotations
@@ -35,21 +36,25 @@ class RunProgress:
 
     @classmethod
     async def start(
-        cls, server: LanguageServer, client_token: ProgressToken | None, message: str
+        cls,
+        server: LanguageServer,
+        client_token: ProgressToken | None,
+        message: str,
+        *,
+        can_create: bool,
     ) -> RunProgress:
-        """Begin a progress on the client's token or a new one."""
+        """Begin a progress on the client's token, or on a new one when the
+        client supports ``window.workDoneProgress`` (``can_create``)."""
         token = client_token
-        if token is None:
-            window = server.client_capabilities.window
-            if window is not None and window.work_done_progress:
-                token = f"rhema-{uuid.uuid4()}"
-                try:
-                    await server.window_work_done_progress_create_async(
-                        types.WorkDoneProgressCreateParams(token=token)
-                    )
-                except JsonRpcException as exc:
-                    logger.warning("the client refused a progress token: %s", exc)
-                    token = None
+        if token is None and can_create:
+            token = f"rhema-{uuid.uuid4()}"
+            try:
+                await server.window_work_done_progress_create_async(
+                    types.WorkDoneProgressCreateParams(token=token)
+                )
+            except JsonRpcException as exc:
+                logger.warning("the client refused a progress token: %s", exc)
+                token = None
         progress = cls(server, token)
         progress._notify(
             types.WorkDoneProgressBegin(title="Rhema", message=message, cancellable=True)

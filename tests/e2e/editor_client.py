@@ -3,8 +3,9 @@ real editor, buffers of its own, and the client side of the rhema contract.
 
 It applies ``workspace/applyEdit`` to its own buffers in the negotiated
 position encoding (checking versions like VS Code does), sends the
-resulting ``didChange``, collects ``rhema/event`` notifications and answers
-``window/showMessageRequest`` with a preset choice.
+resulting ``didChange``, collects ``rhema/event`` notifications, answers
+``window/showMessageRequest`` with a preset choice and, for each
+``window/showDocument``, keeps what the file held when the request arrived.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
-from pytest_lsp.client import register_lsp_features
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
 from rhema_lsp.tools.positions import apply_text_edits, uri_to_path
 
@@ -53,6 +54,8 @@ class EditorState:
     reject_edits: bool = False
     skip_stale: bool = False  # Neovim: a stale versioned edit is skipped, yet "applied"
     type_before_apply: tuple[Path, str] | None = None
+    shown_texts: list[str | None] = field(default_factory=list)
+    """For each ``window/showDocument``, the file's text as it arrived."""
     event_arrived: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -203,7 +206,14 @@ async def start_editor(
     """
     client = EditorClient(configuration={"rhema": settings}, converter_factory=default_converter)
     client.state = EditorState()
-    register_lsp_features(client)
+
+    def on_show(ls: EditorClient, params: types.ShowDocumentParams) -> types.ShowDocumentResult:
+        path = uri_to_path(params.uri)
+        ls.state.shown_texts.append(path.read_text() if path.is_file() else None)
+        ls.shown_documents.append(params)
+        return types.ShowDocumentResult(success=True)
+
+    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.WINDOW_SHOW_DOCUMENT: on_show})
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

@@ -1,8 +1,9 @@
 """Commands that run the model: ``rhema.turn``, ``rhema.step``, ``rhema.edit``,
 and ``rhema.cancel`` that stops them.
 
-A run answers when it ends, or at once (``detach``, or when the client could
-show neither progress nor events) while it goes on; ``rhema.edit`` asks the
+A run answers when it ends, or at once while it goes on (``detach``, or by
+default for a client that does not render events:
+:meth:`~rhema_lsp.server.clients.ClientFeatures.detaches`); ``rhema.edit`` asks the
 model for the selection's replacement without tools and applies it, after
 the turn, through the run's tools.
 """
@@ -71,16 +72,16 @@ async def _start(
     detach: bool | None,
     finish: Finish[T] | None = None,
 ) -> TurnReport[T] | Detached:
-    """Run ``plan`` to its end, or start it detached and answer at once:
-    as asked, else when the client could show neither progress nor events."""
-    execution = service.execution
-    if detach if detach is not None else service.state.client.detaches(request.token):
-        prepared = await execution.start_detached(
-            folder, session, plan, token=request.token, finish=finish
-        )
+    """Run ``plan`` to its end, or start it detached and answer at once, as
+    the client's negotiation decides."""
+    execution, client = service.execution, service.state.client
+    detached = client.detaches(detach)
+    token = client.progress_token(request.token, detached=detached)
+    if detached:
+        prepared = await execution.start_detached(folder, session, plan, token=token, finish=finish)
         return Detached(session=prepared.run.session, turn=prepared.run.turn, started=True)
     return await execution.run(
-        folder, session, plan, msg_id=request.msg_id, token=request.token, finish=finish
+        folder, session, plan, msg_id=request.msg_id, token=token, finish=finish
     )
 
 

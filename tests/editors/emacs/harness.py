@@ -1,20 +1,24 @@
-"""Run real Emacs with plain eglot, in a terminal, against the real server.
+"""Run real Emacs with a plain LSP client (eglot or lsp-mode), in a terminal,
+against the real server.
 
-``run_emacs(body, ...)`` starts ``emacs -nw -q`` (Debian's ``emacs-nox`` with
-``elpa-eglot``, no init file, no rhema code) on a pseudo-terminal, as a fresh
-user would run it: the command loop runs, so eglot's idle timer sends
-``didChange`` when the user stops typing, and key presses arrive as terminal
-input. Batch mode cannot stand in for that: ``emacs --batch`` never runs idle
-timers, so no ``didChange`` would ever leave while the test waits.
+``run_emacs(body, ..., client=...)`` starts ``emacs -nw -q`` (Debian's
+``emacs-nox`` with ``elpa-eglot`` or ``elpa-lsp-mode``, no init file, no rhema
+code) on a pseudo-terminal, as a fresh user would run it: the command loop
+runs, so eglot's idle timer sends ``didChange`` when the user stops typing,
+and key presses arrive as terminal input. Batch mode cannot stand in for
+that: ``emacs --batch`` never runs idle timers, so no ``didChange`` would
+ever leave while the test waits.
 
-Emacs loads ``prelude.el`` (eglot configured as the README's recipe says, and
-the ``T-`` helpers), then the test body, a ``(T-run STEP...)`` form. Steps
-run one after another from timers, returning to the command loop in between,
-the way a user's commands do. ``(T-keys "...")`` asks this harness to type
-raw bytes on the terminal (``"\\C-g"`` is a real C-g). The body fills
-``T-result``; it comes back as a dict, with ``messages`` (the ``*Messages*``
-buffer) always in it. A failed step fails the test with the messages, the
-tail of eglot's events buffer and of the terminal attached.
+Emacs loads ``prelude.el`` (the ``T-`` helpers), the client's file
+(``eglot.el`` or ``lsp-mode.el``: the client configured as the README's
+recipe says, and its side of the helpers), then the test body, a
+``(T-run STEP...)`` form. Steps run one after another from timers, returning
+to the command loop in between, the way a user's commands do.
+``(T-keys "...")`` asks this harness to type raw bytes on the terminal
+(``"\\C-g"`` is a real C-g). The body fills ``T-result``; it comes back as
+a dict, with ``messages`` (the ``*Messages*`` buffer) always in it. A failed
+step fails the test with the messages, the tail of the client's log
+buffers and of the terminal attached.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[3]
 PRELUDE = Path(__file__).with_name("prelude.el")
+CLIENTS = {"eglot": "elpa-eglot", "lsp-mode": "elpa-lsp-mode"}
+"""The clients the tests run, and the Debian package of each."""
 
 
 class EmacsTestError(AssertionError):
@@ -43,7 +49,9 @@ def emacs_binary() -> str:
     """Emacs from ``PATH`` (``scripts/test.sh`` installs Debian's ``emacs-nox``)."""
     found = shutil.which("emacs")
     if found is None:
-        raise RuntimeError("emacs not found: scripts/test.sh installs emacs-nox and elpa-eglot")
+        raise RuntimeError(
+            "emacs not found: scripts/install.sh installs emacs-nox, elpa-eglot and elpa-lsp-mode"
+        )
     return found
 
 
@@ -90,6 +98,7 @@ def run_emacs(
     tmp_path: Path,
     settings: dict[str, Any],
     timeout: float = 120,
+    client: str = "eglot",
 ) -> dict[str, Any]:
     """Run ``body`` (Emacs Lisp: a ``(T-run ...)`` form) and return ``T-result``.
 
@@ -102,10 +111,15 @@ def run_emacs(
     tmp_path
         Where the body, the result, the key requests and the home folder go.
     settings
-        The ``initializationOptions`` eglot sends.
+        The ``initializationOptions`` the client sends.
     timeout
         A guard against a hung Emacs; the steps' own waits are shorter.
+    client
+        ``eglot`` or ``lsp-mode`` (a key of :data:`CLIENTS`).
     """
+    client_file = Path(__file__).with_name(f"{client}.el")
+    if client not in CLIENTS:
+        raise ValueError(f"unknown Emacs client {client!r}: one of {sorted(CLIENTS)}")
     run_dir = tmp_path / "emacs"
     keys_dir = run_dir / "keys"
     keys_dir.mkdir(parents=True, exist_ok=True)
@@ -133,7 +147,8 @@ def run_emacs(
         OPENAI_API_KEY="",
         PYTHONPATH=str(REPO),
     )
-    command = [emacs_binary(), "-nw", "-q", "-l", str(PRELUDE), "-l", str(script)]
+    command = [emacs_binary(), "-nw", "-q", "-l", str(PRELUDE), "-l", str(client_file)]
+    command += ["-l", str(script)]
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
 
@@ -175,7 +190,7 @@ def run_emacs(
     if result.get("error"):
         raise EmacsTestError(
             f"{result['error']}\n*Messages*:\n{result.get('messages')}"
-            f"\neglot events (tail):\n{_tail(run_dir / 'events.log')}"
+            f"\n{client}'s log (tail):\n{_tail(run_dir / 'events.log')}"
         )
     return result
 
@@ -187,10 +202,20 @@ def _tail(path: Path, size: int = 6000) -> str:
 
 
 SHOWN = "[eglot] Server reports (type=3): "
+LSP_MODE_SHOWN = "LSP :: "
 
 
-def shown(messages: str) -> list[str]:
-    """The Info messages (``window/showMessage`` type 3) eglot logged in ``*Messages*``."""
+def shown(messages: str, client: str = "eglot") -> list[str]:
+    """The Info messages (``window/showMessage`` type 3) the client logged in
+    ``*Messages*``: eglot's ``[eglot] Server reports (type=3): …`` (up to its
+    next line of its own), lsp-mode's ``LSP :: …`` lines (the server's
+    messages are one line each)."""
+    if client == "lsp-mode":
+        return [
+            line.removeprefix(LSP_MODE_SHOWN)
+            for line in messages.splitlines()
+            if line.startswith(LSP_MODE_SHOWN + "Rhema: ")
+        ]
     return [part.split("\n[eglot] ")[0] for part in messages.split(SHOWN)[1:]]
 
 

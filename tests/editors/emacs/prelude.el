@@ -1,18 +1,20 @@
 ;;; prelude.el --- loaded before every Emacs test body  -*- lexical-binding: t -*-
 
-;; Plain eglot, configured the way the README's recipe says (the server
-;; program with its initializationOptions, edits applied without a y/n prompt
-;; each), and the T- helpers the test bodies use. No rhema code: everything
-;; the server does reaches Emacs through eglot's own handlers.
+;; The T- helpers the test bodies use, whichever LSP client runs: the
+;; client's file (eglot.el, lsp-mode.el), loaded next, configures the client
+;; as the README's recipe says and supplies the client's side of the helpers
+;; (T-command, T-open, T-shown, T-code-action, T-synced,
+;; T-client-log-regexp, T-client-shutdown). No rhema code: everything the
+;; server does reaches Emacs through the client's own handlers.
 ;;
 ;; A body is (T-run STEP...). A step is a function, run from a timer with the
 ;; command loop in between (so idle timers and key presses behave as for a
 ;; user); a function may return (:then STEP...) to run more steps next.
 ;; (T-until WHAT COND [SECONDS]) is a step that waits until COND holds.
-;; When the steps end (or one fails), T-result goes to result.json, eglot's
-;; events buffer to events.log, and Emacs exits.
+;; When the steps end (or one fails), T-result goes to result.json, the
+;; client's log buffers (every message both ways) to events.log, and Emacs
+;; exits.
 
-(require 'eglot)
 (require 'json)
 (require 'python)
 (require 'subr-x)
@@ -25,14 +27,6 @@
 
 (defvar T-workspace (file-name-as-directory (plist-get T-spec :workspace)))
 (defvar T-dir (file-name-as-directory (plist-get T-spec :dir)))
-
-;;; The recipe.
-(setq eglot-server-programs
-      `((python-mode . (,@(append (plist-get T-spec :command) nil)
-                        :initializationOptions
-                        ,(plist-get T-spec :initializationOptions)))))
-(setq eglot-confirm-server-initiated-edits nil)
-(add-hook 'python-mode-hook #'eglot-ensure)
 
 ;;; Results.
 (defvar T-result nil "An alist: what the body found, written as JSON at the end.")
@@ -64,12 +58,6 @@
       (when (re-search-forward regexp nil t)
         (buffer-substring-no-properties (line-beginning-position) (line-end-position))))))
 
-(defvar T-server nil "The eglot server of the workspace, once connected.")
-
-(defun T-command (name &optional args)
-  "Run workspace/executeCommand NAME with ARGS (a plist) as eglot does."
-  (eglot-execute-command T-server name (vector (or args eglot--{}))))
-
 (defvar T--keys-count 0)
 
 (defun T-keys (keys)
@@ -82,32 +70,11 @@ The harness writes them to the pseudo-terminal; they arrive as real input."
       (write-region keys nil partial nil 'silent))
     (rename-file partial file)))
 
-(defun T-open (relative)
-  "Steps: visit RELATIVE with C-x C-f, as the user does, and wait for eglot.
-\(`eglot-ensure' connects from `post-command-hook': a real command is needed.)"
-  (list (lambda () (T-keys (concat "\C-x\C-f" (T-path relative) "\r")))
-        (T-until (format "eglot to manage %s" relative)
-                 (lambda ()
-                   (when-let ((buffer (find-buffer-visiting (T-path relative))))
-                    (with-current-buffer buffer
-                     (when (and eglot--managed-mode (eglot-current-server))
-                       (setq T-server (eglot-current-server)))))))))
-
 (defun T-until (what cond &optional seconds)
   "A step: wait (up to SECONDS, default 30) until COND returns non-nil."
   (list :until what cond (or seconds 30)))
 
 ;;; What the user sees and does.
-(defconst T--shown-marker "[eglot] Server reports (type=3): "
-  "How eglot logs a window/showMessage of type Info in *Messages*.")
-
-(defun T-shown (&optional text)
-  "The Info messages the server showed (as eglot logs them in *Messages*).
-With TEXT, the first one containing it, or nil."
-  (let ((all (cdr (split-string (T-messages) (regexp-quote T--shown-marker)))))
-    (setq all (mapcar (lambda (part) (car (split-string part "\n\\[eglot\\] "))) all))
-    (if text (seq-find (lambda (part) (string-search text part)) all) all)))
-
 (defun T-prompt ()
   "The prompt of the active minibuffer, or nil."
   (when-let ((window (active-minibuffer-window)))
@@ -115,8 +82,8 @@ With TEXT, the first one containing it, or nil."
 
 (defun T-choices ()
   "What the active minibuffer offers: prompt, choices in order and, for
-eglot's code-action menu, the actions themselves. (eglot's prompts make the
-first choice the default.)"
+a code-action menu whose table holds them, the actions themselves. (eglot's
+prompts make the first choice the default.)"
   (with-current-buffer (window-buffer (active-minibuffer-window))
     (let ((table minibuffer-completion-table))
       `(("prompt" . ,(minibuffer-prompt))
@@ -142,18 +109,6 @@ under RECORD, then type KEYS."
   (let ((beg (point)))
     (forward-line (1+ (- last first)))
     (push-mark beg t t)))
-
-(defun T-code-action (title &optional record)
-  "Steps: M-x eglot-code-actions, then pick TITLE, as the user would."
-  (list (lambda () (T-keys "\exeglot-code-actions\r"))
-        (T-answer "Pick an action" (concat title "\r") record)))
-
-(defun T-synced (relative)
-  "A step: wait until eglot has sent RELATIVE's pending changes (its idle timer)."
-  (T-until (format "eglot to send the changes of %s" relative)
-           (lambda ()
-             (with-current-buffer (find-buffer-visiting (T-path relative))
-               (null eglot--recent-changes)))))
 
 (defun T-open-session (session)
   "The session's history, through rhema.openSession."
@@ -195,10 +150,10 @@ under RECORD, then type KEYS."
 (defun T--finish (failure)
   (when failure (T-set "error" failure))
   (T-set "messages" (T-messages))
-  ;; eglot's events buffer (every message both ways) and the server's stderr.
+  ;; The client's log buffers (every message both ways, the server's stderr).
   (with-temp-buffer
     (dolist (buffer (buffer-list))
-      (when (string-match-p "EGLOT" (buffer-name buffer))
+      (when (string-match-p T-client-log-regexp (buffer-name buffer))
         (insert "==== " (buffer-name buffer) "\n")
         (insert-buffer-substring buffer)))
     (let ((coding-system-for-write 'utf-8))
@@ -206,5 +161,5 @@ under RECORD, then type KEYS."
   (let ((coding-system-for-write 'utf-8))
     (with-temp-file (expand-file-name "result.json" T-dir)
       (insert (json-encode T-result))))
-  (ignore-errors (eglot-shutdown-all))
+  (ignore-errors (T-client-shutdown))
   (kill-emacs 0))

@@ -2,7 +2,9 @@
 server adds to the pipeline. A turn's events go out as ``rhema/event`` in
 sequence, ending with ``turn_end``, inside a work-done progress; each
 cancellation path reaches the run, which keeps its partial answer; a client
-that renders no events gets a detached run and its transcript; ``shutdown``
+that renders no events gets a detached run, no ``rhema/event``, progress on
+a token the server creates (where it shows progress) and its transcript,
+shown at turn end; ``shutdown``
 stops a running turn checkpointed."""
 
 from __future__ import annotations
@@ -99,12 +101,13 @@ async def test_each_cancellation_reaches_the_run_which_keeps_its_partial_answer(
     assert kept == f"{result['text']}\n\n{INTERRUPTED}"
 
 
-async def test_a_client_without_events_or_progress_gets_a_detached_run_and_a_transcript(
-    folder: Path, fake: FakeModelServer
+@pytest.mark.parametrize("progress", [False, True], ids=["no-progress", "progress"])
+async def test_a_client_without_events_gets_a_detached_run_and_a_transcript(
+    folder: Path, fake: FakeModelServer, progress: bool
 ) -> None:
-    fake.script(text_reply("It prints hello."))
+    fake.script(text_reply("It prints hello.\n\nThat is all."))
     with kept_logging():
-        client = await start(folder, settings(fake), events=False, progress=False)
+        client = await start(folder, settings(fake), events=False, progress=progress)
         try:
             started = await client.command("rhema.turn", {"prompt": "what does it do?"})
             assert started == {"session": started["session"], "turn": 1, "started": True}
@@ -113,10 +116,14 @@ async def test_a_client_without_events_or_progress_gets_a_detached_run_and_a_tra
             await stop(client)
 
     message = client.of("window/showMessage")[-1]["message"]
-    assert message.startswith("Rhema: It prints hello.")
     transcript = folder / ".rhema" / "transcripts" / f"{started['session']}.md"
+    assert message == f"Rhema: It prints hello. That is all. (end turn). Transcript: {transcript}"
     assert "It prints hello." in transcript.read_text()
-    assert [method for method, _ in client.asked] == ["window/showDocument"]
+    assert client.events() == []
+    created = ["window/workDoneProgress/create"] if progress else []
+    assert [method for method, _ in client.asked] == [*created, "window/showDocument"]
+    kinds = [p["value"]["kind"] for p in client.of("$/progress")]
+    assert kinds == (["begin", *kinds[1:-1], "end"] if progress else [])
 
 
 async def test_shutdown_stops_a_running_turn_and_checkpoints_it(

@@ -19,7 +19,14 @@ checked before the SDK sees it, and ``$/cancel_request``) and
 :mod:`~rhema_lsp.acp.main` (the stdio loop).
 """
 
-from rhema_lsp.acp.agent import RhemaAcpAgent
-from rhema_lsp.acp.main import serve
+from typing import TYPE_CHECKING
+
+from rhema_lsp.lazy import lazy_root
+
+if TYPE_CHECKING:
+    from rhema_lsp.acp.agent import RhemaAcpAgent
+    from rhema_lsp.acp.main import serve
 
 __all__ = ["RhemaAcpAgent", "serve"]
+
+lazy_root(__name__)

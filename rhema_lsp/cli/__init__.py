@@ -23,6 +23,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rhema_lsp import __version__
 from rhema_lsp.cli.embedded import folder_context
@@ -30,12 +31,9 @@ from rhema_lsp.cli.flags import ASK_MODE, CLI_NAMES, add_setting_flags, server_d
 from rhema_lsp.cli.flags import settings_from as _settings_from
 from rhema_lsp.cli.inputs import attached_files, read_prompt
 from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
-from rhema_lsp.providers import (
-    ProviderChoice,
-    ProviderConfigError,
-    ProviderSettings,
-    choose_provider,
-)
+
+if TYPE_CHECKING:
+    from rhema_lsp.providers import ProviderChoice
 
 __all__ = ["build_parser", "main"]
 
@@ -82,6 +80,8 @@ async def _choose(args: argparse.Namespace) -> ProviderChoice:
     UsageError
         Unknown preset, refused URL, missing key, nothing found, ...
     """
+    from rhema_lsp.providers import ProviderConfigError, ProviderSettings, choose_provider
+
     settings = ProviderSettings(
         provider=args.provider, model=args.model, base_url=args.base_url, protocol=args.protocol
     )

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rhema_lsp.headless.errors import UsageError
-from rhema_lsp.providers import PRESETS, SettingNames
-from rhema_lsp.providers.presets import PROTOCOLS
+from rhema_lsp.providers.names import SettingNames
+from rhema_lsp.providers.presets import PRESETS, PROTOCOLS
 from rhema_lsp.runs.settings import Settings, parse_settings
 
 __all__ = [

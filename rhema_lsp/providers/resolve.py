@@ -39,6 +39,7 @@ from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.limits import MIN_STREAM_RATE, RESPONSE_TIMEOUT, ResponseLimits
 from rhema_lsp.providers.local import find_local_server, model_ids, port_list
+from rhema_lsp.providers.names import EDITOR_NAMES, SettingNames
 from rhema_lsp.providers.presets import (
     CUSTOM_KEY_VAR,
     ENV_KEY_ORDER,
@@ -79,33 +80,6 @@ DETECT_TIMEOUT = 0.15
 _MODEL_QUERY_TIMEOUT = 3.0
 
 DEFAULT_LOCAL_SERVERS = LOCAL_AUTODETECT
-
-
-@dataclass(frozen=True, slots=True)
-class SettingNames:
-    """How error messages name the provider settings, and where keys go.
-
-    Parameters
-    ----------
-    provider, model, base_url, protocol
-        The names the user writes: ``rhema.provider`` in an editor,
-        ``--provider`` on the command line.
-    set_key
-        How to provide an environment variable; ``{var}`` is replaced.
-    """
-
-    provider: str = "rhema.provider"
-    model: str = "rhema.model"
-    base_url: str = "rhema.baseUrl"
-    protocol: str = "rhema.protocol"
-    set_key: str = (
-        "set {var} in the environment of the process that starts rhema-lsp (it is never "
-        "read from settings or files) and restart the language server"
-    )
-
-
-EDITOR_NAMES = SettingNames()
-"""The editor's names (``rhema.*`` settings), the default."""
 
 
 def _how_to(names: SettingNames) -> str:

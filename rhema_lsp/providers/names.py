@@ -1,0 +1,36 @@
+"""How messages name the provider settings: the editor's ``rhema.*``
+settings, or the command line's flags (light to import: the command line
+builds its flags from it before anything else loads)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["EDITOR_NAMES", "SettingNames"]
+
+
+@dataclass(frozen=True, slots=True)
+class SettingNames:
+    """How error messages name the provider settings, and where keys go.
+
+    Parameters
+    ----------
+    provider, model, base_url, protocol
+        The names the user writes: ``rhema.provider`` in an editor,
+        ``--provider`` on the command line.
+    set_key
+        How to provide an environment variable; ``{var}`` is replaced.
+    """
+
+    provider: str = "rhema.provider"
+    model: str = "rhema.model"
+    base_url: str = "rhema.baseUrl"
+    protocol: str = "rhema.protocol"
+    set_key: str = (
+        "set {var} in the environment of the process that starts rhema-lsp (it is never "
+        "read from settings or files) and restart the language server"
+    )
+
+
+EDITOR_NAMES = SettingNames()
+"""The editor's names (``rhema.*`` settings), the default."""

@@ -55,12 +55,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _acp(args: argparse.Namespace) -> int:
     from rhema_lsp.acp import serve
-    from rhema_lsp.runs.settings import parse_settings
 
-    settings, problems = parse_settings(_settings_from(args))
-    for problem in problems:
-        sys.stderr.write(f"rhema-lsp acp: {problem}\n")
-    asyncio.run(serve(settings))
+    asyncio.run(serve(_settings_from(args)))
     return 0
 
 

@@ -106,6 +106,33 @@ def test_serve_answers_initialize_without_the_agent_machinery(tmp_path: Path) ->
     assert "pygls.lsp.server" in loaded
 
 
+ACP_PROBE = """\
+import sys
+from rhema_lsp.cli import build_parser
+from rhema_lsp.cli.flags import settings_from
+args = build_parser().parse_args(sys.argv[1:])
+settings_from(args)
+import rhema_lsp.acp.main
+print(" ".join(sorted(sys.modules)))
+"""
+
+
+def test_acp_reaches_its_first_answer_without_the_sdk_pydantic_or_the_agent() -> None:
+    argv = ["acp", "--provider", "custom", "--protocol", "openai", "--mode", "ask"]
+    argv += ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--allow", "ls"]
+    done = subprocess.run(
+        [sys.executable, "-c", ACP_PROBE, *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        check=True,
+    )
+    loaded = set(done.stdout.split())
+    assert "rhema_lsp.acp.handshake" in loaded
+    heavy = {"acp", "pydantic", "rhema_lsp.acp.agent", "rhema_lsp.runs.settings", *LATER}
+    assert loaded.isdisjoint(heavy), sorted(loaded & heavy)
+
+
 def test_command_names_list_the_command_table() -> None:
     assert tuple(spec.name for spec in COMMANDS) == COMMAND_NAMES
 

@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from bench._lsp_wire import rss_kib
+from bench.server_startup import print_table
 
 STARTS = 7
 TARGET_MS = 300.0
@@ -146,13 +147,6 @@ async def measure() -> list[Row]:
         ),
         ("RSS after initialize, MiB", rss_mib, bare_mib, rss_mib / bare_mib, float("nan")),
     ]
-
-
-def print_table(rows: list[Row]) -> None:
-    """Print ``rows`` as the benchmarks' common table."""
-    print(f"{'figure':<48} {'value':>10} {'baseline':>10} {'ratio':>7} {'target':>7}")
-    for figure, value, baseline, ratio, target in rows:
-        print(f"{figure:<48} {value:>10.1f} {baseline:>10.1f} {ratio:>7.2f} {target:>7.1f}")
 
 
 def main() -> list[Row]:

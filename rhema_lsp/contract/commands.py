@@ -188,29 +188,13 @@ CHECKPOINT_CONTENT = CommandSpec(
     "the text of a rhema-checkpoint: URI",
 )
 
-COMMANDS: tuple[CommandSpec[Any], ...] = (
-    TURN,
-    STEP,
-    CANCEL,
-    SESSIONS,
-    OPEN_SESSION,
-    DELETE_SESSION,
-    EDIT,
-    UNDO_TURN,
-    REWIND,
-    FORK_SESSION,
-    CHANGES,
-    CHECKPOINT_CONTENT,
-    COMPACT,
-    STATUS,
-    MCP_RESTART,
-    MCP_PROMPTS,
-    MCP_PROMPT,
-)
-"""Every command of the contract, in the order the docs list them (and
-:data:`~rhema_lsp.contract.names.COMMAND_NAMES` lists their names)."""
+_BY_NAME: dict[str, CommandSpec[Any]] = {
+    spec.name: spec for spec in list(globals().values()) if isinstance(spec, CommandSpec)
+}
 
-_BY_NAME = {spec.name: spec for spec in COMMANDS}
+COMMANDS: tuple[CommandSpec[Any], ...] = tuple(_BY_NAME[name] for name in names.COMMAND_NAMES)
+"""Every command of the contract (each spec above), in the order the docs
+list them: the order of :data:`~rhema_lsp.contract.names.COMMAND_NAMES`."""
 
 
 def command_named(name: str) -> CommandSpec[Any] | None:

@@ -4,9 +4,9 @@ The server advertises the commands in its ``initialize`` result and refuses
 an unknown one before anything else loads; building the argument and result
 models of :mod:`.commands` (most of the contract's import time) waits for the
 first command. Each :class:`~rhema_lsp.contract.commands.CommandSpec` takes
-its name from here, and ``tests/unit/contract`` checks that
-:data:`COMMAND_NAMES` lists :data:`~rhema_lsp.contract.commands.COMMANDS`
-name for name, in order.
+its name from here, and :data:`~rhema_lsp.contract.commands.COMMANDS` its
+order from :data:`COMMAND_NAMES` (``tests/unit/test_start_imports.py``
+checks that every spec is in it).
 """
 
 from __future__ import annotations
@@ -50,4 +50,4 @@ COMMAND_NAMES: tuple[str, ...] = (
     MCP_PROMPTS,
     MCP_PROMPT,
 )
-"""Every command's name, in the order of the command table."""
+"""Every command's name, in the order the docs list them."""

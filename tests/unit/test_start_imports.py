@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from rhema_lsp.contract import COMMANDS
+from rhema_lsp.contract import COMMANDS, commands
 from rhema_lsp.contract.names import COMMAND_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,7 +133,9 @@ def test_acp_reaches_its_first_answer_without_the_sdk_pydantic_or_the_agent() ->
     assert loaded.isdisjoint(heavy), sorted(loaded & heavy)
 
 
-def test_command_names_list_the_command_table() -> None:
+def test_the_command_table_is_every_spec_in_the_order_of_the_names() -> None:
+    specs = [value for value in vars(commands).values() if isinstance(value, commands.CommandSpec)]
+    assert set(specs) == set(COMMANDS) and len(COMMANDS) == len(specs)
     assert tuple(spec.name for spec in COMMANDS) == COMMAND_NAMES
 
 

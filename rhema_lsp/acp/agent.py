@@ -129,12 +129,15 @@ class RhemaAcpAgent:
         client_info: Implementation | None = None,
         **kwargs: Any,
     ) -> InitializeResponse:
-        """Negotiate the protocol version; declare what this agent does."""
+        """Negotiate the protocol version (the one this agent speaks: the
+        client's when it is that one, else this agent's latest, as the
+        protocol says; never a version it does not speak); declare what this
+        agent does."""
         self._capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
         # the answer rhema_lsp.acp.handshake sends before the SDK loads, the same
-        return InitializeResponse.model_validate(initialize_result(protocol_version))
+        return InitializeResponse.model_validate(initialize_result())
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         """Nothing to authenticate: keys come from the agent's environment."""

@@ -51,7 +51,7 @@ from lsprotocol.types import (
     WorkspaceEdit,
 )
 
-from rhema_lsp.acp.updates import FileDiff, text_content
+from rhema_lsp.acp.updates import FileDiff, UpdateStream, text_content
 from rhema_lsp.tools import DiskEditor, EditOutcome, OpenDocument, ToolError, uri_to_path
 from rhema_lsp.tools.editor import DENY, approving_choice
 from rhema_lsp.tools.positions import apply_text_edits
@@ -159,20 +159,28 @@ class AcpEditor:
         self.always_allowed: set[str] = set()
         self._buffers: dict[Path, _Buffer] = {}
         self._call: ToolCallUpdate | None = None
+        self._stream: UpdateStream | None = None
         self._diffs: list[FileDiff] = []
 
     # -- the call in flight ----------------------------------------------------
 
-    def begin_call(self, call: ToolCallUpdate) -> None:
-        """A call starts: permission requests name it."""
+    def begin_call(self, call: ToolCallUpdate, stream: UpdateStream | None = None) -> None:
+        """A call starts: permission requests name it; ``stream`` hears when
+        it is under way (approved, or editing)."""
         self._call = call
+        self._stream = stream
         self._diffs = []
+
+    def _under_way(self) -> None:
+        if self._stream is not None and self._call is not None:
+            self._stream.call_started(self._call.tool_call_id)
 
     def end_call(self) -> list[FileDiff]:
         """The call ended: forget its buffers; the files it changed."""
         diffs, self._diffs = self._diffs, []
         self._buffers.clear()
         self._call = None
+        self._stream = None
         return diffs
 
     async def fetch(self, path: Path) -> None:
@@ -207,9 +215,12 @@ class AcpEditor:
             return None
         reject = DENY
         if message in self.always_allowed:
+            self._under_way()
             return allow
         shown = self._call or ToolCallUpdate(tool_call_id="rhema-confirm", title=message)
-        asked = shown.model_copy(update={"content": [text_content(message)]})
+        asked = shown.model_copy(update={"content": [text_content(message)], "status": "pending"})
+        if self._stream is not None:
+            await self._stream.sent()  # the call's title and arguments first
         options = [
             PermissionOption(option_id="allow_once", name=allow, kind="allow_once"),
             PermissionOption(
@@ -227,8 +238,10 @@ class AcpEditor:
             return None
         if outcome.option_id == "allow_always":
             self.always_allowed.add(message)
-            return allow
-        return allow if outcome.option_id == "allow_once" else None
+        elif outcome.option_id != "allow_once":
+            return None
+        self._under_way()
+        return allow
 
     # -- Editor: edits ---------------------------------------------------------
 
@@ -236,6 +249,7 @@ class AcpEditor:
         self, edit: WorkspaceEdit, label: str, expected: Mapping[str, str | None]
     ) -> EditOutcome:
         """Write through the client when it can, else on disk (module docstring)."""
+        self._under_way()
         changes = edit.document_changes or []
         text_only = all(isinstance(c, TextDocumentEdit | CreateFile) for c in changes)
         before = {uri: await self._text_now(_key(uri)) for uri in expected}

@@ -79,12 +79,13 @@ class Greeting:
     result: dict[str, Any]
 
 
-def initialize_result(protocol_version: int) -> dict[str, Any]:
-    """The ``initialize`` result for a client of ``protocol_version``: the
-    version negotiated, and what this agent does (JSON, in the SDK's field
-    order)."""
+def initialize_result() -> dict[str, Any]:
+    """The ``initialize`` result: the version this agent speaks (whatever the
+    client asked, as the protocol says: the client's own when it is that
+    one, else the agent's latest), and what this agent does (JSON, in the
+    SDK's field order)."""
     return {
-        "protocolVersion": min(protocol_version, PROTOCOL_VERSION),
+        "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True},
@@ -172,7 +173,7 @@ async def answer_first(read: Read, write: Write) -> tuple[Greeting | None, bytes
         and isinstance(message.params, dict)
     ):
         return None, data
-    result = initialize_result(message.params["protocolVersion"])
+    result = initialize_result()
     await write(encode_line({"jsonrpc": "2.0", "id": message.id, "result": result}))
     return Greeting(message.params, result), rest
 

@@ -1,6 +1,8 @@
 """A ``session/prompt``'s content blocks as the user message the model reads.
 
-Text blocks are the prompt. Embedded resources (``resource`` blocks, sent
+Text blocks are the prompt, in order; two adjacent blocks that meet without
+white space are kept apart by a line break (a client's ``/file`` note and the
+question after it are two thoughts, not one word). Embedded resources (``resource`` blocks, sent
 when the agent declares ``embeddedContext``) are the editor's text of a file
 or selection: they are attached as context exactly as the LSP server
 attaches ``context`` buffers (:func:`~rhema_lsp.runs.prompts.render_context`).
@@ -48,6 +50,14 @@ def _shown(uri: str, cwd: Path) -> str:
         return str(path)
 
 
+def _append_apart(words: list[str], text: str, separator: str) -> None:
+    """Append ``text``, with ``separator`` first when it would touch the
+    previous piece (neither side white space)."""
+    if words and text and words[-1] and not words[-1][-1].isspace() and not text[0].isspace():
+        words.append(separator)
+    words.append(text)
+
+
 def user_text(blocks: Sequence[PromptBlock], cwd: Path) -> str:
     """The user message for ``blocks``; paths shown relative to ``cwd``."""
     words: list[str] = []
@@ -56,11 +66,11 @@ def user_text(blocks: Sequence[PromptBlock], cwd: Path) -> str:
     notes: list[str] = []
     for block in blocks:
         if isinstance(block, TextContentBlock):
-            words.append(block.text)
+            _append_apart(words, block.text, "\n")
         elif isinstance(block, ResourceContentBlock):
             link = _shown(block.uri, cwd)
             links.append(link)
-            words.append(f"`{link}`")
+            _append_apart(words, f"`{link}`", " ")
         elif isinstance(block, EmbeddedResourceContentBlock):
             resource = block.resource
             if isinstance(resource, TextResourceContents):

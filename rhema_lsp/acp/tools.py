@@ -93,7 +93,8 @@ class AcpTools(StreamingToolResolver):
                 kind=kind_of(call.name),
                 locations=locations or None,
                 raw_input=call.args,
-            )
+            ),
+            self.stream,
         )
         try:
             for path in paths:

@@ -13,10 +13,15 @@ everything.
 
 The mapping: ``thinking_delta`` -> ``agent_thought_chunk``, ``text_delta`` ->
 ``agent_message_chunk``, ``tool_call_start`` -> ``tool_call`` (pending), the
-call starting to run -> ``tool_call_update`` (in progress, title, locations,
-raw input), command output -> ``tool_call_update`` content, ``tool_result``
--> ``tool_call_update`` (completed or failed, with a ``diff`` per file an
-edit changed and the result's text).
+call's arguments known -> ``tool_call_update`` (title, locations, raw input;
+still pending), the call under way -> ``tool_call_update`` (in progress:
+sent once, at the first of the user's approval, an edit applied, command
+output), command output -> ``tool_call_update`` content, ``tool_result`` ->
+``tool_call_update`` (completed or failed, with a ``diff`` per file an edit
+changed and the result's text). So a call that waits for permission is
+``pending`` until the user answers, as the protocol says, and
+:meth:`UpdateStream.sent` lets the permission request follow the updates
+queued before it.
 """
 
 from __future__ import annotations
@@ -98,6 +103,7 @@ class _Call:
     args_text: str = ""
     output: list[str] = field(default_factory=list)
     diffs: list[FileDiff] = field(default_factory=list)
+    started: bool = False
 
 
 def text_content(text: str) -> ContentToolCallContent:
@@ -122,6 +128,8 @@ class UpdateStream:
         self._merger = DeltaMerger(self._translate)
         self._calls: dict[str, _Call] = {}
         self._wake = anyio.Event()
+        self._drained = anyio.Event()
+        self._sending = False
         self._closed = False
 
     # -- the engine's side ---------------------------------------------------
@@ -168,6 +176,7 @@ class UpdateStream:
 
     def _output(self, call_id: str, chunk: str) -> None:
         call = self._calls.setdefault(call_id, _Call("run_command"))
+        self.call_started(call_id)
         call.output.append(chunk)
         shown = "".join(call.output)[-OUTPUT_SHOWN:]
         self._enqueue(
@@ -220,7 +229,8 @@ class UpdateStream:
     def call_running(
         self, call_id: str, name: str, args: Any, locations: Sequence[ToolCallLocation]
     ) -> None:
-        """The call's arguments are known and it starts to run."""
+        """The call's arguments are known and it is about to run (it may ask
+        first: it stays pending until :meth:`call_started`)."""
         self._calls.setdefault(call_id, _Call(name))
         self.send(
             ToolCallProgress(
@@ -228,9 +238,21 @@ class UpdateStream:
                 tool_call_id=call_id,
                 title=title_of(name, args),
                 kind=kind_of(name),
-                status="in_progress",
                 locations=list(locations) or None,
                 raw_input=args,
+            )
+        )
+
+    def call_started(self, call_id: str) -> None:
+        """The call is under way (approved, editing, or writing output):
+        ``in_progress``, once."""
+        call = self._calls.get(call_id)
+        if call is None or call.started:
+            return
+        call.started = True
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update", tool_call_id=call_id, status="in_progress"
             )
         )
 
@@ -252,6 +274,8 @@ class UpdateStream:
             logger.debug("update after close dropped: %s", type(update).__name__)
             return
         self._queue.append(update)
+        if self._drained.is_set():
+            self._drained = anyio.Event()
         self._wake.set()
 
     async def pump(self) -> None:
@@ -261,6 +285,7 @@ class UpdateStream:
                 self._merger.flush()
             if self._queue:
                 update = self._queue.popleft()
+                self._sending = True
                 try:
                     await self.client.session_update(self.session_id, update)
                 except (ConnectionError, OSError) as exc:
@@ -268,12 +293,23 @@ class UpdateStream:
                     logger.warning("the client is gone; %d updates not sent: %s", lost, exc)
                     self._queue.clear()
                     self._closed = True
+                    self._drained.set()
                     return
+                finally:
+                    self._sending = False
                 continue
+            self._drained.set()
             if self._closed:
                 return
             self._wake = anyio.Event()
             await self._wake.wait()
+
+    async def sent(self) -> None:
+        """Wait until every update queued so far has been written (a request
+        sent next, a permission request, reaches the client after them)."""
+        self._merger.flush()
+        while self._queue or self._sending:
+            await self._drained.wait()
 
     def close(self) -> None:
         """No more updates; :meth:`pump` returns once the queue is sent."""

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +35,7 @@ from rhema_lsp.cli.inputs import attached_files, read_prompt
 from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
 
 if TYPE_CHECKING:
-    from rhema_lsp.providers import ProviderChoice
+    from rhema_lsp.providers import ProviderChoice, ProviderNotSetUp
 
 __all__ = ["build_parser", "main"]
 
@@ -73,18 +75,42 @@ async def _choose(args: argparse.Namespace) -> ProviderChoice:
 
     Raises
     ------
+    NotSetUp
+        Nothing set up, nothing found: the choices, one per line.
     UsageError
-        Unknown preset, refused URL, missing key, nothing found, ...
+        Unknown preset, refused URL, missing key, ...
     """
-    from rhema_lsp.providers import ProviderConfigError, ProviderSettings, choose_provider
+    from rhema_lsp.providers import (
+        ProviderConfigError,
+        ProviderNotSetUp,
+        ProviderSettings,
+        choose_provider,
+    )
 
     settings = ProviderSettings(
         provider=args.provider, model=args.model, base_url=args.base_url, protocol=args.protocol
     )
     try:
         return await choose_provider(settings, names=CLI_NAMES)
+    except ProviderNotSetUp as exc:
+        raise NotSetUp(exc) from exc
     except ProviderConfigError as exc:
         raise UsageError(str(exc)) from exc
+
+
+class NotSetUp(UsageError):
+    """No provider is set up: the choices, one per line (exit 2); ``setup``
+    is the same as ``rhema.status`` sends it, for ``--json``."""
+
+    def __init__(self, cause: ProviderNotSetUp) -> None:
+        from rhema_lsp.contract import ProviderSetup
+        from rhema_lsp.providers import setup_lines
+        from rhema_lsp.providers.setup import NOT_SET_UP
+
+        lines = "".join(f"\n  - {line}" for line in setup_lines(cause.survey, CLI_NAMES))
+        super().__init__(f"{NOT_SET_UP.format(provider=CLI_NAMES.provider)}. Choose one:{lines}")
+        self.setup = ProviderSetup.model_validate(asdict(cause.survey))
+        self.error = str(cause)
 
 
 def _describe(choice: ProviderChoice) -> str:
@@ -164,7 +190,14 @@ def _status(args: argparse.Namespace) -> int:
     folder = _folder(args)
 
     async def run() -> int:
-        choice = await _choose(args)
+        try:
+            choice = await _choose(args)
+        except NotSetUp as exc:
+            if not args.json:
+                raise
+            shown = {"provider": {"error": exc.error}, "setup": exc.setup.wire()}
+            print(json.dumps(shown, ensure_ascii=False, indent=2))
+            return Exit.USAGE
         options = ClientOptions(
             folder, {**settings, **choice.as_settings()}, choice.source, debug=args.debug
         )

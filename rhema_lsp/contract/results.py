@@ -29,10 +29,14 @@ __all__ = [
     "McpPromptResult",
     "McpServerStatus",
     "OpenSessionResult",
+    "ProviderSetup",
     "ProviderStatus",
     "ResumedCalls",
     "RewindResult",
     "SessionSummary",
+    "SetupDemo",
+    "SetupPreset",
+    "SetupServer",
     "StatusResult",
     "StepResult",
     "TurnChanges",
@@ -288,12 +292,62 @@ class McpPromptResult(Wire):
     text: str
 
 
+class SetupServer(Wire):
+    """A local model server that answered on its default loopback port: the
+    preset that names it, what usually listens there, and the models it lists
+    (none: it needs a model loaded, or ``model`` set)."""
+
+    preset: str
+    label: str
+    base_url: str
+    models: list[str]
+
+
+class SetupPreset(Wire):
+    """A preset the ``provider`` setting can name: ``hosted`` ones need their
+    key in the server's environment (``keyVar``; ``keyPresent`` says whether it
+    is there, never its value), ``local`` ones a server at ``baseUrl``."""
+
+    name: str
+    kind: Literal["hosted", "local"]
+    key_var: str | None
+    key_present: bool
+    base_url: str
+    model: str
+
+
+class SetupDemo(Wire):
+    """The embedded demo model (``provider: embedded``): never chosen unless
+    named; ``available`` when installed (``install`` installs it), ``note``
+    the label to show with it."""
+
+    name: Literal["embedded"]
+    model: str
+    available: bool
+    install: str
+    note: str
+
+
+class ProviderSetup(Wire):
+    """What the user can choose a provider from (a client's setup screen):
+    ``configured`` whether a ``provider`` or ``baseUrl`` setting is set, the
+    local ``servers`` found, the names of the provider ``keys`` present in the
+    server's environment, every preset, and the demo model."""
+
+    configured: bool
+    servers: list[SetupServer]
+    keys: list[str]
+    presets: list[SetupPreset]
+    demo: SetupDemo
+
+
 class StatusResult(Wire):
-    """The server's version, provider, folders, default mode, running sessions
-    and MCP servers."""
+    """The server's version, provider (with the choices for setting one up),
+    folders, default mode, running sessions and MCP servers."""
 
     version: str
     provider: ProviderStatus
+    setup: ProviderSetup
     folders: list[str]
     mode: Mode
     running: list[str]

@@ -1,9 +1,10 @@
 """Finding a model server on this machine, and what models a server lists.
 
 Local servers (Ollama, LM Studio, llama.cpp, vLLM) speak the OpenAI-compatible
-``GET /models``; :func:`find_local_server` probes every candidate port at once with
-a short timeout and takes the first in the preset order that answers like one.
-No proxy is used: these are loopback addresses.
+``GET /models``; :func:`find_local_servers` probes every candidate port at once
+with a short timeout and keeps those that answer like one, in the preset order
+(:func:`find_local_server` takes the first). No proxy is used: these are
+loopback addresses.
 """
 
 from __future__ import annotations
@@ -17,7 +18,18 @@ import httpx
 
 from rhema_lsp.providers.presets import LocalServer
 
-__all__ = ["ModelListing", "find_local_server", "list_models", "model_ids", "port_list"]
+DETECT_TIMEOUT = 0.15
+"""Seconds a local server gets to answer the autodetection probe."""
+
+__all__ = [
+    "DETECT_TIMEOUT",
+    "ModelListing",
+    "find_local_server",
+    "find_local_servers",
+    "list_models",
+    "model_ids",
+    "port_list",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +69,11 @@ async def model_ids(base_url: str, wait: float) -> list[str]:
     return [] if listing is None else listing.models
 
 
-async def find_local_server(
+async def find_local_servers(
     servers: Sequence[LocalServer], wait: float
-) -> tuple[LocalServer, ModelListing] | None:
-    """The first of ``servers`` (in their order) that answers within ``wait``
-    seconds, all probed at once, and what it lists."""
+) -> list[tuple[LocalServer, ModelListing]]:
+    """Every one of ``servers`` that answers within ``wait`` seconds (all probed
+    at once), in their order, with what it lists (possibly no model)."""
     found: dict[int, ModelListing] = {}
 
     async def probe(position: int, server: LocalServer) -> None:
@@ -72,10 +84,16 @@ async def find_local_server(
     async with anyio.create_task_group() as group:
         for position, server in enumerate(servers):
             group.start_soon(probe, position, server)
-    if not found:
-        return None
-    first = min(found)
-    return servers[first], found[first]
+    return [(servers[position], found[position]) for position in sorted(found)]
+
+
+async def find_local_server(
+    servers: Sequence[LocalServer], wait: float
+) -> tuple[LocalServer, ModelListing] | None:
+    """The first of ``servers`` (in their order) that answers within ``wait``
+    seconds, all probed at once, and what it lists."""
+    answered = await find_local_servers(servers, wait)
+    return answered[0] if answered else None
 
 
 def port_list(servers: Sequence[LocalServer]) -> str:

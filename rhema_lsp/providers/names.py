@@ -1,6 +1,10 @@
-"""How messages name the provider settings: the editor's ``rhema.*``
-settings, or the command line's flags (light to import: the command line
-builds its flags from it before anything else loads)."""
+"""How provider messages name the settings, for the user reading them.
+
+An editor's user writes ``rhema.provider``; a terminal's writes
+``--provider``. Every message of :mod:`.resolve` and :mod:`.setup` names
+settings through one :class:`SettingNames`, so the same sentence reads right
+in both.
+"""
 
 from __future__ import annotations
 

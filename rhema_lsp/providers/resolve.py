@@ -3,10 +3,11 @@
 Resolution order: explicit settings (``provider`` preset, or a custom
 ``baseUrl`` with its ``protocol``); else a local server answering on its
 default loopback port within a short timeout (Ollama 11434, LM Studio 1234,
-llama.cpp's ``llama-server`` 8080, ``llama_cpp.server`` or vLLM 8000); else
-the first keyed preset whose key is in the environment; else the embedded
-model when installed; else a :class:`ProviderConfigError` that says how to
-configure one.
+llama.cpp's ``llama-server`` 8080, ``llama_cpp.server`` or vLLM 8000) and
+listing a model; else the first keyed preset whose key is in the
+environment; else a :class:`ProviderConfigError` listing every choice
+(:mod:`.setup`). The embedded demo model is never chosen by itself: only
+``provider: embedded`` names it.
 
 Resolution is two steps: :func:`choose_provider` decides (and may probe the
 network), :func:`build_provider` makes the adapter; :func:`resolve_provider`
@@ -38,7 +39,7 @@ from rhema_lsp.engine import ModelProvider
 from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate_embedded_model
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.limits import MIN_STREAM_RATE, RESPONSE_TIMEOUT, ResponseLimits
-from rhema_lsp.providers.local import find_local_server, model_ids, port_list
+from rhema_lsp.providers.local import DETECT_TIMEOUT, find_local_servers, model_ids, port_list
 from rhema_lsp.providers.names import EDITOR_NAMES, SettingNames
 from rhema_lsp.providers.presets import (
     CUSTOM_KEY_VAR,
@@ -58,6 +59,7 @@ from rhema_lsp.providers.secrets import (
     is_loopback,
     origin_of,
 )
+from rhema_lsp.providers.setup import ProviderNotSetUp, build_survey
 from rhema_lsp.providers.windows import known_window, probe_window
 from rhema_lsp.providers.wires import build_http_provider
 
@@ -74,23 +76,9 @@ __all__ = [
     "resolve_provider",
 ]
 
-DETECT_TIMEOUT = 0.15
-"""Seconds a local server gets to answer the autodetection probe."""
-
 _MODEL_QUERY_TIMEOUT = 3.0
 
 DEFAULT_LOCAL_SERVERS = LOCAL_AUTODETECT
-
-
-def _how_to(names: SettingNames) -> str:
-    keys = ", ".join(str(PRESETS[name].key_var) for name in ENV_KEY_ORDER)
-    ports = ", ".join(f"{s.label} {s.port}" for s in LOCAL_AUTODETECT)
-    return (
-        f"set {names.provider} to a preset with its key in the environment ({keys}), or "
-        f"{names.base_url} with {names.protocol} for any other endpoint, or start a local "
-        f"server on its default port ({ports}), or install the embedded model with "
-        "`pip install 'rhema-lsp[local]'`"
-    )
 
 
 class _ProviderFields(Protocol):
@@ -272,9 +260,11 @@ async def choose_provider(
 
     Raises
     ------
+    ProviderNotSetUp
+        When nothing is configured and nothing was found: it lists the choices.
     ProviderConfigError
-        When nothing usable is configured or a setting is refused; the
-        message says how to configure a provider, in ``names``.
+        When a setting is refused or cannot work; the message says how to fix
+        it, in ``names``.
     """
     env = os.environ if env is None else env
     chooser = _Chooser(env, names)
@@ -299,45 +289,37 @@ async def choose_provider(
         )
     servers = LOCAL_AUTODETECT if local_servers is None else tuple(local_servers)
     nothing_local = f"no local server answered on port {port_list(servers)}" if servers else ""
-    if detect_local and servers:
-        detected = await find_local_server(servers, detect_timeout)
-        if detected is not None:
-            server, listing = detected
-            preset_name = next(
-                (preset for owner, preset in server.owners if owner in listing.owners),
-                server.preset,
-            )
-            model = wanted_model or (listing.models[0] if listing.models else "")
-            if model:
-                key, note = chooser.bound_custom_key(server.base_url)
-                what = f"{server.label} answered" if server.label else "answered"
-                return ProviderChoice(
-                    preset_name,
-                    "openai",
-                    model,
-                    server.base_url,
-                    f"preset {preset_name}, autodetected: {what} at {server.base_url} "
-                    f"(no {names.provider} set), {note}",
-                    key,
-                )
-    elif not detect_local:
+    answered = await find_local_servers(servers, detect_timeout) if detect_local else []
+    if not detect_local:
         nothing_local = "local servers not probed"
+    for server, listing in answered:
+        preset_name = next(
+            (preset for owner, preset in server.owners if owner in listing.owners),
+            server.preset,
+        )
+        model = wanted_model or (listing.models[0] if listing.models else "")
+        if model:
+            key, note = chooser.bound_custom_key(server.base_url)
+            what = f"{server.label} answered" if server.label else "answered"
+            return ProviderChoice(
+                preset_name,
+                "openai",
+                model,
+                server.base_url,
+                f"preset {preset_name}, autodetected: {what} at {server.base_url} "
+                f"(no {names.provider} set), {note}",
+                key,
+            )
+    if answered:
+        nothing_local = "no local server listed a model"
     for preset_name in ENV_KEY_ORDER:
         preset = PRESETS[preset_name]
         assert preset.key_var is not None
         if _env_value(env, preset.key_var) is not None:
             how = f"key in environment (no {names.provider} set; {nothing_local})"
             return chooser.keyed(preset, None, wanted_model or preset.model, None, how)
-    path = locate_embedded()
-    if path is not None:
-        keys = ", ".join(str(PRESETS[name].key_var) for name in ENV_KEY_ORDER)
-        return _embedded(
-            path,
-            wanted_model,
-            f"fallback: no {names.provider} set, {nothing_local}, no key in the "
-            f"environment ({keys})",
-        )
-    raise ProviderConfigError(f"no model provider found; {_how_to(names)}")
+    survey = build_survey(answered, env, configured=False, demo_path=locate_embedded())
+    raise ProviderNotSetUp(survey, names)
 
 
 def build_provider(

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import anyio
+
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.registry import RunRegistry
@@ -47,6 +49,7 @@ class ServerState:
         self.turns = Turns(self.mcp)
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
+        self._resolving = anyio.Lock()
         self._seq: dict[str, int] = {}
 
     def update_settings(self, settings: Settings) -> None:
@@ -55,13 +58,18 @@ class ServerState:
         self.editor.approval_timeout = settings.approval_timeout
 
     async def provider(self) -> ResolvedProvider:
-        """The provider the settings name, resolved once per settings.
+        """The provider the settings name, resolved once per settings (callers
+        at the same time, a status and a turn, share one resolution).
 
         Raises
         ------
         ProviderError
             None can be set up from the settings and the environment.
         """
+        async with self._resolving:
+            return await self._resolve()
+
+    async def _resolve(self) -> ResolvedProvider:
         wanted = ProviderSettings.of(self.settings)
         if self._provider is None or self._provider_key != wanted:
             self._provider = await resolve_provider(wanted)

@@ -51,6 +51,8 @@ class PermissionAsked:
 
     tool_call: ToolCallUpdate
     options: list[PermissionOption]
+    updates_before: list[ToolCallStart | ToolCallProgress] = field(default_factory=list)
+    """The call's updates the client had when it was asked."""
 
 
 @dataclass
@@ -110,7 +112,8 @@ class RecordingClient:
         options: list[PermissionOption],
         **kwargs: Any,
     ) -> RequestPermissionResponse:
-        self.asked.append(PermissionAsked(tool_call, options))
+        before = self.tool_updates(tool_call.tool_call_id)
+        self.asked.append(PermissionAsked(tool_call, options, before))
         self.changed.set()
         if self.hold_permission:
             try:

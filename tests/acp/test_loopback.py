@@ -90,10 +90,12 @@ async def test_an_edit_goes_through_the_clients_buffer_with_a_diff(
     updates = client.tool_updates("call_1")
     assert isinstance(updates[0], ToolCallStart)
     assert (updates[0].kind, updates[0].status) == ("edit", "pending")
-    running, done = updates[1], updates[-1]
-    assert isinstance(running, ToolCallProgress) and running.status == "in_progress"
-    assert running.title == "Edit hello.py"
-    assert [loc.path for loc in running.locations or []] == [str(hello)]
+    named, started, done = updates[1], updates[2], updates[-1]
+    assert isinstance(named, ToolCallProgress) and named.status is None  # still pending
+    assert named.title == "Edit hello.py"
+    assert [loc.path for loc in named.locations or []] == [str(hello)]
+    assert isinstance(started, ToolCallProgress) and started.status == "in_progress"
+    assert [u.status for u in updates].count("in_progress") == 1
     assert isinstance(done, ToolCallProgress) and done.status == "completed"
     diffs = [c for c in done.content or [] if isinstance(c, FileEditToolCallContent)]
     assert [(d.path, d.old_text, d.new_text) for d in diffs] == [
@@ -134,6 +136,12 @@ async def test_run_command_asks_permission(
     request = client.asked[0]
     assert request.tool_call.tool_call_id == "call_1"
     assert request.tool_call.kind == "execute"
+    # Waiting for the answer, the call is pending; it runs only once allowed.
+    assert request.tool_call.status == "pending"
+    assert request.updates_before[-1].title == "Run `echo rhema-ran`"
+    assert all(u.status != "in_progress" for u in request.updates_before)
+    statuses_1 = [u.status for u in client.tool_updates("call_1")]
+    assert statuses_1.count("in_progress") == (1 if ran else 0)
     assert [o.kind for o in request.options] == ["allow_once", "allow_always", "reject_once"]
     results = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
     assert sum("[exit code 0]" in m["content"] for m in results) == ran

@@ -198,3 +198,54 @@ def test_the_first_line_of_ask_names_the_provider(
         f"provider: custom · model fake-model · {fake.base_url} — custom --base-url (openai), "
         "no key"
     )
+
+
+NO_KEYS = {
+    name: ""
+    for name in (
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "RHEMA_API_KEY",
+    )
+}
+
+
+@pytest.mark.parametrize("command", ["ask", "status"])
+def test_nothing_set_up_exits_2_with_the_choices_one_per_line(
+    workspace: Path, tmp_path: Path, command: str
+) -> None:
+    prompt = ["What does hello.py do?"] if command == "ask" else []
+    done = run_with([*ENTRY, command, "--folder", str(workspace), *prompt], tmp_path, env=NO_KEYS)
+    assert done.returncode == 2, done.stderr
+    head, *choices = done.stderr.splitlines()
+    assert head == (
+        "rhema-lsp: no model provider is set up (the demo model is used only when --provider "
+        "names it). Choose one:"
+    )
+    assert all(line.startswith("  - ") for line in choices), choices
+    text = "\n".join(choices)
+    for needle in ("11434", "--provider openai with OPENAI_API_KEY", "--base-url with --protocol"):
+        assert needle in text
+    assert choices[-1].startswith("  - the demo model: --provider embedded (SmolLM2-135M-Instruct")
+    assert "no tools, no edits, not for real work" in choices[-1]
+    assert "rhema." not in done.stderr and "Traceback" not in done.stderr
+    assert done.stdout == ""
+    assert no_session_in(workspace)
+
+
+def test_status_json_with_nothing_set_up_carries_the_setup(workspace: Path, tmp_path: Path) -> None:
+    done = run_with(
+        [*ENTRY, "status", "--folder", str(workspace), "--json"],
+        tmp_path,
+        env={**NO_KEYS, "GROQ_API_KEY": "", "RHEMA_API_KEY": "sk-custom-secret"},
+    )
+    assert done.returncode == 2, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["provider"]["error"].startswith("no model provider is set up")
+    assert shown["setup"]["configured"] is False
+    assert shown["setup"]["keys"] == ["RHEMA_API_KEY"]  # named, never its value
+    assert "sk-custom-secret" not in done.stdout
+    assert shown["setup"]["demo"]["name"] == "embedded"

@@ -15,6 +15,7 @@ import type { LanguageClient } from 'vscode-languageclient/node';
 import { execute } from './client';
 import {
   ServerCommand,
+  type ChangedFile,
   type ChangesResult,
   type CheckpointContentResult,
   type RewindArgs,
@@ -53,9 +54,18 @@ function turnLabel(turn: TurnChanges): string {
   return `Turn ${turn.turn}: ${turn.title || '(untitled)'}`;
 }
 
+/** How a changed file stands now, in words. */
+const STATE_WORDS: Record<ChangedFile['state'], string> = {
+  asLeft: 'as the agent left it',
+  changed: 'changed since',
+  restored: 'rejected (restored)',
+};
+
 function turnDetail(turn: TurnChanges): string {
   if (turn.files.length === 0) return 'no files changed';
-  return turn.files.map((file) => `${file.path} (${file.status}${file.state === 'asLeft' ? '' : `, ${file.state}`})`).join(', ');
+  return turn.files
+    .map((file) => `${file.path} (${file.status}${file.state === 'asLeft' ? '' : `, ${STATE_WORDS[file.state]}`})`)
+    .join(', ');
 }
 
 async function pickTurn(client: LanguageClient, session: string, title: string): Promise<TurnChanges | undefined> {
@@ -123,7 +133,7 @@ export async function showChanges(client: LanguageClient, session: string): Prom
   const turn = await pickTurn(client, session, 'Rhema: Show Changes');
   if (turn === undefined) return;
   const file = await vscode.window.showQuickPick(
-    turn.files.map((item) => ({ label: item.path, description: `${item.status}, ${item.state}`, item })),
+    turn.files.map((item) => ({ label: item.path, description: `${item.status}, ${STATE_WORDS[item.state]}`, item })),
     { title: `Rhema: files changed by turn ${turn.turn}` },
   );
   if (file === undefined) return;

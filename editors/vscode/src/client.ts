@@ -12,6 +12,8 @@
  */
 import * as vscode from 'vscode';
 import {
+  type ApplyWorkspaceEditParams,
+  type ApplyWorkspaceEditResult,
   DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   LanguageClient,
@@ -25,8 +27,29 @@ import type { DeclaredCapabilities } from './contract';
 import type { ServerCommandId } from './protocol';
 import { readServerSettings, serverLaunch, type ServerSettings } from './settings';
 
-/** A LanguageClient without the built-in ExecuteCommand feature. */
+/** A LanguageClient without the built-in ExecuteCommand feature, that says when a review waits. */
 class RhemaLanguageClient extends LanguageClient {
+  /** Told `true` when an edit that needs the user's confirmation (review mode) is shown, `false` when it is done. */
+  reviewListeners = new Set<(waiting: boolean) => void>();
+
+  constructor(...args: ConstructorParameters<typeof LanguageClient>) {
+    super(...args);
+    // vscode-languageclient 9.0.1 (pinned) answers `workspace/applyEdit` with its
+    // `handleApplyWorkspaceEdit`, called through the instance at each request and not
+    // offered as middleware: wrapped here, the edit is still applied by VS Code itself.
+    const self = this as unknown as { handleApplyWorkspaceEdit: Apply };
+    const apply = self.handleApplyWorkspaceEdit.bind(this);
+    self.handleApplyWorkspaceEdit = async (params) => {
+      if (!needsConfirmation(params)) return apply(params);
+      for (const listener of this.reviewListeners) listener(true);
+      try {
+        return await apply(params);
+      } finally {
+        for (const listener of this.reviewListeners) listener(false);
+      }
+    };
+  }
+
   override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
     const method = (feature as Partial<DynamicFeature<unknown>>).registrationType?.method;
     if (method === ExecuteCommandRequest.method) {
@@ -34,6 +57,19 @@ class RhemaLanguageClient extends LanguageClient {
     }
     super.registerFeature(feature);
   }
+}
+
+type Apply = (params: ApplyWorkspaceEditParams) => Promise<ApplyWorkspaceEditResult>;
+
+function needsConfirmation(params: ApplyWorkspaceEditParams): boolean {
+  return Object.values(params.edit.changeAnnotations ?? {}).some((annotation) => annotation.needsConfirmation === true);
+}
+
+/** Listen for reviews (edits shown for confirmation) on a client `createClient` made. */
+export function onReview(client: LanguageClient, listener: (waiting: boolean) => void): vscode.Disposable {
+  const listeners = (client as RhemaLanguageClient).reviewListeners;
+  listeners.add(listener);
+  return new vscode.Disposable(() => listeners.delete(listener));
 }
 
 /** The `rhema.*` server settings now, reporting invalid ones once per change. */

@@ -315,6 +315,15 @@ export interface ProviderPart {
   provider_data: unknown;
 }
 
+/** What the user can choose a provider from (a client's setup screen): `configured` whether a `provider` or `baseUrl` setting is set, the local `servers` found, the names of the provider `keys` present in the server's environment, every preset, and the demo model. */
+export interface ProviderSetup {
+  configured: boolean;
+  servers: SetupServer[];
+  keys: string[];
+  presets: SetupPreset[];
+  demo: SetupDemo;
+}
+
 /** The resolved provider; every field but `error` is null when none resolved. */
 export interface ProviderStatus {
   name: string | null;
@@ -406,15 +415,43 @@ export interface SessionsArgs {
   folder?: string | null;
 }
 
+/** The embedded demo model (`provider: embedded`): never chosen unless named; `available` when installed (`install` installs it), `note` the label to show with it. */
+export interface SetupDemo {
+  name: 'embedded';
+  model: string;
+  available: boolean;
+  install: string;
+  note: string;
+}
+
+/** A preset the `provider` setting can name: `hosted` ones need their key in the server's environment (`keyVar`; `keyPresent` says whether it is there, never its value), `local` ones a server at `baseUrl`. */
+export interface SetupPreset {
+  name: string;
+  kind: 'hosted' | 'local';
+  keyVar: string | null;
+  keyPresent: boolean;
+  baseUrl: string;
+  model: string;
+}
+
+/** A local model server that answered on its default loopback port: the preset that names it, what usually listens there, and the models it lists (none: it needs a model loaded, or `model` set). */
+export interface SetupServer {
+  preset: string;
+  label: string;
+  baseUrl: string;
+  models: string[];
+}
+
 /** `check`: start the configured MCP servers (or try them again) and wait for them, bounded, before answering: a health check. */
 export interface StatusArgs {
   check?: boolean;
 }
 
-/** The server's version, provider, folders, default mode, running sessions and MCP servers. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions and MCP servers. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
+  setup: ProviderSetup;
   folders: string[];
   mode: 'ask' | 'edit' | 'agent';
   running: string[];

@@ -1,80 +1,82 @@
 /**
  * The Rhema extension: palette and context-menu commands over the editor
- * contract, the "Rhema" output channel, a status bar item and cancellable
- * progress notifications.
+ * contract, the chat view, the "Rhema" output channel (a plain-text
+ * transcript of every run), one status bar item (it opens the chat) and, for
+ * the commands that edit in place, cancellable progress notifications.
  *
  * Every run (turn, step, selection edit) is sent with its own cancellation
- * token and work-done token: the notification's Cancel button and "Rhema:
- * Cancel" cancel that token, which the client turns into `$/cancelRequest`.
- * `rhema/event` notifications are rendered into the channel by `RunRenderer`,
- * and the current session's also into the chat view (`chat/`), which sends
- * its own prompts through the same runs.
- * Edits arrive as `workspace/applyEdit` and are applied by VS Code itself.
+ * token and work-done token: Stop, the notification's Cancel button and
+ * "Rhema: Cancel" cancel that token, which the client turns into
+ * `$/cancelRequest`. `rhema/event` notifications are rendered into the
+ * channel by `RunRenderer`, and the current session's into the chat view
+ * (`chat/`): "Rhema: Ask" and the chat's own prompts run there. A prompt
+ * that cannot be sent (the server does not start) goes back into the chat's
+ * input with the error; a run that fails can be retried (its prompt again,
+ * or, when the prompt is already in the session, the turn continued step by
+ * step). Edits arrive as `workspace/applyEdit` and are applied by VS Code
+ * itself; while a question (`window/showMessageRequest`) or a review (an
+ * edit needing confirmation) waits, the chat says so.
  */
-import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
-import { State, WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
-import { CHECKPOINT_SCHEME, CheckpointContent, rewind, saveDocuments, showChanges } from './checkpoints';
-import { createClient, execute, notifySettingsChanged } from './client';
+import {
+  type MessageActionItem,
+  ShowMessageRequest,
+  type ShowMessageRequestParams,
+  State,
+  type LanguageClient,
+} from 'vscode-languageclient/node';
+import { CHECKPOINT_SCHEME, CheckpointContent } from './checkpoints';
+import { createClient, execute, notifySettingsChanged, onReview } from './client';
 import {
   asEditTarget,
   asTurnArgs,
-  type CompactResult,
   EVENT_METHOD,
   ServerCommand,
-  statusSummary,
   type ContextItem,
   type EditArgs,
   type EditResult,
   type OpenSessionResult,
   type Range,
   type RhemaEventParams,
-  type SessionSummary,
-  type StatusResult,
   type StepResult,
   type TurnResult,
-  type UndoResult,
-  type UndoTurnArgs,
-  type Usage,
 } from './protocol';
-import { ERROR_GLYPH, RunRenderer, transcriptLines } from './render';
+import { transcriptLines } from './render';
+import {
+  compactSession,
+  pickSession,
+  rewindTo,
+  showSessionChanges,
+  showStatus,
+  undoLastTurn,
+} from './sessions';
+import { Runs } from './runs';
 import { statusText, type StatusState } from './status';
 import { ChatSide } from './chat/host';
 
-interface ActiveRun {
-  renderer: RunRenderer;
-  cancel: vscode.CancellationTokenSource;
-  session?: string;
-}
-
-/** How a run shows: started from the chat view (no channel focus, progress in the status bar). */
-interface RunOptions {
-  fromChat?: boolean;
-  mentions?: string[];
-}
+const PROVIDER_SETTINGS = ['rhema.provider', 'rhema.model', 'rhema.baseUrl', 'rhema.protocol'];
 
 export class Rhema implements vscode.Disposable {
   private client: LanguageClient | undefined;
-  private readonly output = vscode.window.createOutputChannel('Rhema');
+  readonly output = vscode.window.createOutputChannel('Rhema');
   private readonly statusItem = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);
-  private readonly runs = new Set<ActiveRun>();
-  /** Renderers by session, for events of runs this window did not start. */
-  private readonly foreign = new Map<string, RunRenderer>();
   private readonly disposables: vscode.Disposable[] = [];
-  private readonly state: StatusState = { running: false, usage: { input: 0, output: 0 }, serverState: 'stopped' };
-  private sessionUsage: Usage = { input: 0, output: 0 };
+  /** What the status bar shows (the runs keep its run-time part). */
+  readonly status: StatusState = { running: false, usage: { input: 0, output: 0 }, serverState: 'stopped' };
   readonly chat: ChatSide;
+  private readonly runs: Runs;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.chat = new ChatSide(this, context);
-    this.statusItem.command = 'rhema.showStatus';
+    this.runs = new Runs(this);
+    this.statusItem.command = 'rhema.openChat';
     this.statusItem.name = 'Rhema';
     this.refreshStatus();
     this.statusItem.show();
   }
 
   dispose(): void {
-    for (const run of this.runs) run.cancel.cancel();
+    this.runs.cancelAll();
     for (const disposable of this.disposables) disposable.dispose();
     this.chat.dispose();
     this.statusItem.dispose();
@@ -94,10 +96,10 @@ export class Rhema implements vscode.Disposable {
       ['rhema.cancelRun', () => this.cancel()],
       ['rhema.openSession', () => this.openSession()],
       ['rhema.newSession', () => this.newSession()],
-      ['rhema.undoLastTurn', () => this.undoLastTurn()],
-      ['rhema.rewindTo', () => this.rewindTo()],
-      ['rhema.showChanges', () => this.showChanges()],
-      ['rhema.compactSession', () => this.compactSession()],
+      ['rhema.undoLastTurn', () => undoLastTurn(this)],
+      ['rhema.rewindTo', () => rewindTo(this)],
+      ['rhema.showChanges', () => showSessionChanges(this)],
+      ['rhema.compactSession', () => compactSession(this)],
       ['rhema.showStatus', () => this.showStatus()],
       ['rhema.restartServer', () => this.restart()],
       ['rhema.openChat', () => this.chat.view.focus()],
@@ -117,6 +119,9 @@ export class Rhema implements vscode.Disposable {
           void this.guard(() => this.restart());
         } else if (change.affectsConfiguration('rhema') && this.client?.isRunning()) {
           void notifySettingsChanged(this.client, (problem) => this.problem(problem));
+          if (PROVIDER_SETTINGS.some((key) => change.affectsConfiguration(key))) {
+            setTimeout(() => void this.chat.refreshSetup(), 300);
+          }
         }
       }),
     );
@@ -142,21 +147,46 @@ export class Rhema implements vscode.Disposable {
     this.client = client;
     this.disposables.push(
       client.onDidChangeState((change) => {
-        this.state.serverState =
+        this.status.serverState =
           change.newState === State.Running ? 'running' : change.newState === State.Starting ? 'starting' : 'stopped';
         this.refreshStatus();
+        if (change.newState === State.Running) void this.chat.refreshSetup();
       }),
-      client.onNotification(EVENT_METHOD, (params: RhemaEventParams) => this.onEvent(params)),
+      client.onNotification(EVENT_METHOD, (params: RhemaEventParams) => this.runs.onEvent(params)),
+      onReview(client, (waiting) =>
+        this.chat.view.apply({ kind: 'approval', waiting, detail: 'review the changes in the Refactor Preview' }),
+      ),
     );
     await client.start();
+    // The client's own handler, plus: the chat says what waits for the user.
+    client.onRequest(ShowMessageRequest.type, (params) => this.question(params));
     return client;
+  }
+
+  /** A question from the server (a command to run, a protected write): asked, and shown as waiting in the chat. */
+  private async question(params: ShowMessageRequestParams): Promise<MessageActionItem | undefined> {
+    const text = params.message.replace(/\s*\n\s*/g, ' ');
+    const detail = `${text.length > 200 ? `${text.slice(0, 199)}…` : text} (answer in the notification)`;
+    this.chat.view.apply({ kind: 'approval', waiting: true, detail });
+    try {
+      const ask =
+        params.type === 1
+          ? vscode.window.showErrorMessage
+          : params.type === 2
+            ? vscode.window.showWarningMessage
+            : vscode.window.showInformationMessage;
+      return await ask(params.message, ...(params.actions ?? []));
+    } finally {
+      this.chat.view.apply({ kind: 'approval', waiting: false });
+    }
   }
 
   async restart(): Promise<void> {
     const old = this.client;
     this.client = undefined;
     if (old !== undefined) {
-      await old.dispose();
+      // A client whose server never started refuses to stop: it is let go all the same.
+      await old.dispose().catch(() => undefined);
     }
     await this.start();
   }
@@ -169,19 +199,21 @@ export class Rhema implements vscode.Disposable {
 
   // ----- commands -----
 
+  /** Ask from the palette: the question goes to the chat, which shows the answer (and takes follow-ups). */
   private async ask(): Promise<void> {
     const prompt = await vscode.window.showInputBox({
       title: 'Rhema: Ask',
-      prompt: 'What should Rhema do? The active editor and selection go along as context.',
+      prompt: 'What should Rhema do? The active editor and selection go along as context; the answer shows in the chat.',
       ignoreFocusOut: true,
     });
     if (!prompt) return;
     const { context, folder } = editorContext();
-    await this.run('Ask', prompt, (client, token, workDone) =>
+    await this.chat.view.focus();
+    await this.runs.inChat('Ask', prompt, [], (client, token, workDone) =>
       execute<TurnResult>(
         client,
         ServerCommand.turn,
-        dropUndefined({ prompt, folder, session: this.state.session, context }),
+        dropUndefined({ prompt, folder, session: this.status.session, context }),
         token,
         workDone,
       ),
@@ -196,11 +228,11 @@ export class Rhema implements vscode.Disposable {
     });
     if (prompt === undefined) return;
     const { context, folder } = editorContext();
-    await this.run('Step', prompt || '(continue)', (client, token, workDone) =>
+    await this.runs.run('Step', prompt || '(continue)', (client, token, workDone) =>
       execute<StepResult>(
         client,
         ServerCommand.step,
-        dropUndefined({ prompt: prompt || undefined, folder, session: this.state.session, context }),
+        dropUndefined({ prompt: prompt || undefined, folder, session: this.status.session, context }),
         token,
         workDone,
       ),
@@ -213,11 +245,12 @@ export class Rhema implements vscode.Disposable {
       throw new Error('rhema.turn needs one argument object with a `prompt`.');
     }
     const folder = args.folder ?? editorContext().folder;
-    await this.run('Ask', args.prompt, (client, token, workDone) =>
+    await this.chat.view.focus();
+    await this.runs.inChat('Ask', args.prompt, [], (client, token, workDone) =>
       execute<TurnResult>(
         client,
         ServerCommand.turn,
-        dropUndefined({ ...args, folder, session: args.session ?? this.state.session }),
+        dropUndefined({ ...args, folder, session: args.session ?? this.status.session }),
         token,
         workDone,
       ),
@@ -244,8 +277,8 @@ export class Rhema implements vscode.Disposable {
       ignoreFocusOut: true,
     });
     if (!instruction) return;
-    const args: EditArgs = dropUndefined({ ...where, instruction, session: this.state.session });
-    await this.run('Edit selection', instruction, async (client, token, workDone) => {
+    const args: EditArgs = dropUndefined({ ...where, instruction, session: this.status.session });
+    await this.runs.run('Edit selection', instruction, async (client, token, workDone) => {
       const result = await execute<EditResult>(client, ServerCommand.edit, args, token, workDone);
       if (!result.applied && result.stopReason !== 'cancelled') {
         void vscode.window.showWarningMessage(
@@ -259,15 +292,15 @@ export class Rhema implements vscode.Disposable {
   }
 
   async cancel(): Promise<void> {
-    if (this.runs.size > 0) {
-      for (const run of this.runs) run.cancel.cancel();
+    if (this.runs.busy) {
+      this.runs.cancelAll();
       return;
     }
     const client = await this.start();
     const result = await execute<{ cancelled: string[] }>(
       client,
       ServerCommand.cancel,
-      dropUndefined({ session: this.state.session }),
+      dropUndefined({ session: this.status.session }),
     );
     void vscode.window.showInformationMessage(
       result.cancelled.length > 0 ? `Rhema: cancelled ${result.cancelled.length} run(s).` : 'Rhema: nothing is running.',
@@ -275,38 +308,29 @@ export class Rhema implements vscode.Disposable {
   }
 
   private async openSession(): Promise<void> {
-    const client = await this.start();
-    const { folder } = editorContext();
-    const sessions = await execute<SessionSummary[]>(client, ServerCommand.sessions, dropUndefined({ folder }));
-    if (sessions.length === 0) {
-      void vscode.window.showInformationMessage('Rhema: no sessions yet. Run "Rhema: Ask" to start one.');
-      return;
+    const picked = await pickSession(this, editorContext().folder);
+    if (picked !== undefined) await this.openSessionById(picked, true);
+  }
+
+  /** "Rhema: Show Status": the status in the channel; with no provider working, the chat's setup card. */
+  private async showStatus(): Promise<void> {
+    const status = await showStatus(this);
+    if (status.provider.error) {
+      await this.chat.view.focus();
+      await this.chat.refreshSetup();
     }
-    const picked = await vscode.window.showQuickPick(
-      sessions.map((session) => ({
-        label: session.title || session.session,
-        description: `${session.turns} turn${session.turns === 1 ? '' : 's'}${session.running ? ' · running' : ''}`,
-        detail: `${session.updatedAt} · ${session.folder}`,
-        session,
-      })),
-      { title: 'Rhema: Open Session', placeHolder: 'Pick a session to continue', matchOnDetail: true },
-    );
-    if (picked === undefined) return;
-    await this.openSessionById(picked.session.session, true);
   }
 
   /**
    * Make `session` the current one: its history into the channel and the chat view;
-   * `showChannel` (the palette's picker) brings the channel forward.
+   * `reveal` (the palette's picker) shows the chat.
    */
-  async openSessionById(session: string, showChannel = false): Promise<void> {
+  async openSessionById(session: string, reveal = false): Promise<void> {
     const client = await this.start();
     const opened = await execute<OpenSessionResult>(client, ServerCommand.openSession, { session });
     this.setSession(opened.session);
-    this.chat.showSession(opened);
-    this.state.context = undefined;
-    this.sessionUsage = { input: 0, output: 0 };
-    this.state.usage = this.sessionUsage;
+    this.runs.forget();
+    const shown = this.chat.showSession(opened);
     this.output.appendLine(`▶ Session: ${opened.title || opened.session}`);
     for (const line of transcriptLines(opened.messages)) this.output.appendLine(line);
     if (opened.resumed.rerun.length > 0 || opened.resumed.interrupted.length > 0) {
@@ -314,16 +338,15 @@ export class Rhema implements vscode.Disposable {
         `(resumed: ${opened.resumed.rerun.length} call(s) re-run, ${opened.resumed.interrupted.length} interrupted)`,
       );
     }
-    if (showChannel) this.output.show(true);
     this.refreshStatus();
+    if (reveal) await this.chat.view.focus();
+    await shown;
   }
 
   newSession(): Promise<void> {
     this.setSession(undefined);
-    this.chat.showSession(undefined);
-    this.state.context = undefined;
-    this.sessionUsage = { input: 0, output: 0 };
-    this.state.usage = this.sessionUsage;
+    this.runs.forget();
+    void this.chat.showSession(undefined);
     this.output.appendLine('▶ New session');
     this.refreshStatus();
     return Promise.resolve();
@@ -331,20 +354,29 @@ export class Rhema implements vscode.Disposable {
 
   /** The current session (none: the next run starts one); remembered for the next window. */
   get session(): string | undefined {
-    return this.state.session;
+    return this.status.session;
   }
 
-  private setSession(session: string | undefined): void {
-    this.state.session = session;
+  /** Make `session` the current one, remembered for the next window. */
+  setSession(session: string | undefined): void {
+    this.status.session = session;
     void this.context.workspaceState.update('rhema.chat.session', session);
   }
 
-  /** Send a prompt typed in the chat view as a turn of the current session. */
+  /** Run the last failed chat run again (see `Runs.retry`). */
+  retry(): Promise<void> {
+    return this.runs.retry();
+  }
+
+  /**
+   * Send a prompt typed in the chat view as a turn of the current session.
+   * Throws `NotSent` when it could not be sent (the view puts it back into the input).
+   */
   async chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void> {
     const folder =
       (context[0] ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(context[0].uri)) : undefined) ??
       vscode.workspace.workspaceFolders?.[0];
-    await this.run(
+    await this.runs.run(
       'Chat',
       prompt,
       (client, token, workDone) =>
@@ -354,7 +386,7 @@ export class Rhema implements vscode.Disposable {
           dropUndefined({
             prompt,
             folder: folder?.uri.toString(),
-            session: this.state.session,
+            session: this.status.session,
             context: context.length > 0 ? context : undefined,
           }),
           token,
@@ -364,200 +396,8 @@ export class Rhema implements vscode.Disposable {
     );
   }
 
-  private async undoLastTurn(): Promise<void> {
-    if (this.state.session === undefined) {
-      void vscode.window.showInformationMessage('Rhema: no session to undo in. Open one first.');
-      return;
-    }
-    const client = await this.start();
-    const args: UndoTurnArgs = { session: this.state.session };
-    const result = await execute<UndoResult>(client, ServerCommand.undoTurn, args);
-    // Documents that were clean before the turn are saved, so undoing leaves them clean.
-    await saveDocuments(result.save ?? []);
-    this.output.appendLine(
-      `↶ Undo: reverted ${result.reverted.length} file(s)${result.conflicts.length ? `, ${result.conflicts.length} conflict(s)` : ''}`,
-    );
-    if (result.conflicts.length > 0) {
-      void vscode.window.showWarningMessage(
-        `Rhema: ${result.conflicts.length} file(s) changed since the turn and were left as they are: ${result.conflicts.join(', ')}`,
-      );
-    } else {
-      void vscode.window.showInformationMessage(`Rhema: reverted ${result.reverted.length} file(s).`);
-    }
-  }
-
-  private async rewindTo(): Promise<void> {
-    if (this.state.session === undefined) {
-      void vscode.window.showInformationMessage('Rhema: no session to rewind. Open one first.');
-      return;
-    }
-    await rewind(await this.start(), this.state.session, this.output);
-  }
-
-  private async showChanges(): Promise<void> {
-    if (this.state.session === undefined) {
-      void vscode.window.showInformationMessage('Rhema: no session. Open one first.');
-      return;
-    }
-    await showChanges(await this.start(), this.state.session);
-  }
-
-  private async compactSession(): Promise<void> {
-    if (this.state.session === undefined) {
-      void vscode.window.showInformationMessage('Rhema: no session to compact. Open one first.');
-      return;
-    }
-    const client = await this.start();
-    const result = await execute<CompactResult>(client, ServerCommand.compact, { session: this.state.session });
-    if (!result.compacted) {
-      void vscode.window.showInformationMessage('Rhema: nothing to compact yet: only the latest round is there.');
-    }
-  }
-
-  private async showStatus(): Promise<void> {
-    const client = await this.start();
-    const status = await execute<StatusResult>(client, ServerCommand.status, {});
-    const summary = statusSummary(status);
-    this.output.appendLine(`ℹ ${summary}`);
-    if (status.provider.error) this.output.appendLine(`  ${ERROR_GLYPH} ${status.provider.error}`);
-    if (status.provider.baseUrl) this.output.appendLine(`  base URL: ${status.provider.baseUrl}`);
-    this.output.appendLine(`  folders: ${status.folders.join(', ') || '(none)'}`);
-    this.output.appendLine(`  session: ${this.state.session ?? '(new)'}`);
-    if (status.running.length > 0) this.output.appendLine(`  running: ${status.running.join(', ')}`);
-    if (status.provider.error) {
-      void vscode.window.showWarningMessage(`Rhema: no model provider: ${status.provider.error}`);
-    } else {
-      void vscode.window.showInformationMessage(summary);
-    }
-  }
-
-  // ----- runs and events -----
-
-  private async run(
-    title: string,
-    prompt: string,
-    send: (
-      client: LanguageClient,
-      token: vscode.CancellationToken,
-      workDoneToken: string,
-    ) => Promise<{ session: string; turn?: number; stopReason?: string; usage?: Usage; steps?: number }>,
-    options: RunOptions = {},
-  ): Promise<void> {
-    const client = await this.start();
-    const run: ActiveRun = {
-      renderer: new RunRenderer(this.output),
-      cancel: new vscode.CancellationTokenSource(),
-      session: this.state.session,
-    };
-    this.runs.add(run);
-    if (!options.fromChat) this.output.show(true);
-    run.renderer.begin(`${title}: ${prompt}`);
-    this.chat.view.apply({ kind: 'prompt', text: prompt, mentions: options.mentions ?? [] });
-    this.setRunning();
-    const workDoneToken = randomUUID();
-    let finished: { session: string; turn?: number } | undefined;
-    try {
-      await vscode.window.withProgress(
-        {
-          location: options.fromChat ? vscode.ProgressLocation.Window : vscode.ProgressLocation.Notification,
-          title: 'Rhema',
-          cancellable: !options.fromChat,
-        },
-        async (progress, progressToken) => {
-          const link = progressToken.onCancellationRequested(() => run.cancel.cancel());
-          const reports = client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
-            if (value.message) {
-              progress.report({ message: value.message });
-              this.state.activity = value.message;
-              this.refreshStatus();
-            }
-          });
-          try {
-            const result = await send(client, run.cancel.token, workDoneToken);
-            run.session = result.session;
-            this.setSession(result.session);
-            finished = result;
-            if (result.stopReason !== undefined && result.usage !== undefined) {
-              run.renderer.finish({ stopReason: result.stopReason, usage: result.usage, steps: result.steps });
-              this.chat.view.apply({ kind: 'end', stopReason: result.stopReason, usage: result.usage, steps: result.steps });
-            } else if (!run.renderer.isClosed) {
-              run.renderer.finish({ stopReason: 'done', usage: run.renderer.usage });
-              this.chat.view.apply({ kind: 'end', stopReason: 'done', usage: run.renderer.usage });
-            }
-          } finally {
-            reports.dispose();
-            link.dispose();
-          }
-        },
-      );
-    } catch (error) {
-      const message = run.cancel.token.isCancellationRequested ? 'cancelled' : errorMessage(error);
-      run.renderer.fail(message);
-      this.chat.view.apply({ kind: 'failed', message });
-      if (!run.cancel.token.isCancellationRequested) throw error;
-    } finally {
-      this.sessionUsage = addUsage(this.sessionUsage, run.renderer.usage);
-      this.runs.delete(run);
-      run.cancel.dispose();
-      this.setRunning();
-    }
-    if (finished?.turn !== undefined) await this.chat.listChanges(finished.session, finished.turn);
-  }
-
-  private onEvent(params: RhemaEventParams): void {
-    let renderer: RunRenderer | undefined;
-    for (const run of this.runs) {
-      if (run.session === params.session) renderer = run.renderer;
-    }
-    if (renderer === undefined) {
-      // A new session's first event: it belongs to the run still waiting for its id.
-      for (const run of this.runs) {
-        if (run.session === undefined) {
-          run.session = params.session;
-          renderer = run.renderer;
-          break;
-        }
-      }
-    }
-    if (renderer === undefined) {
-      renderer = this.foreign.get(params.session);
-      if (renderer === undefined || renderer.isClosed) {
-        renderer = new RunRenderer(this.output);
-        renderer.begin(`Session ${params.session}, turn ${params.turn}`);
-        this.foreign.set(params.session, renderer);
-      }
-    }
-    // The chat view first: its text is what the user watches.
-    if (params.session === this.state.session || [...this.runs].some((run) => run.session === params.session)) {
-      this.chat.view.apply({ kind: 'event', event: params.event });
-    }
-    renderer.event(params.event);
-    if (params.event.type === 'context' && (params.session === this.state.session || this.state.session === undefined)) {
-      this.state.context = renderer.contextFill;
-      this.refreshStatus();
-    }
-    if (params.session === this.state.session || this.runs.size > 0) {
-      const running = [...this.runs].reduce<Usage>((sum, run) => addUsage(sum, run.renderer.usage), {
-        input: 0,
-        output: 0,
-      });
-      this.state.usage = addUsage(this.sessionUsage, running);
-      this.refreshStatus();
-    }
-  }
-
-  private setRunning(): void {
-    this.state.running = this.runs.size > 0;
-    if (!this.state.running) {
-      this.state.activity = undefined;
-      this.state.usage = this.sessionUsage;
-    }
-    void vscode.commands.executeCommand('setContext', 'rhema.running', this.state.running);
-    this.refreshStatus();
-  }
-
-  private refreshStatus(): void {
-    const { text, tooltip } = statusText(this.state);
+  refreshStatus(): void {
+    const { text, tooltip } = statusText(this.status);
     this.statusItem.text = text;
     this.statusItem.tooltip = tooltip;
   }
@@ -576,10 +416,6 @@ export class Rhema implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Rhema: ${message}`);
     }
   }
-}
-
-function addUsage(a: Usage, b: Usage): Usage {
-  return { input: a.input + b.input, output: a.output + b.output };
 }
 
 function errorMessage(error: unknown): string {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { InputHistory } from '../src/chat/history';
 import { mentionAt, mentionLabel, parseMentions } from '../src/chat/mentions';
 import type { Action, TranscriptState } from '../src/chat/messages';
-import { apply, emptyState, fromMessages, meterText, toolDetail, toolTarget } from '../src/chat/transcript';
+import { apply, emptyState, fromMessages, meterText, placeChanges, toolDetail, toolTarget } from '../src/chat/transcript';
 import type { RhemaEvent } from '../src/protocol';
 
 function run(actions: Action[]): { state: TranscriptState; touched: number[][] } {
@@ -68,33 +68,152 @@ describe('transcript reducer', () => {
     assert.equal(state.items.length, 4);
   });
 
-  it('shows retry waits and errors inline and a failure ends the run', () => {
-    const { state } = run([
+  it('keeps one retry notice per stretch, updated per attempt, failed by an error', () => {
+    const { state, touched } = run([
       { kind: 'prompt', text: 'x', mentions: [] },
       ev({ type: 'retry_wait', error: 'HTTP 429', delaySeconds: 2, attempt: 1, total: 3 }),
+      ev({ type: 'retry_wait', error: 'HTTP 503', delaySeconds: 4, attempt: 2, total: 3 }),
       ev({ type: 'error', message: 'boom' }),
       { kind: 'failed', message: 'cancelled' },
     ]);
+    assert.deepEqual(touched[2], [1]); // the second attempt updated the same notice
     assert.deepEqual(state.items.slice(1), [
-      { kind: 'notice', level: 'retry', text: 'Retry 1/3 in 2s: HTTP 429' },
+      { kind: 'retry', error: 'HTTP 503', delaySeconds: 4, attempt: 2, total: 3, state: 'failed' },
       { kind: 'notice', level: 'error', text: 'boom' },
       { kind: 'notice', level: 'error', text: 'cancelled' },
     ]);
     assert.equal(state.running, false);
   });
 
-  it('lists changed files and records per-file decisions; no files, no list', () => {
+  it('settles a retry as retried when the model answers, and waits for the model until then', () => {
+    const { state, touched } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'step_start', iteration: 1 }),
+      ev({ type: 'retry_wait', error: 'HTTP 503', delaySeconds: 0.3, attempt: 1, total: 4 }),
+      ev({ type: 'text_delta', text: 'Hi' }),
+    ]);
+    assert.deepEqual(state.items[1], { kind: 'retry', error: 'HTTP 503', delaySeconds: 0.3, attempt: 1, total: 4, state: 'retried' });
+    assert.deepEqual(touched[3], [1, 2]); // the retry settled, the answer began
+    assert.equal(state.waiting, undefined);
+    const waiting = run([{ kind: 'prompt', text: 'x', mentions: [] }, ev({ type: 'step_start', iteration: 1 })]).state;
+    assert.deepEqual(waiting.waiting, { what: 'model' });
+  });
+
+  it('waits for the model at each step and for the user while an approval is asked', () => {
+    const { state } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'tool_call_start', id: 'a', name: 'run_command' }),
+      { kind: 'approval', waiting: true, detail: 'Rhema wants to run pytest' },
+      ev({ type: 'step_start', iteration: 2 }),
+    ]);
+    assert.deepEqual(state.waiting, { what: 'approval', detail: 'Rhema wants to run pytest' });
+    apply(state, { kind: 'approval', waiting: false });
+    apply(state, ev({ type: 'step_start', iteration: 2 }));
+    assert.deepEqual(state.waiting, { what: 'model' });
+    apply(state, ev({ type: 'turn_end', stopReason: 'end_turn', text: '', steps: 2, usage }));
+    assert.equal(state.waiting, undefined);
+  });
+
+  it('keeps calls of two steps apart even when the provider reuses their ids', () => {
+    const { state } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'step_start', iteration: 1 }),
+      ev({ type: 'tool_call_start', id: 'call_1', name: 'edit_file' }),
+      ev({ type: 'tool_call_args_delta', id: 'call_1', delta: '{"path":"a.py"}' }),
+      ev({ type: 'tool_result', id: 'call_1', name: 'edit_file', content: 'ok', isError: false, code: null }),
+      ev({ type: 'step_start', iteration: 2 }),
+      ev({ type: 'tool_call_start', id: 'call_1', name: 'edit_file' }),
+      ev({ type: 'tool_call_args_delta', id: 'call_1', delta: '{"path":"b.py"}' }),
+    ]);
+    const cards = state.items.filter((item) => item.kind === 'tool');
+    assert.deepEqual(
+      cards.map((card) => card.kind === 'tool' && card.args),
+      ['{"path":"a.py"}', '{"path":"b.py"}'],
+    );
+  });
+
+  it("a retried turn's tool_use steps are not its end", () => {
+    const { state } = run([
+      { kind: 'resume' },
+      ev({ type: 'turn_end', stopReason: 'tool_use', text: '', steps: 1, usage }),
+    ]);
+    assert.equal(state.running, true);
+    assert.deepEqual(state.items, []);
+  });
+
+  it('keeps a live changed-files card below the output: listed mid-answer, it splits nothing', () => {
     const file = { uri: 'file:///w/a.py', path: 'a.py', status: 'modified' as const, before: 'rhema-checkpoint:a', state: 'asLeft' as const };
     const { state, touched } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'step_start', iteration: 2 }),
+      ev({ type: 'thinking_delta', text: 'Let me ' }),
+      { kind: 'changes', session: 's', turn: 1, files: [file], live: true },
+      ev({ type: 'thinking_delta', text: 'think.' }),
+      ev({ type: 'text_delta', text: 'Done' }),
+      ev({ type: 'tool_call_start', id: 'c', name: 'read_file' }),
+      ev({ type: 'tool_result', id: 'c', name: 'read_file', content: 'ok', isError: false, code: null }),
+      ev({ type: 'turn_end', stopReason: 'end_turn', text: '', steps: 2, usage }),
+    ]);
+    assert.deepEqual(
+      state.items.map((item) => item.kind),
+      ['user', 'thinking', 'answer', 'tool', 'end', 'changes'],
+    );
+    assert.deepEqual(state.items[1], { kind: 'thinking', text: 'Let me think.', collapsed: true });
+    assert.deepEqual(touched[3], [2]); // the card came after the reasoning
+    assert.deepEqual(touched[5], [1, 2, 3]); // the answer took its place, the card moved down
+    assert.deepEqual(touched[7], [3]); // the result found its call above the card
+    // The next prompt goes below the card: it belongs to the turn before.
+    apply(state, { kind: 'prompt', text: 'y', mentions: [] });
+    apply(state, ev({ type: 'text_delta', text: 'Next' }));
+    assert.deepEqual(state.items.slice(5).map((item) => item.kind), ['changes', 'user', 'answer']);
+  });
+
+  it('lists changed files, grows the list live and records per-file decisions; no files, no list', () => {
+    const file = { uri: 'file:///w/a.py', path: 'a.py', status: 'modified' as const, before: 'rhema-checkpoint:a', state: 'asLeft' as const };
+    const other = { ...file, uri: 'file:///w/b.py', path: 'b.py', added: 3, removed: 1 };
+    const { state, touched } = run([
       { kind: 'changes', session: 's', turn: 2, files: [] },
-      { kind: 'changes', session: 's', turn: 3, files: [file] },
-      { kind: 'decision', turn: 3, uri: file.uri, decision: 'rejected' },
+      { kind: 'changes', session: 's', turn: 3, files: [file], live: true },
+      { kind: 'changes', session: 's', turn: 3, files: [file, other], live: true },
+      { kind: 'changes', session: 's', turn: 3, files: [file, other] },
+      { kind: 'decision', turn: 3, uri: file.uri, decision: 'rejected', undoable: true },
       { kind: 'decision', turn: 9, uri: file.uri, decision: 'accepted' },
     ]);
-    assert.deepEqual(touched, [[], [0], [0], []]);
+    assert.deepEqual(touched, [[], [0], [0], [0], [0], []]);
     const item = state.items[0];
-    assert.equal(item?.kind, 'changes');
-    assert.deepEqual(item?.kind === 'changes' && item.decisions, { [file.uri]: { decision: 'rejected', detail: undefined } });
+    assert.equal(state.items.length, 1); // one card per turn, grown in place
+    assert.equal(item?.kind === 'changes' && item.live, false);
+    assert.deepEqual(item?.kind === 'changes' && item.files.map((f) => f.path), ['a.py', 'b.py']);
+    assert.deepEqual(item?.kind === 'changes' && item.decisions, { [file.uri]: { decision: 'rejected', undoable: true } });
+    apply(state, { kind: 'decision', turn: 3, uri: file.uri, decision: 'undecided' });
+    assert.deepEqual(item?.kind === 'changes' && item.decisions, {});
+  });
+
+  it("places a reopened session's changed files at the end of each turn", () => {
+    const file = (path: string, state: 'asLeft' | 'restored') => ({
+      uri: `file:///w/${path}`,
+      path,
+      status: 'modified' as const,
+      before: `rhema-checkpoint:${path}`,
+      state,
+    });
+    const items = fromMessages([
+      { role: 'user', content: [{ type: 'text', text: 'first' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'one' }] },
+      { role: 'user', content: [{ type: 'text', text: 'second' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'two' }] },
+    ]);
+    const turns = [
+      { turn: 1, title: 'first', createdAt: '', inConversation: true, files: [file('a.py', 'restored')] },
+      { turn: 2, title: 'second', createdAt: '', inConversation: true, files: [file('b.py', 'asLeft')] },
+    ];
+    const placed = placeChanges(items, 's', turns, turns.map((t) => t.files));
+    assert.deepEqual(
+      placed.map((item) => (item.kind === 'changes' ? `changes ${item.turn}` : item.kind)),
+      ['user', 'answer', 'changes 1', 'user', 'answer', 'changes 2'],
+    );
+    const first = placed[2];
+    assert.deepEqual(first?.kind === 'changes' && first.decisions, { 'file:///w/a.py': { decision: 'rejected' } });
   });
 
   it('tracks the run\'s usage across steps and the context fill for the meter', () => {

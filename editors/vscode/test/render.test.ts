@@ -213,9 +213,9 @@ describe('helpers', () => {
         content: [
           { type: 'thinking', text: 'Read first.\nThen edit.', signature: null, provider_data: null },
           { type: 'text', text: 'Done.', provider_data: null },
-          { type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' }, raw_args: '{"path":"a.py"}', provider_data: null },
-          { type: 'tool_call', id: 'c2', name: 'read_file', args: { path: 'b.py' }, raw_args: null, provider_data: null },
-          { type: 'tool_call', id: 'c3', name: 'run_command', args: { command: 'make' }, raw_args: null, provider_data: null },
+          { type: 'tool_call', id: 'c1', name: 'edit_file', args: { path: 'a.py' }, raw_args: '{"path":"a.py"}', provider_id: null, provider_data: null },
+          { type: 'tool_call', id: 'c2', name: 'read_file', args: { path: 'b.py' }, raw_args: null, provider_id: null, provider_data: null },
+          { type: 'tool_call', id: 'c3', name: 'run_command', args: { command: 'make' }, raw_args: null, provider_id: null, provider_data: null },
         ],
       },
       {

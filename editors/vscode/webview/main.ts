@@ -1,18 +1,29 @@
 /**
  * The chat view's script: applies the extension's actions to its copy of the
- * transcript and renders them, follows new output while the user is at the
- * bottom (a resize, e.g. maximising and restoring the panel, keeps
- * following), and runs the input: Enter sends, Shift+Enter is a new line,
- * ↑/↓ walk the history (kept in the webview's state across reloads), `@`
- * completes mentions, Stop while running. Code blocks' Copy and Insert go
- * through the extension (clipboard, active editor).
+ * transcript and renders them (once per frame), follows new output while the
+ * user is at the bottom (a resize, e.g. maximising and restoring the panel,
+ * keeps following; sending a prompt follows again), shows the setup card
+ * while no provider works, and runs the input: Enter sends, Shift+Enter is a
+ * new line, ↑/↓ walk the history (kept in the webview's state across
+ * reloads), `@` completes mentions (↑/↓ pick one), Stop while running. A
+ * prompt the extension could not send comes back into the input with the
+ * error and a Retry. Code blocks' Copy and Insert go through the extension
+ * (clipboard, active editor).
+ *
+ * For the editor tests' figures: `#input`'s `data-key-latency` holds the
+ * latest keypress latencies (ms from the key event to the frame after it,
+ * what a user feels) and `data-key-log` when each key came (epoch ms);
+ * `body`'s `data-long-tasks` the count and total ms of main-thread tasks
+ * over 50 ms, and `data-task-log` each one's start (epoch ms) and length.
  */
 import { InputHistory } from '../src/chat/history';
 import type { FromView, ToView, TranscriptState } from '../src/chat/messages';
 import { MENTION_WORDS, mentionAt } from '../src/chat/mentions';
 import { apply, emptyState } from '../src/chat/transcript';
+import { button, el } from './cards';
 import { renderMarkdown } from './markdown';
 import { TranscriptView } from './render';
+import { showSetup } from './setup';
 
 interface VsCodeApi {
   postMessage(message: FromView): void;
@@ -36,8 +47,10 @@ const send = $<HTMLButtonElement>('send');
 const stop = $<HTMLButtonElement>('stop');
 const sessions = $<HTMLSelectElement>('sessions');
 const completions = $<HTMLElement>('completions');
+const setup = $<HTMLElement>('setup');
+const sendError = $<HTMLElement>('send-error');
 const post = (message: FromView): void => vscode.postMessage(message);
-const view = new TranscriptView(transcript, $<HTMLElement>('meter'), post);
+const view = new TranscriptView(transcript, $<HTMLElement>('meter'), $<HTMLElement>('working'), post);
 let state: TranscriptState = emptyState();
 
 // ----- following the output -----
@@ -60,6 +73,7 @@ new ResizeObserver(() => {
   lastHeight = transcript.clientHeight;
   follow();
 }).observe(transcript);
+view.onRendered = follow;
 
 // ----- messages from the extension -----
 function running(on: boolean): void {
@@ -81,8 +95,8 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
     case 'action': {
       view.timing = { postedAt: message.at, receivedAt: Date.now() };
       const sessionBefore = state.session;
-      for (const index of apply(state, message.action)) view.update(state, index);
-      view.status(state);
+      if (message.action.kind === 'prompt') following = true;
+      view.schedule(state, apply(state, message.action));
       running(state.running);
       // A run's end changes the session's turn count; a new session joins the picker.
       if (message.action.kind === 'end' || sessionBefore !== state.session) post({ type: 'listSessions' });
@@ -94,9 +108,27 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
     case 'focusInput':
       input.focus();
       break;
+    case 'setup':
+      showSetup(setup, message.state, post);
+      $<HTMLElement>('provider').textContent = message.provider;
+      break;
+    case 'sendFailed':
+      sendFailed(message.text, message.message);
+      break;
   }
-  follow();
 });
+
+/** A prompt that could not be sent: back into the input (unless the user typed anew), with the error and a Retry. */
+function sendFailed(text: string, message: string): void {
+  if (!input.value.trim()) input.value = text;
+  remember();
+  sendError.replaceChildren(
+    el('span', 'message', `Not sent: ${message}`),
+    button('Retry', () => submit(), 'retry'),
+  );
+  sendError.hidden = false;
+  input.focus();
+}
 
 function showSessions(list: { session: string; title: string; turns: number }[], current: string | undefined): void {
   const options = [new Option('New session', '')];
@@ -145,6 +177,8 @@ function submit(): void {
   if (!text || state.running) return;
   history.add(text);
   input.value = '';
+  sendError.hidden = true;
+  following = true;
   hideCompletions();
   remember();
   post({ type: 'send', text });
@@ -157,6 +191,19 @@ function remember(): void {
 function hideCompletions(): void {
   completions.hidden = true;
   completions.replaceChildren();
+}
+
+/** The highlighted suggestion, moved by ↑/↓ (`step`), or read (no step). */
+function chosen(step = 0): HTMLElement | undefined {
+  const options = [...completions.children] as HTMLElement[];
+  if (options.length === 0) return undefined;
+  const at = Math.max(0, options.findIndex((option) => option.classList.contains('selected')));
+  const next = (at + step + options.length) % options.length;
+  options.forEach((option, index) => {
+    option.classList.toggle('selected', index === next);
+    option.setAttribute('aria-selected', String(index === next));
+  });
+  return options[next];
 }
 
 function complete(word: string): void {
@@ -187,6 +234,7 @@ function suggest(): void {
     }),
   );
   completions.hidden = false;
+  chosen();
 }
 
 input.value = saved.draft;
@@ -195,12 +243,16 @@ input.addEventListener('input', () => {
   remember();
 });
 input.addEventListener('keydown', (event) => {
-  if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+  measureKey(event);
+  if (!completions.hidden && (event.key === 'ArrowDown' || event.key === 'ArrowUp')) {
     event.preventDefault();
-    if (!completions.hidden && completions.firstElementChild) {
-      complete((completions.firstElementChild.textContent ?? '@').slice(1));
-      return;
-    }
+    chosen(event.key === 'ArrowDown' ? 1 : -1);
+  } else if ((event.key === 'Enter' || event.key === 'Tab') && !event.shiftKey && !event.isComposing && !completions.hidden) {
+    event.preventDefault();
+    const option = chosen();
+    if (option !== undefined) complete((option.textContent ?? '@').slice(1));
+  } else if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
     submit();
   } else if (event.key === 'Escape' && !completions.hidden) {
     hideCompletions();
@@ -220,6 +272,46 @@ input.addEventListener('keydown', (event) => {
 });
 send.addEventListener('click', submit);
 stop.addEventListener('click', () => post({ type: 'stop' }));
+// Focus that reaches the view (its command, its keybinding, a click on its title) goes to the input.
+window.addEventListener('focus', () => {
+  if (document.activeElement === document.body || document.activeElement === null) input.focus();
+});
+
+// ----- figures for the editor tests -----
+const keyLatencies: number[] = [];
+const keyLog: string[] = [];
+function measureKey(event: KeyboardEvent): void {
+  const start = event.timeStamp;
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      keyLatencies.push(Math.round((performance.now() - start) * 10) / 10);
+      keyLog.push(`${Math.round(performance.timeOrigin + start)}`);
+      if (keyLatencies.length > 1000) {
+        keyLatencies.shift();
+        keyLog.shift();
+      }
+      input.dataset.keyLatency = JSON.stringify(keyLatencies);
+      input.dataset.keyLog = keyLog.join(',');
+    }, 0),
+  );
+}
+const taskLog: string[] = [];
+let longTasks = 0;
+let longTaskMs = 0;
+try {
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      longTasks += 1;
+      longTaskMs += entry.duration;
+      taskLog.push(`${Math.round(performance.timeOrigin + entry.startTime)}:${Math.round(entry.duration)}`);
+      if (taskLog.length > 1000) taskLog.shift();
+    }
+    document.body.dataset.longTasks = `${longTasks}/${Math.round(longTaskMs)}`;
+    document.body.dataset.taskLog = taskLog.join(',');
+  }).observe({ type: 'longtask', buffered: true });
+} catch {
+  // No long-task timing in this browser: the figure is left out.
+}
 
 post({ type: 'ready' });
 

@@ -71,9 +71,9 @@ md.renderer.rules.fence = (tokens, index) => {
   const lang = (token.info.trim().split(/\s+/, 1)[0] ?? '').replace(/[^\w+#-]/g, '');
   const label = lang ? `<span class="lang">${escape(lang)}</span>` : '';
   return (
-    `<div class="code">${label}<div class="code-actions">` +
+    `<div class="code"><div class="code-bar">${label}<div class="code-actions">` +
     '<button class="copy" data-action="copy" title="Copy">Copy</button>' +
-    '<button class="insert" data-action="insert" title="Insert at the cursor">Insert</button></div>' +
+    '<button class="insert" data-action="insert" title="Insert at the cursor">Insert</button></div></div>' +
     `<pre><code class="hljs${lang ? ` language-${escape(lang)}` : ''}">${highlight(token.content, lang)}</code></pre></div>\n`
   );
 };

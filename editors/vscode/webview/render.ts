@@ -1,63 +1,112 @@
 /**
  * Transcript items as DOM: one node per item, updated in place as the
- * reducer touches it (a streaming answer re-renders its Markdown; a thinking
- * section opens or closes only when its `collapsed` flag changes, so the
- * user's own toggle sticks; a tool card keeps its expanded state).
+ * reducer touches it, at most once per animation frame (many deltas between
+ * two frames are one update). A streaming answer or reasoning renders only
+ * the Markdown that changed (`StreamedMarkdown`); a thinking section opens
+ * or closes only when its `collapsed` flag changes, so the user's own toggle
+ * sticks; a tool card keeps its expanded state. The working line under the
+ * transcript says what the run waits for (the model's first token, the
+ * user's approval).
  *
  * The first time an answer's text is in the DOM, its node gets
  * `data-visible-at` (epoch milliseconds): the latency the editor tests
  * measure from the model's first delta; `data-posted-at` and
  * `data-received-at` say when that message left the extension and reached
- * the view, to split it.
+ * the view, to split it; `data-rendered-at` is the last time its text
+ * changed in the DOM (the rendering time of a long answer).
  */
-import type { FromView, Item, ToolCard, TranscriptState } from '../src/chat/messages';
-import { meterText, toolDetail, toolTarget } from '../src/chat/transcript';
-import { renderMarkdown } from './markdown';
+import type { Item, TranscriptState } from '../src/chat/messages';
+import { meterText } from '../src/chat/transcript';
+import { createTool, el, fillChanges, fillError, fillRetry, fillTool, tickRetry, type Post } from './cards';
+import { StreamedMarkdown } from './stream';
 
-type Post = (message: FromView) => void;
+const STOP_LABEL: Record<string, string> = {
+  end_turn: 'Done',
+  done: 'Done',
+  max_tokens: 'Stopped at the token limit (rhema.maxTokens)',
+  max_steps: 'Stopped at the step limit (rhema.maxSteps): send a follow-up to go on',
+  pause_turn: 'Paused by the provider: send a follow-up to go on',
+  cancelled: 'Cancelled',
+  error: 'Failed',
+  tool_use: 'Step done',
+};
 
-function el<K extends keyof HTMLElementTagNameMap>(
-  tag: K,
-  className?: string,
-  text?: string,
-): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
+export function stopLabel(reason: string): string {
+  return STOP_LABEL[reason] ?? reason;
 }
-
-function button(label: string, action: () => void, className?: string): HTMLButtonElement {
-  const node = el('button', className, label);
-  node.addEventListener('click', (event) => {
-    event.preventDefault();
-    event.stopPropagation();
-    action();
-  });
-  return node;
-}
-
-const STATE_GLYPH: Record<ToolCard['state'], string> = { running: '…', ok: '✓', error: '✗' };
 
 export class TranscriptView {
   private nodes: HTMLElement[] = [];
+  private readonly streams = new WeakMap<HTMLElement, StreamedMarkdown>();
+  private readonly dirty = new Set<number>();
+  private state: TranscriptState | undefined;
+  private frame: number | undefined;
+  private ticker: number | undefined;
+  private waitingFor = '';
   /** When the message being rendered left the extension and reached the view (epoch ms). */
   timing: { postedAt?: number; receivedAt?: number } = {};
+  /** Called after each rendered frame (the view follows the output). */
+  onRendered: () => void = () => undefined;
 
   constructor(
     private readonly root: HTMLElement,
     private readonly meter: HTMLElement,
+    private readonly working: HTMLElement,
     private readonly post: Post,
   ) {}
 
   reset(state: TranscriptState): void {
     this.root.replaceChildren();
     this.nodes = [];
-    state.items.forEach((_, index) => this.update(state, index));
+    this.dirty.clear();
+    this.state = state;
+    state.items.forEach((_, index) => this.render(state, index));
     this.status(state);
+    this.onRendered();
   }
 
-  update(state: TranscriptState, index: number): void {
+  /** Render these items with the next frame. */
+  schedule(state: TranscriptState, indices: number[]): void {
+    this.state = state;
+    for (const index of indices) this.dirty.add(index);
+    this.frame ??= requestAnimationFrame(() => this.flush());
+  }
+
+  /** Render what is scheduled now. */
+  flush(): void {
+    if (this.frame !== undefined) cancelAnimationFrame(this.frame);
+    this.frame = undefined;
+    const state = this.state;
+    if (state === undefined) return;
+    for (const index of [...this.dirty].sort((a, b) => a - b)) this.render(state, index);
+    this.dirty.clear();
+    this.status(state);
+    this.onRendered();
+  }
+
+  status(state: TranscriptState): void {
+    this.meter.textContent = meterText(state.context, state.usage);
+    const waiting = state.running ? state.waiting : undefined;
+    this.working.hidden = waiting === undefined;
+    this.working.dataset.what = waiting?.what ?? '';
+    this.working.textContent =
+      waiting === undefined
+        ? ''
+        : waiting.what === 'model'
+          ? 'Waiting for the model…'
+          : `Waiting for your approval${waiting.detail ? `: ${waiting.detail}` : '…'}`;
+    // A tool card that waits for an approval says so: redrawn when that changes.
+    const what = waiting?.what ?? '';
+    if (what !== this.waitingFor) {
+      this.waitingFor = what;
+      for (const card of this.root.querySelectorAll<HTMLElement>('.tool.running')) {
+        const index = this.nodes.indexOf(card);
+        if (index >= 0) this.render(state, index);
+      }
+    }
+  }
+
+  private render(state: TranscriptState, index: number): void {
     const item = state.items[index];
     if (item === undefined) return;
     let node = this.nodes[index];
@@ -68,12 +117,12 @@ export class TranscriptView {
       else node.replaceWith(fresh);
       this.nodes[index] = fresh;
       node = fresh;
+      if (item.kind === 'user') {
+        // A new prompt: the Retry of an older failure would retry the wrong thing.
+        for (const retry of this.root.querySelectorAll('.notice.error .retry')) retry.remove();
+      }
     }
-    this.fill(node, item);
-  }
-
-  status(state: TranscriptState): void {
-    this.meter.textContent = meterText(state.context, state.usage);
+    this.fill(node, item, state);
   }
 
   private create(item: Item): HTMLElement {
@@ -85,13 +134,8 @@ export class TranscriptView {
         details.append(el('summary', undefined, 'Thinking'), el('div', 'body markdown'));
         return details;
       }
-      case 'tool': {
-        const details = el('details', 'tool');
-        const summary = el('summary');
-        summary.append(el('span', 'glyph'), el('span', 'name'), el('a', 'path'), el('span', 'detail'), el('span', 'status'));
-        details.append(summary, el('pre', 'output'), el('pre', 'result'));
-        return details;
-      }
+      case 'tool':
+        return createTool();
       case 'changes':
         return el('section', 'changes');
       default:
@@ -99,10 +143,24 @@ export class TranscriptView {
     }
   }
 
-  private fill(node: HTMLElement, item: Item): void {
+  private markdown(node: HTMLElement, text: string): void {
+    let stream = this.streams.get(node);
+    if (stream === undefined) {
+      stream = new StreamedMarkdown(node);
+      this.streams.set(node, stream);
+    }
+    stream.show(text);
+  }
+
+  private fill(node: HTMLElement, item: Item, state: TranscriptState): void {
     switch (item.kind) {
       case 'user':
         node.textContent = item.text;
+        if (item.mentions.length > 0) {
+          const chips = el('div', 'chips');
+          for (const mention of item.mentions) chips.append(el('span', 'chip', mention));
+          node.append(chips);
+        }
         return;
       case 'thinking': {
         const details = node as HTMLDetailsElement;
@@ -112,12 +170,13 @@ export class TranscriptView {
           details.open = !item.collapsed;
         }
         details.querySelector('summary')!.textContent = item.collapsed ? 'Thinking' : 'Thinking…';
-        details.querySelector('.body')!.innerHTML = renderMarkdown(item.text);
+        this.markdown(details.querySelector<HTMLElement>('.body')!, item.text);
         return;
       }
       case 'answer':
         node.classList.add('markdown');
-        node.innerHTML = renderMarkdown(item.text);
+        this.markdown(node, item.text);
+        node.dataset.renderedAt = String(Date.now());
         if (node.dataset.visibleAt === undefined && item.text.trim()) {
           node.dataset.visibleAt = String(Date.now());
           node.dataset.postedAt = String(this.timing.postedAt ?? '');
@@ -125,83 +184,45 @@ export class TranscriptView {
         }
         return;
       case 'tool':
-        this.fillTool(node, item);
+        fillTool(node, item, this.post, state.running && state.waiting?.what === 'approval');
         return;
       case 'provider':
         node.textContent = `${item.name}${item.detail ? `: ${item.detail}` : ''} (by the provider)`;
         return;
       case 'notice':
-        node.className = `notice ${item.level}`;
-        node.textContent = item.text;
+        if (item.level === 'error') {
+          fillError(node, item.text, this.post);
+        } else {
+          node.className = `notice ${item.level}`;
+          node.textContent = item.text;
+        }
+        return;
+      case 'retry':
+        fillRetry(node, item);
+        if (item.state === 'waiting') this.tick();
         return;
       case 'changes':
-        this.fillChanges(node, item);
+        fillChanges(node, item, this.post);
         return;
       case 'end': {
         const steps = item.steps === undefined ? '' : ` · ${item.steps} step${item.steps === 1 ? '' : 's'}`;
-        node.textContent = `${item.stopReason}${steps} · ${item.usage.input.toLocaleString('en-US')} in · ${item.usage.output.toLocaleString('en-US')} out`;
+        node.textContent = `${stopLabel(item.stopReason)}${steps} · ${item.usage.input.toLocaleString('en-US')} in · ${item.usage.output.toLocaleString('en-US')} out`;
         node.className = `end ${item.stopReason}`;
         return;
       }
     }
   }
 
-  private fillTool(node: HTMLElement, card: ToolCard): void {
-    node.className = `tool ${card.state}`;
-    node.dataset.id = card.id;
-    const target = toolTarget(card.args);
-    const detail = toolDetail(card.args);
-    node.querySelector('.glyph')!.textContent = STATE_GLYPH[card.state];
-    node.querySelector('.name')!.textContent = card.name;
-    const link = node.querySelector<HTMLAnchorElement>('.path')!;
-    if (target !== undefined) {
-      link.textContent = target.path;
-      link.href = '#';
-      link.title = `Open ${target.path}`;
-      link.onclick = (event) => {
-        event.preventDefault();
-        event.stopPropagation();
-        this.post({ type: 'openFile', ...target });
-      };
-    } else {
-      link.textContent = '';
-    }
-    node.querySelector('.detail')!.textContent = target === undefined || detail !== target.path ? detail : '';
-    const code = card.code === null ? '' : ` (exit ${card.code})`;
-    const status = card.state === 'running' ? card.status || 'running' : card.state === 'ok' ? `done${code}` : `failed${code}`;
-    node.querySelector('.status')!.textContent = status;
-    node.querySelector('.output')!.textContent = card.output;
-    (node.querySelector('.output') as HTMLElement).hidden = card.output.length === 0;
-    node.querySelector('.result')!.textContent = card.result;
-    (node.querySelector('.result') as HTMLElement).hidden = card.result.length === 0;
-  }
-
-  private fillChanges(node: HTMLElement, item: Extract<Item, { kind: 'changes' }>): void {
-    const title = el('div', 'title', `Changed files (turn ${item.turn})`);
-    const list = el('ul');
-    for (const file of item.files) {
-      const row = el('li', 'file');
-      row.dataset.uri = file.uri;
-      const link = el('a', 'path', file.path);
-      link.href = '#';
-      link.onclick = (event) => {
-        event.preventDefault();
-        this.post({ type: 'openFile', path: file.path });
-      };
-      const decided = item.decisions[file.uri];
-      row.append(link, el('span', 'file-status', file.status));
-      row.append(button('Open diff', () => this.post({ type: 'openDiff', turn: item.turn, uri: file.uri }), 'diff'));
-      if (decided === undefined) {
-        row.append(
-          button('Accept', () => this.post({ type: 'accept', turn: item.turn, uri: file.uri }), 'accept'),
-          button('Reject', () => this.post({ type: 'reject', turn: item.turn, uri: file.uri }), 'reject'),
-        );
-      } else {
-        const text = decided.decision === 'conflict' ? `not rejected: ${decided.detail ?? ''}` : decided.decision;
-        row.append(el('span', `decision ${decided.decision}`, text));
+  /** Count the waiting retries down, a tenth of a second at a time, while there are any. */
+  private tick(): void {
+    if (this.ticker !== undefined) return;
+    this.ticker = window.setInterval(() => {
+      const waiting = this.root.querySelectorAll<HTMLElement>('.notice.retry.waiting');
+      for (const node of waiting) tickRetry(node);
+      if (waiting.length === 0) {
+        window.clearInterval(this.ticker);
+        this.ticker = undefined;
       }
-      list.append(row);
-    }
-    node.replaceChildren(title, list);
+    }, 100);
   }
 }

@@ -7,8 +7,16 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from rhema_lsp import __version__
-from rhema_lsp.contract import STATUS, McpServerStatus, ProviderStatus, StatusArgs, StatusResult
+from rhema_lsp.contract import (
+    STATUS,
+    McpServerStatus,
+    ProviderSetup,
+    ProviderStatus,
+    StatusArgs,
+    StatusResult,
+)
 from rhema_lsp.engine import ProviderError
+from rhema_lsp.providers import survey_setup
 from rhema_lsp.server.router import Request, serves
 
 if TYPE_CHECKING:
@@ -32,9 +40,12 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         )
     except ProviderError as exc:
         provider = ProviderStatus(name=None, model=None, base_url=None, source=None, error=str(exc))
+    configured = bool(settings.provider or settings.base_url)
+    setup = await survey_setup(configured=configured)
     return StatusResult(
         version=__version__,
         provider=provider,
+        setup=ProviderSetup.model_validate(asdict(setup)),
         folders=[str(root) for root in state.folders.roots()],
         mode=settings.mode,
         running=state.runs.sessions(),

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from tests.editors.nvim.harness import run_nvim
 
+GROQ_KEY = "gsk-first-run-test-value-0123456789"
+
 OPEN_CHAT = r"""
 vim.o.columns, vim.o.lines = 160, 48
 vim.cmd.edit(T.workspace .. '/hello.py')
@@ -52,12 +54,14 @@ T.result.demo_turn = T.lines(p.buf)
 def test_the_chat_opens_on_the_setup_choices_when_the_provider_cannot_be_resolved(
     workspace: Path, tmp_path: Path
 ) -> None:
-    # `openai` with no key in the server's environment (the harness empties it).
+    # `openai` with no key in the server's environment (the harness empties
+    # it), and a Groq key there: the choices are the server's own survey.
     r = run_nvim(
         OPEN_CHAT.replace("SEND", "true").replace("NAME", "'no-key'"),
         workspace=workspace,
         tmp_path=tmp_path,
         settings={"provider": "openai"},
+        setup_extra={"cmd_env": {"GROQ_API_KEY": GROQ_KEY}},
     )
 
     notice = r["notice"]
@@ -73,6 +77,12 @@ def test_the_chat_opens_on_the_setup_choices_when_the_provider_cannot_be_resolve
     assert "Choose one with `settings.provider` in your setup() call" in text
     assert 'require("rhema").setup({ settings = { provider = "ollama" } })' in text
     assert '`provider = "anthropic"` (ANTHROPIC_API_KEY)' in text
+    # The server found the key (named, never shown) and lists its preset first.
+    assert (
+        '- **A key is set** in the server\'s environment: `provider = "groq"` (GROQ_API_KEY).'
+    ) in notice
+    assert text.count("GROQ_API_KEY") == 1 and GROQ_KEY not in text
+    assert '`"ollama"` (11434)' in text and '`"vllm"` (8000)' in text
     assert (
         "**The tiny demo model (SmolLM2-135M, in process)**: no tools, no edits, not for real work"
         ' (`provider = "embedded"`).'

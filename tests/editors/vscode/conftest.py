@@ -186,6 +186,12 @@ class VSCode:
         steps_done: list[dict[str, Any]] = report["steps"]
         return steps_done
 
+    @property
+    def settings_file(self) -> Path:
+        """VS Code's user settings (``settings.json``), as the test wrote them and the
+        extension updates them."""
+        return self.logs_dir.parent / "User" / "settings.json"
+
     def channel(self, name: str) -> str:
         """The whole text of the output channel ``name`` so far (as the driver reads it)."""
         logs = sorted(

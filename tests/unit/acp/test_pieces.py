@@ -41,6 +41,21 @@ def test_a_prompt_keeps_links_in_place_and_attaches_embedded_text() -> None:
     assert "an image was attached" in text
 
 
+def test_adjacent_text_blocks_are_kept_apart() -> None:
+    # CodeCompanion's /file note and the question after it, as it sends them.
+    text = user_text(
+        [
+            TextContentBlock(type="text", text="Here is the file /w/hello.py"),
+            TextContentBlock(type="text", text="Explain this file."),
+            TextContentBlock(type="text", text=" Then "),
+            TextContentBlock(type="text", text="stop"),
+            ResourceContentBlock(type="resource_link", name="a.py", uri="file:///w/a.py"),
+        ],
+        Path("/w"),
+    )
+    assert text.startswith("Here is the file /w/hello.py\nExplain this file. Then stop `a.py`")
+
+
 class _Slow:
     def __init__(self) -> None:
         self.sent: list[Any] = []

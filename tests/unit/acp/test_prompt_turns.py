@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import text_block
+from acp import PROTOCOL_VERSION, text_block
 from acp.schema import (
     AgentMessageChunk,
     ClientCapabilities,
@@ -85,6 +85,19 @@ async def agent(fake: FakeModelServer) -> AsyncIterator[RhemaAcpAgent]:
         yield opened
     finally:
         await opened.shutdown()
+
+
+@pytest.mark.parametrize("asked", [0, 1, 2, 99])
+async def test_the_answered_protocol_version_is_one_the_agent_speaks(
+    fake: FakeModelServer, asked: int
+) -> None:
+    agent = RhemaAcpAgent(Settings())
+    agent.on_connect(RecordingClient())
+    try:
+        answer = await agent.initialize(protocol_version=asked)
+    finally:
+        await agent.shutdown()
+    assert answer.protocol_version == PROTOCOL_VERSION == 1
 
 
 async def test_an_acp_turns_edit_is_checkpointed_and_rewinds_exactly(

@@ -88,26 +88,54 @@ async def test_environment_key_when_nothing_local() -> None:
     assert "key in environment" in resolved.source
 
 
-async def test_embedded_when_nothing_else(tmp_path: Path) -> None:
+async def test_the_embedded_model_is_never_chosen_by_itself(tmp_path: Path) -> None:
+    model = tmp_path / "model.gguf"
+    with pytest.raises(ProviderConfigError) as caught:
+        await resolve_provider(
+            ProviderSettings(), {}, local_servers=NOTHING_LOCAL, locate_embedded=lambda: model
+        )
+    message = str(caught.value)
+    assert message.startswith("no model provider is set up")
+    assert "rhema.provider embedded (SmolLM2-135M-Instruct, a tiny demo model: no tools" in message
+    assert "not for real work; installed)" in message
+
+
+async def test_explicit_embedded_is_used_when_installed(tmp_path: Path) -> None:
     model = tmp_path / "model.gguf"
     resolved = await resolve_provider(
-        ProviderSettings(), {}, local_servers=NOTHING_LOCAL, locate_embedded=lambda: model
+        ProviderSettings(provider="embedded"), {}, locate_embedded=lambda: model
     )
     assert resolved.name == "embedded"
     assert isinstance(resolved.provider, EmbeddedProvider)
-    assert resolved.source.startswith("preset embedded (model.gguf), fallback: no rhema.provider")
-    assert "no local server answered on port" in resolved.source
+    assert resolved.source.startswith("preset embedded (model.gguf), from rhema.provider; no tools")
 
 
-async def test_nothing_configured_says_how() -> None:
+async def test_nothing_configured_lists_every_choice() -> None:
     with pytest.raises(ProviderConfigError) as caught:
         await resolve_provider(
             ProviderSettings(), {}, local_servers=NOTHING_LOCAL, locate_embedded=no_embedded
         )
     message = str(caught.value)
     hints = ("rhema.provider", "OPENAI_API_KEY", "rhema.baseUrl", "Ollama", "rhema-lsp[local]")
-    for hint in (*hints, "8000", "8080", "11434", "1234"):
+    for hint in (*hints, "8000", "8080", "11434", "1234", "not installed"):
         assert hint in message
+
+
+async def test_a_local_server_listing_no_model_is_named_and_passed_over() -> None:
+    with FakeModelServer(wire="openai", models=[]) as empty:
+        servers = [LocalServer("ollama", empty.base_url, "Ollama")]
+        with pytest.raises(ProviderConfigError) as caught:
+            await resolve_provider(
+                ProviderSettings(), {}, local_servers=servers, locate_embedded=no_embedded
+            )
+        message = str(caught.value)
+        assert f"Ollama answers at {empty.base_url} but lists no model" in message
+        # A key in the environment is the next choice.
+        resolved = await resolve_provider(
+            ProviderSettings(), {"OPENAI_API_KEY": "sk-x"}, local_servers=servers
+        )
+    assert resolved.name == "openai"
+    assert "no local server listed a model" in resolved.source
 
 
 async def test_detection_can_be_disabled(openai_server: FakeModelServer) -> None:

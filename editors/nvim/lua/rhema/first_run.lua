@@ -59,7 +59,11 @@ end
 --- @param status table|nil
 --- @return table|nil
 function M.choices_of(status)
-  return nil
+  local setup = type(status) == 'table' and status.setup or nil
+  if type(setup) ~= 'table' or type(setup.presets) ~= 'table' then
+    return nil
+  end
+  return setup
 end
 
 --- What the tiny demo model is, in one line.
@@ -130,7 +134,44 @@ function M.choice_lines(choices)
   if type(choices) ~= 'table' then
     return nil
   end
-  return nil
+  local lines = {}
+  for _, server in ipairs(choices.servers or {}) do
+    local models = server.models or {}
+    local what = #models > 0 and ('serving ' .. table.concat(models, ', '))
+      or 'no model loaded: load one, or set `model`'
+    table.insert(
+      lines,
+      ('- **%s found** at %s (%s): `provider = "%s"`.'):format(server.label, server.baseUrl, what, server.preset)
+    )
+  end
+  local ready, hosted, ports = {}, {}, {}
+  for _, preset in ipairs(choices.presets) do
+    if preset.kind == 'hosted' then
+      local entry = ('`provider = "%s"` (%s)'):format(preset.name, preset.keyVar)
+      table.insert(preset.keyPresent and ready or hosted, entry)
+    else
+      local port = tostring(preset.baseUrl):match(':(%d+)') or '?'
+      table.insert(ports, ('`"%s"` (%s)'):format(preset.name, port))
+    end
+  end
+  if #ready > 0 then
+    table.insert(lines, '- **A key is set** in the server\'s environment: ' .. table.concat(ready, ', ') .. '.')
+  end
+  if #ports > 0 then
+    table.insert(lines, '- **A local server** on its default port: `provider =` ' .. table.concat(ports, ', ') .. ';')
+    table.insert(lines, '  any other with `provider = "custom", baseUrl = "http://127.0.0.1:PORT/v1", protocol = "openai"`.')
+  end
+  if #hosted > 0 then
+    table.insert(lines, '- **A hosted provider**, its key in the environment Neovim starts rhema-lsp with')
+    table.insert(lines, '  (or `cmd_env` in setup()): ' .. table.concat(hosted, ', ') .. '.')
+  end
+  local demo = type(choices.demo) == 'table' and choices.demo or {}
+  local line = '- **' .. M.DEMO:gsub('^the ', 'The ', 1):gsub(':', '**:', 1) .. ' (`provider = "embedded"`)'
+  if demo.available == false and type(demo.install) == 'string' then
+    line = line .. '; not installed: `' .. demo.install .. '`'
+  end
+  table.insert(lines, line .. '.')
+  return lines
 end
 
 --- Show the setup notice in `panel` (the chat's, still empty) when the

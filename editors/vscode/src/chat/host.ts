@@ -1,20 +1,23 @@
 /**
  * The extension's side of the chat view: what its buttons do. Prompts go
- * through the extension's runs (so the channel, the status bar and the
- * progress see them too), with the prompt's mentions as `context`; after a
- * turn the files it changed are listed; the session picker lists, opens and
- * deletes sessions; the session shown is remembered per workspace and
- * reopened when the window reloads.
+ * through the extension's runs (so the channel and the status bar see them
+ * too), with the prompt's mentions as `context`; the turn's changed files
+ * are listed as it changes them and after it; the session picker lists,
+ * opens and deletes sessions (after a confirmation); the session shown is
+ * remembered per workspace and reopened, with its changed-files cards, when
+ * the window reloads. While no provider works the view shows the setup card,
+ * and a choice there is written to the user settings.
  */
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { execute } from '../client';
 import { ServerCommand, type ChangedFile, type OpenSessionResult, type SessionSummary } from '../contract';
-import { openDiff, rejectFile, turnChanges } from './changes';
+import { ChangesCard, openDiff } from './changes';
 import { mentionContext, resolvePath } from './context';
-import { mentionLabel, parseMentions } from './mentions';
+import { mentionLabel, parseMentions, type Mention } from './mentions';
 import type { FromView } from './messages';
-import { emptyState, fromMessages } from './transcript';
+import { openEndpointSettings, providerLabel, providerStatus, writeChoice } from './provider';
+import { emptyState, fromMessages, placeChanges } from './transcript';
 import { CHAT_VIEW_ID, ChatView, type ChatHost } from './view';
 import type { ContextItem } from '../protocol';
 
@@ -23,15 +26,22 @@ export interface Extension {
   readonly session: string | undefined;
   start(): Promise<LanguageClient>;
   chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void>;
+  /** Run the last failed turn again. */
+  retry(): Promise<void>;
   cancel(): Promise<void>;
   newSession(): Promise<void>;
   openSessionById(session: string): Promise<void>;
 }
 
 const SESSION_KEY = 'rhema.chat.session';
+const SETTLE_MS = 300;
 
 export class ChatSide implements ChatHost, vscode.Disposable {
   readonly view: ChatView;
+  private readonly changes: ChangesCard;
+  /** The turn whose files are being listed, and whether it must be listed again after. */
+  private listing: Promise<void> | undefined;
+  private relist: { session: string; turn: number; live: boolean } | undefined;
 
   constructor(
     private readonly extension: Extension,
@@ -40,6 +50,7 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     this.view = new ChatView(context.extensionUri, this, (error) => {
       void vscode.window.showErrorMessage(`Rhema: ${error instanceof Error ? error.message : String(error)}`);
     });
+    this.changes = new ChangesCard(() => this.extension.start(), context.workspaceState);
   }
 
   register(): vscode.Disposable {
@@ -52,8 +63,8 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     this.view.dispose();
   }
 
-  /** Show a session (none: a new, empty one). */
-  showSession(opened: OpenSessionResult | undefined): void {
+  /** Show a session (none: a new, empty one), with its changed-files cards. */
+  async showSession(opened: OpenSessionResult | undefined): Promise<void> {
     if (opened === undefined) {
       this.view.reset(emptyState());
       return;
@@ -61,15 +72,51 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     const state = emptyState(opened.session, opened.title);
     state.items = fromMessages(opened.messages);
     this.view.reset(state);
-  }
-
-  /** After a turn: its session, and the files it changed with their diffs and decisions. */
-  async listChanges(session: string, turn: number): Promise<void> {
-    this.view.apply({ kind: 'session', session });
     try {
-      this.view.apply(await turnChanges(await this.extension.start(), session, turn));
+      const { turns, views } = await this.changes.session(opened.session);
+      if (this.view.transcript.session !== opened.session || this.view.transcript.running) return;
+      state.items = placeChanges(state.items, opened.session, turns, views);
+      this.view.reset(state);
     } catch (error) {
       this.view.apply({ kind: 'notice', text: `Could not list the changed files: ${String(error)}` });
+    }
+  }
+
+  /**
+   * List the files a turn changed: `live` while it runs (after each file tool), final after it.
+   * Calls are serialised; one asked while another is under way runs once after it.
+   */
+  listChanges(session: string, turn: number, live = false): Promise<void> {
+    if (!live) this.view.apply({ kind: 'session', session });
+    if (this.listing !== undefined) {
+      this.relist = { session, turn, live: live && (this.relist?.live ?? true) };
+      return this.listing;
+    }
+    this.listing = (async () => {
+      let next: { session: string; turn: number; live: boolean } | undefined = { session, turn, live };
+      while (next !== undefined) {
+        this.relist = undefined;
+        try {
+          this.view.apply(await this.changes.turn(next.session, next.turn, next.live));
+        } catch (error) {
+          if (!next.live) this.view.apply({ kind: 'notice', text: `Could not list the changed files: ${String(error)}` });
+        }
+        next = this.relist;
+      }
+    })().finally(() => {
+      this.listing = undefined;
+    });
+    return this.listing;
+  }
+
+  /** Ask the server whether a provider works: the setup card when not, and the bar's provider label. */
+  async refreshSetup(): Promise<boolean> {
+    try {
+      const { status, setup } = await providerStatus(await this.extension.start());
+      this.view.setup(setup, providerLabel(status));
+      return setup === undefined;
+    } catch {
+      return false; // no server: the send path says so
     }
   }
 
@@ -78,7 +125,7 @@ export class ChatSide implements ChatHost, vscode.Disposable {
   async send(text: string): Promise<void> {
     const mentions = parseMentions(text);
     const context = await mentionContext(mentions);
-    await this.extension.chatTurn(text, context, mentions.map(mentionLabel));
+    await this.extension.chatTurn(text, context, mentions.map((mention) => chipLabel(mention, context)));
   }
 
   stop(): Promise<void> {
@@ -99,11 +146,20 @@ export class ChatSide implements ChatHost, vscode.Disposable {
   }
 
   async deleteSession(session: string): Promise<void> {
+    const listed = (await this.sessions()).find((s) => s.session === session);
+    const name = listed?.title || session;
+    const answer = await vscode.window.showWarningMessage(
+      `Delete the session "${name}"? Its conversation and checkpoints are removed for good; your files stay as they are.`,
+      { modal: true },
+      'Delete',
+    );
+    if (answer !== 'Delete') return;
     await execute(await this.extension.start(), ServerCommand.deleteSession, { session });
     if (this.extension.session === session) await this.extension.newSession();
   }
 
   async restore(): Promise<void> {
+    void this.refreshSetup();
     const stored = this.context.workspaceState.get<string>(SESSION_KEY);
     if (stored === undefined || this.extension.session !== undefined) return;
     try {
@@ -127,12 +183,36 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       case 'accept':
         this.view.apply({ kind: 'decision', turn: message.turn, uri: message.uri, decision: 'accepted' });
         return;
-      case 'reject': {
+      case 'acceptAll':
+        for (const uri of this.undecided(message.turn)) {
+          this.view.apply({ kind: 'decision', turn: message.turn, uri, decision: 'accepted' });
+        }
+        return;
+      case 'reject':
+        await this.reject(message.turn, [message.uri]);
+        return;
+      case 'rejectAll':
+        await this.reject(message.turn, this.undecided(message.turn));
+        return;
+      case 'undoReject': {
         const session = this.changesSession(message.turn);
-        if (session === undefined) return;
-        this.view.apply(await rejectFile(await this.extension.start(), session, message.turn, message.uri));
+        if (session !== undefined) this.view.apply(await this.changes.undoReject(session, message.turn, message.uri));
         return;
       }
+      case 'retry':
+        await this.extension.retry();
+        return;
+      case 'choose':
+        if (message.provider === undefined) {
+          await openEndpointSettings();
+          return;
+        }
+        await writeChoice({ provider: message.provider, ...(message.model ? { model: message.model } : {}) });
+        await this.settle();
+        return;
+      case 'checkSetup':
+        await this.refreshSetup();
+        return;
       case 'copy':
         await vscode.env.clipboard.writeText(message.text);
         return;
@@ -144,18 +224,38 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     }
   }
 
-  private changedFile(turn: number, uri: string): ChangedFile | undefined {
+  /** After a choice: the server takes the new settings in its own time; ask until it has (a few tries). */
+  private async settle(): Promise<void> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      if (await this.refreshSetup()) return;
+    }
+  }
+
+  private async reject(turn: number, uris: string[]): Promise<void> {
+    const session = this.changesSession(turn);
+    if (session === undefined || uris.length === 0) return;
+    for (const action of await this.changes.reject(session, turn, uris)) this.view.apply(action);
+  }
+
+  private changesItem(turn: number) {
     for (const item of this.view.transcript.items) {
-      if (item.kind === 'changes' && item.turn === turn) return item.files.find((file) => file.uri === uri);
+      if (item.kind === 'changes' && item.turn === turn) return item;
     }
     return undefined;
   }
 
+  private undecided(turn: number): string[] {
+    const item = this.changesItem(turn);
+    return item === undefined ? [] : item.files.filter((f) => item.decisions[f.uri] === undefined).map((f) => f.uri);
+  }
+
+  private changedFile(turn: number, uri: string): ChangedFile | undefined {
+    return this.changesItem(turn)?.files.find((file) => file.uri === uri);
+  }
+
   private changesSession(turn: number): string | undefined {
-    for (const item of this.view.transcript.items) {
-      if (item.kind === 'changes' && item.turn === turn) return item.session;
-    }
-    return undefined;
+    return this.changesItem(turn)?.session;
   }
 
   /** Open a file a tool card or the changes list names, at its line or at the text it wrote. */
@@ -185,4 +285,21 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       for (const selection of editor.selections) edit.replace(selection, text);
     });
   }
+}
+
+/** A mention's chip on the prompt: what it attached (the file, the selected lines, how many files). */
+function chipLabel(mention: Mention, context: ContextItem[]): string {
+  const label = mentionLabel(mention);
+  const editor = vscode.window.activeTextEditor;
+  if (mention.kind === 'problems') {
+    const files = context.filter((ref) => ref.diagnostics !== undefined && ref.diagnostics !== null).length;
+    return `${label} (${files} file${files === 1 ? '' : 's'})`;
+  }
+  if (mention.kind === 'file' && mention.path !== undefined) return label;
+  if (editor === undefined) return label;
+  const name = vscode.workspace.asRelativePath(editor.document.uri);
+  if (mention.kind === 'file') return `${label} (${name})`;
+  const { start, end } = editor.selection;
+  const lines = start.line === end.line ? `${start.line + 1}` : `${start.line + 1}-${end.line + 1}`;
+  return `${label} (${name}:${lines})`;
 }

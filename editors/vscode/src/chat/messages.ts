@@ -8,7 +8,7 @@
  * the session changed). Types only: shared by the extension and the webview
  * bundle.
  */
-import type { ChangedFile, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { ChangedFile, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -16,16 +16,35 @@ export type Usage = Pick<UsageTally, 'input' | 'output'>;
 /** What the user did with one changed file in the view. */
 export type Decision = 'accepted' | 'rejected' | 'conflict';
 
+/** A changed file as the chat lists it: with its +/− line counts when known. */
+export interface ChangedFileView extends ChangedFile {
+  added?: number;
+  removed?: number;
+}
+
+/** A file's decision; `undoable`: a reject the extension can re-apply. */
+export interface FileDecision {
+  decision: Decision;
+  detail?: string;
+  undoable?: boolean;
+}
+
 /** One change to the transcript. */
 export type Action =
   | { kind: 'prompt'; text: string; mentions: string[] }
+  /** A retry continues the last turn: running again, with no new prompt. */
+  | { kind: 'resume' }
   | { kind: 'event'; event: RhemaEvent }
   | { kind: 'end'; stopReason: string; usage: Usage; steps?: number }
   | { kind: 'failed'; message: string }
-  | { kind: 'changes'; session: string; turn: number; files: ChangedFile[] }
-  | { kind: 'decision'; turn: number; uri: string; decision: Decision; detail?: string }
+  /** The files a turn changed so far (`live`: the turn still runs); replaces that turn's list. */
+  | { kind: 'changes'; session: string; turn: number; files: ChangedFileView[]; live?: boolean }
+  /** `undecided` takes a decision back (an undone reject). */
+  | { kind: 'decision'; turn: number; uri: string; decision: Decision | 'undecided'; detail?: string; undoable?: boolean }
   | { kind: 'notice'; text: string }
-  | { kind: 'session'; session: string; title?: string };
+  | { kind: 'session'; session: string; title?: string }
+  /** A question (a command, a protected write) or a review waits for the user; `waiting: false` when answered. */
+  | { kind: 'approval'; waiting: boolean; detail?: string };
 
 export interface ToolCard {
   kind: 'tool';
@@ -46,15 +65,24 @@ export type Item =
   | { kind: 'answer'; text: string }
   | ToolCard
   | { kind: 'provider'; name: string; detail: string }
-  | { kind: 'notice'; level: 'retry' | 'error' | 'info' | 'compaction'; text: string }
+  | { kind: 'notice'; level: 'error' | 'info' | 'compaction'; text: string }
+  /** A provider retry: `waiting` counts down, then `retried` (it went on) or `failed` (the run ended in error). */
+  | { kind: 'retry'; attempt: number; total: number; delaySeconds: number; error: string; state: 'waiting' | 'retried' | 'failed' }
   | {
       kind: 'changes';
       session: string;
       turn: number;
-      files: ChangedFile[];
-      decisions: Record<string, { decision: Decision; detail?: string }>;
+      files: ChangedFileView[];
+      decisions: Record<string, FileDecision>;
+      live: boolean;
     }
   | { kind: 'end'; stopReason: string; usage: Usage; steps?: number };
+
+/** What the run waits for, shown as a working line: the model's first token, or the user. */
+export interface Waiting {
+  what: 'model' | 'approval';
+  detail?: string;
+}
 
 export interface TranscriptState {
   session?: string;
@@ -67,6 +95,16 @@ export interface TranscriptState {
   settled?: Usage;
   /** The latest context fill: the next request's tokens, and the window if known. */
   context?: { tokens: number; window: number | null };
+  /** What the running turn waits for, if anything. */
+  waiting?: Waiting;
+  /** Where the current step's items begin: tool call ids are only unique within a step. */
+  stepFrom?: number;
+}
+
+/** The setup card's data: `rhema.status`'s `setup` and the provider's error. */
+export interface SetupState {
+  setup: ProviderSetup;
+  error: string;
 }
 
 /** Extension → view. */
@@ -75,7 +113,11 @@ export type ToView =
   /** `at`: when the extension posted it (epoch ms), for the latency the tests measure. */
   | { type: 'action'; action: Action; at?: number }
   | { type: 'sessions'; sessions: SessionSummary[]; current?: string }
-  | { type: 'focusInput' };
+  | { type: 'focusInput' }
+  /** Show the setup card (none: hide it, a provider works); `provider`: the bar's provider line. */
+  | { type: 'setup'; state?: SetupState; provider: string }
+  /** A prompt the extension could not send (the server did not start): back into the input, with the error. */
+  | { type: 'sendFailed'; text: string; message: string };
 
 /** View → extension. */
 export type FromView =
@@ -91,4 +133,13 @@ export type FromView =
   | { type: 'listSessions' }
   | { type: 'newSession' }
   | { type: 'openSession'; session: string }
-  | { type: 'deleteSession'; session: string };
+  | { type: 'deleteSession'; session: string }
+  /** Run the failed turn again. */
+  | { type: 'retry' }
+  | { type: 'acceptAll'; turn: number }
+  | { type: 'rejectAll'; turn: number }
+  /** Re-apply what the agent left in a rejected file. */
+  | { type: 'undoReject'; turn: number; uri: string }
+  /** A setup card row: write its choice, or (no choice) open the settings; `checkSetup` asks the server again. */
+  | { type: 'choose'; row: string; provider?: string; model?: string }
+  | { type: 'checkSetup' };

@@ -5,14 +5,24 @@
  *
  * Rules: reasoning is one `thinking` item per stretch, collapsed as soon as
  * the answer or a tool call starts; the answer is one `answer` item per
- * stretch of text; each tool call is one card, found by id (calls may run in
- * parallel); a run ends in one `end` item (from `turn_end`, else from the
- * command's result). `apply` mutates the state and returns the indices of the
- * items it touched, so the view re-renders only those. Pure: no `vscode`, no
- * DOM, so the extension, the webview and the unit tests share it.
+ * stretch of text; each tool call is one card, found by id among the current
+ * step's cards (calls may run in parallel; ids repeat across steps); a
+ * run ends in one `end` item (from `turn_end`, else from the command's
+ * result; a single step's `tool_use` stop is not an end: the retry of a turn
+ * goes on step by step). Retry waits of one stretch are one `retry` item,
+ * updated per attempt and settled (`retried` or `failed`) by what comes
+ * next. A turn's changed files are one `changes` item, replaced as the turn
+ * changes more (decisions kept); while the turn runs (`live`) the card stays
+ * below its output: new items go above it and the stream continues the item
+ * before it, so a card listed mid-answer never splits the answer. `waiting` says what the run
+ * waits for: the model (from the prompt or a step's start to its first
+ * output) or the user (an approval). `apply` mutates the state and returns
+ * the indices of the items it touched, so the view re-renders only those.
+ * Pure: no `vscode`, no DOM, so the extension, the webview and the unit
+ * tests share it.
  */
-import type { Message, RhemaEvent } from '../contract';
-import type { Action, Item, ToolCard, TranscriptState, Usage } from './messages';
+import type { Message, RhemaEvent, TurnChanges } from '../contract';
+import type { Action, ChangedFileView, FileDecision, Item, ToolCard, TranscriptState, Usage } from './messages';
 
 export function emptyState(session?: string, title?: string): TranscriptState {
   return { session, title, items: [], running: false, usage: { input: 0, output: 0 } };
@@ -23,61 +33,126 @@ export function apply(state: TranscriptState, action: Action): number[] {
   switch (action.kind) {
     case 'prompt':
       state.running = true;
+      state.waiting = { what: 'model' };
       state.usage = { input: 0, output: 0 };
       state.settled = { input: 0, output: 0 };
-      return [push(state, { kind: 'user', text: action.text, mentions: action.mentions })];
+      settleLiveChanges(state);
+      return push(state, { kind: 'user', text: action.text, mentions: action.mentions });
+    case 'resume':
+      state.running = true;
+      state.waiting = { what: 'model' };
+      state.usage = { input: 0, output: 0 };
+      state.settled = { input: 0, output: 0 };
+      return [];
     case 'event':
       return applyEvent(state, action.event);
-    case 'end':
+    case 'end': {
       state.running = false;
+      state.waiting = undefined;
       state.usage = { input: action.usage.input, output: action.usage.output };
-      if (last(state)?.kind === 'end') return [];
-      return [...collapseThinking(state), push(state, { kind: 'end', stopReason: action.stopReason, usage: action.usage, steps: action.steps })];
+      const settled = settleRetries(state, action.stopReason === 'error' ? 'failed' : 'retried');
+      if (last(state)?.kind === 'end') return settled;
+      return [
+        ...settled,
+        ...collapseThinking(state),
+        ...push(state, { kind: 'end', stopReason: action.stopReason, usage: action.usage, steps: action.steps }),
+      ];
+    }
     case 'failed':
       state.running = false;
-      return [push(state, { kind: 'notice', level: 'error', text: action.message })];
+      state.waiting = undefined;
+      return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: action.message })];
+    case 'approval':
+      state.waiting = action.waiting ? { what: 'approval', detail: action.detail } : undefined;
+      return [];
     case 'notice':
-      return [push(state, { kind: 'notice', level: 'info', text: action.text })];
+      return push(state, { kind: 'notice', level: 'info', text: action.text });
     case 'session':
       state.session = action.session;
       if (action.title !== undefined) state.title = action.title;
       return [];
-    case 'changes':
+    case 'changes': {
+      const index = state.items.findIndex(
+        (item) => item.kind === 'changes' && item.turn === action.turn && item.session === action.session,
+      );
+      const found = state.items[index];
+      if (found?.kind === 'changes') {
+        found.files = action.files;
+        found.live = action.live === true;
+        return [index];
+      }
       if (action.files.length === 0) return [];
-      return [
-        push(state, { kind: 'changes', session: action.session, turn: action.turn, files: action.files, decisions: {} }),
-      ];
+      const item: Item = {
+        kind: 'changes',
+        session: action.session,
+        turn: action.turn,
+        files: action.files,
+        decisions: {},
+        live: action.live === true,
+      };
+      return push(state, item);
+    }
     case 'decision': {
       const index = state.items.findIndex((item) => item.kind === 'changes' && item.turn === action.turn);
       const item = state.items[index];
       if (item?.kind !== 'changes') return [];
-      item.decisions[action.uri] = { decision: action.decision, detail: action.detail };
+      if (action.decision === 'undecided') {
+        delete item.decisions[action.uri];
+      } else {
+        const decided: FileDecision = { decision: action.decision };
+        if (action.detail !== undefined) decided.detail = action.detail;
+        if (action.undoable) decided.undoable = true;
+        item.decisions[action.uri] = decided;
+      }
       return [index];
     }
   }
 }
 
+/** Settle the retry waiting in this stretch: the run went on, or ended in error. */
+function settleRetries(state: TranscriptState, outcome: 'retried' | 'failed'): number[] {
+  const touched: number[] = [];
+  for (let index = state.items.length - 1; index >= 0; index--) {
+    const item = state.items[index];
+    if (item?.kind === 'user') break;
+    if (item?.kind === 'retry' && item.state === 'waiting') {
+      item.state = outcome;
+      touched.push(index);
+    }
+  }
+  return touched;
+}
+
+/** Output from the model: it answers, so nothing waits for it (nor for a retry). */
+function answering(state: TranscriptState): number[] {
+  if (state.waiting?.what === 'model') state.waiting = undefined;
+  return settleRetries(state, 'retried');
+}
+
 function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
   switch (event.type) {
     case 'thinking_delta': {
-      const tail = last(state);
+      const settled = answering(state);
+      const at = tailIndex(state);
+      const tail = state.items[at];
       if (tail?.kind === 'thinking') {
         tail.text += event.text;
-        return [state.items.length - 1];
+        return [...settled, at];
       }
-      return [push(state, { kind: 'thinking', text: event.text, collapsed: false })];
+      return [...settled, ...push(state, { kind: 'thinking', text: event.text, collapsed: false })];
     }
     case 'text_delta': {
-      const touched = collapseThinking(state);
-      const tail = last(state);
+      const touched = [...answering(state), ...collapseThinking(state)];
+      const at = tailIndex(state);
+      const tail = state.items[at];
       if (tail?.kind === 'answer') {
         tail.text += event.text;
-        return [...touched, state.items.length - 1];
+        return [...touched, at];
       }
-      return [...touched, push(state, { kind: 'answer', text: event.text })];
+      return [...touched, ...push(state, { kind: 'answer', text: event.text })];
     }
     case 'tool_call_start': {
-      const touched = collapseThinking(state);
+      const touched = [...answering(state), ...collapseThinking(state)];
       const found = findCall(state, event.id);
       if (found !== undefined) {
         found.card.name = event.name;
@@ -94,7 +169,7 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
         result: '',
         code: null,
       };
-      return [...touched, push(state, card)];
+      return [...touched, ...push(state, card)];
     }
     case 'tool_call_args_delta':
       return withCall(state, event.id, (card) => (card.args += event.delta));
@@ -110,58 +185,92 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
         card.code = event.code ?? null;
       });
     case 'provider_tool':
-      return [...collapseThinking(state), push(state, { kind: 'provider', name: event.name, detail: event.detail })];
+      return [
+        ...answering(state),
+        ...collapseThinking(state),
+        ...push(state, { kind: 'provider', name: event.name, detail: event.detail }),
+      ];
     case 'usage': {
       const settled = state.settled ?? { input: 0, output: 0 };
       state.usage = { input: settled.input + event.input, output: settled.output + event.output };
       return [];
     }
-    case 'retry_wait':
-      return [
-        push(state, {
-          kind: 'notice',
-          level: 'retry',
-          text: `Retry ${event.attempt}/${event.total} in ${event.delaySeconds}s: ${event.error}`,
-        }),
-      ];
+    case 'retry_wait': {
+      if (state.waiting?.what === 'model') state.waiting = undefined;
+      const at = tailIndex(state);
+      const tail = state.items[at];
+      const retry = { attempt: event.attempt, total: event.total, delaySeconds: event.delaySeconds, error: event.error };
+      if (tail?.kind === 'retry' && tail.state === 'waiting') {
+        Object.assign(tail, retry);
+        return [at];
+      }
+      return push(state, { kind: 'retry', ...retry, state: 'waiting' });
+    }
     case 'compaction':
-      return [
-        push(state, {
-          kind: 'notice',
-          level: 'compaction',
-          text: `Compacted the conversation: ${event.before} → ${event.after} tokens`,
-        }),
-      ];
+      return push(state, {
+        kind: 'notice',
+        level: 'compaction',
+        text: `Compacted the conversation: ${event.before} → ${event.after} tokens`,
+      });
     case 'context':
       state.context = { tokens: event.tokens, window: event.window };
       return [];
     case 'error':
-      return [push(state, { kind: 'notice', level: 'error', text: event.message })];
-    case 'turn_end':
-      state.running = false;
+      return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: event.message })];
+    case 'turn_end': {
       state.usage = { input: event.usage.input, output: event.usage.output };
+      // One step of a retried turn stopped for its tools: the turn goes on.
+      if (event.stopReason === 'tool_use') return answering(state);
+      state.running = false;
+      state.waiting = undefined;
       return [
+        ...settleRetries(state, event.stopReason === 'error' ? 'failed' : 'retried'),
         ...collapseThinking(state),
-        push(state, { kind: 'end', stopReason: event.stopReason, usage: event.usage, steps: event.steps }),
+        ...push(state, { kind: 'end', stopReason: event.stopReason, usage: event.usage, steps: event.steps }),
       ];
+    }
     case 'step_end': {
       const settled = state.settled ?? { input: 0, output: 0 };
       state.settled = { input: settled.input + event.usage.input, output: settled.output + event.usage.output };
       state.usage = state.settled;
-      return [];
+      return answering(state);
     }
     case 'step_start':
+      state.stepFrom = tailIndex(state) + 1;
+      if (state.running && state.waiting?.what !== 'approval') state.waiting = { what: 'model' };
       return [];
   }
 }
 
-function push(state: TranscriptState, item: Item): number {
-  state.items.push(item);
-  return state.items.length - 1;
+/** Whether the last item is the running turn's changed-files card, which stays below its output. */
+function liveCardLast(state: TranscriptState): boolean {
+  const tail = state.items[state.items.length - 1];
+  return tail?.kind === 'changes' && tail.live;
+}
+
+/** The index of the item the stream continues (the live changed-files card is not it). */
+function tailIndex(state: TranscriptState): number {
+  return state.items.length - (liveCardLast(state) ? 2 : 1);
 }
 
 function last(state: TranscriptState): Item | undefined {
-  return state.items[state.items.length - 1];
+  return state.items[tailIndex(state)];
+}
+
+/** Add an item at the end of the output (above a live changed-files card); the indices touched. */
+function push(state: TranscriptState, item: Item): number[] {
+  const at = state.items.length;
+  if (item.kind !== 'changes' && liveCardLast(state)) {
+    state.items.splice(at - 1, 0, item);
+    return [at - 1, at];
+  }
+  state.items.push(item);
+  return [at];
+}
+
+/** A new prompt: a card still listed as live belongs to the turn before, and stays above it. */
+function settleLiveChanges(state: TranscriptState): void {
+  for (const item of state.items) if (item.kind === 'changes') item.live = false;
 }
 
 /** Collapse the open reasoning: the answer (or a tool call) has started. */
@@ -177,7 +286,7 @@ function collapseThinking(state: TranscriptState): number[] {
 }
 
 function findCall(state: TranscriptState, id: string): { card: ToolCard; index: number } | undefined {
-  for (let index = state.items.length - 1; index >= 0; index--) {
+  for (let index = state.items.length - 1; index >= (state.stepFrom ?? 0); index--) {
     const item = state.items[index];
     if (item?.kind === 'tool' && item.id === id) return { card: item, index };
   }
@@ -265,6 +374,8 @@ export function fromMessages(messages: readonly Message[] | readonly unknown[]):
         push(state, { kind: 'user', text, mentions: [] });
       }
     }
+    // Each assistant message is one step; its results follow it (in the next message).
+    if (role === 'assistant') state.stepFrom = state.items.length;
     for (const part of parts) {
       const text = typeof part.text === 'string' ? part.text : '';
       if (role === 'assistant' && part.type === 'thinking' && text) {
@@ -285,4 +396,32 @@ export function fromMessages(messages: readonly Message[] | readonly unknown[]):
   }
   collapseThinking(state);
   return state.items;
+}
+
+/**
+ * A reopened session's changed files, each turn's list placed at the end of
+ * that turn (before the next prompt): the turns still in the conversation
+ * match the prompts from the last one back (an older part may be compacted
+ * into one summary). Files the store says were restored read as rejected.
+ */
+export function placeChanges(items: Item[], session: string, turns: readonly TurnChanges[], views: ChangedFileView[][]): Item[] {
+  const prompts = items.flatMap((item, index) => (item.kind === 'user' ? [index] : []));
+  const live = turns.flatMap((turn, index) => (turn.inConversation ? [{ turn, files: views[index] ?? turn.files }] : []));
+  const after = new Map<number, Item[]>();
+  live.forEach(({ turn, files }, index) => {
+    if (files.length === 0) return;
+    const prompt = prompts[prompts.length - live.length + index];
+    if (prompt === undefined) return;
+    const next = prompts.find((p) => p > prompt) ?? items.length;
+    const decisions: Record<string, FileDecision> = {};
+    for (const file of files) if (file.state === 'restored') decisions[file.uri] = { decision: 'rejected' };
+    const card: Item = { kind: 'changes', session, turn: turn.turn, files, decisions, live: false };
+    after.set(next, [...(after.get(next) ?? []), card]);
+  });
+  const out: Item[] = [];
+  items.forEach((item, index) => {
+    out.push(...(after.get(index) ?? []), item);
+  });
+  out.push(...(after.get(items.length) ?? []));
+  return out;
 }

@@ -1,7 +1,8 @@
 /**
- * The Rhema chat view: a webview view (one per window, in the panel; the
- * user can move it to a side bar) showing the current session's transcript,
- * with the input, the session picker and the meter.
+ * The Rhema chat view: a webview view (one per window, in its own activity
+ * bar container; the user can move it like any view) showing the current
+ * session's transcript, with the input, the session picker, the provider
+ * and the meter, and the setup card while no provider works.
  *
  * The view owns no state of its own: the extension keeps the transcript
  * (`transcript.ts`) and posts each action to the webview, or the whole state
@@ -13,7 +14,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { SessionSummary } from '../contract';
-import type { Action, FromView, ToView, TranscriptState } from './messages';
+import type { Action, FromView, SetupState, ToView, TranscriptState } from './messages';
 import { apply, emptyState } from './transcript';
 
 export const CHAT_VIEW_ID = 'rhema.chat';
@@ -35,6 +36,9 @@ export interface ChatHost {
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private state: TranscriptState = emptyState();
+  private setupState: SetupState | undefined;
+  private provider = '';
+  private focusWanted = false;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(
@@ -76,10 +80,28 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     this.post({ type: 'reset', state });
   }
 
-  /** Reveal the view and put the caret in its input. */
+  /** Show the setup card (none: hide it), and the provider line of the bar. */
+  setup(state: SetupState | undefined, provider: string): void {
+    this.setupState = state;
+    this.provider = provider;
+    this.post({ type: 'setup', state, provider });
+  }
+
+  /** A prompt that could not be sent: back into the input, with the error. */
+  sendFailed(text: string, message: string): void {
+    this.post({ type: 'sendFailed', text, message });
+  }
+
+  /** Whether the view is on screen. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  /** Reveal the view and put the caret in its input (once its script is ready, if it is new). */
   async focus(): Promise<void> {
+    this.focusWanted = true;
     await vscode.commands.executeCommand(`${CHAT_VIEW_ID}.focus`);
-    this.post({ type: 'focusInput' });
+    if (this.view !== undefined) this.post({ type: 'focusInput' });
   }
 
   private post(message: ToView): void {
@@ -91,10 +113,16 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       switch (message.type) {
         case 'ready':
           this.post({ type: 'reset', state: this.state });
+          this.post({ type: 'setup', state: this.setupState, provider: this.provider });
+          if (this.focusWanted) this.post({ type: 'focusInput' });
           if (this.state.items.length === 0) await this.host.restore();
           return;
         case 'send':
-          await this.host.send(message.text);
+          try {
+            await this.host.send(message.text);
+          } catch (error) {
+            this.sendFailed(message.text, error instanceof Error ? error.message : String(error));
+          }
           return;
         case 'stop':
           await this.host.stop();
@@ -142,14 +170,22 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 </head>
 <body>
 <header id="bar">
-  <select id="sessions" title="Sessions" aria-label="Session"></select>
-  <button id="new" title="New session" aria-label="New session">New</button>
-  <button id="delete" title="Delete this session" aria-label="Delete session">Delete</button>
-  <span id="meter" title="Tokens of this run, and the context window's fill"></span>
+  <div class="row">
+    <select id="sessions" title="Sessions" aria-label="Session"></select>
+    <button id="new" title="New session" aria-label="New session">New</button>
+    <button id="delete" title="Delete this session" aria-label="Delete session">Delete</button>
+  </div>
+  <div class="row">
+    <span id="provider" title="The model provider and the mode (rhema.provider, rhema.mode)"></span>
+    <span id="meter" title="Tokens of this run, and the context window's fill"></span>
+  </div>
 </header>
+<section id="setup" aria-label="Set up a model provider" hidden></section>
 <main id="transcript" aria-live="polite"></main>
+<div id="working" role="status" hidden></div>
 <footer id="composer">
   <div id="completions" role="listbox" hidden></div>
+  <div id="send-error" role="alert" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask Rhema… (@file, @selection, @problems; Enter to send, Shift+Enter for a new line, ↑/↓ history)" aria-label="Prompt"></textarea>
   <div id="actions"><button id="send">Send</button><button id="stop" hidden>Stop</button></div>
 </footer>

@@ -28,6 +28,8 @@
 //                                            until it contains none of `not` (the server is running)
 //   {exec: ["prog", "arg", ...]}             run a program to completion (fails on a non-zero exit)
 //   {selectOption: "css", hasText: "..."}    pick the first <option> of a <select> whose text has hasText
+//   {resizeSideBar: 700}                     drag the primary side bar's edge until it is that wide (px)
+//   {typeText: "...", delayMs: 40}           (with delayMs) type one key at a time, that far apart
 // `in: "chat"` on click, waitFor, query, dump and selectOption looks inside the Rhema chat view
 // (a webview: two nested iframes) instead of the workbench; query then also reports each element's
 // `open` (a <details>), `value` (an input), `data` (its data-* attributes) and `scroll`
@@ -163,8 +165,18 @@ try {
       await page.keyboard.press(step.press);
       results.push({ press: step.press });
     } else if (step.typeText !== undefined) {
-      await page.keyboard.type(step.typeText);
+      await page.keyboard.type(step.typeText, step.delayMs ? { delay: step.delayMs } : {});
       results.push({ typeText: step.typeText });
+    } else if (step.resizeSideBar !== undefined) {
+      const box = await page.locator('.part.sidebar').first().boundingBox();
+      if (box === null) throw new Error('no side bar to resize');
+      const y = box.y + box.height / 2;
+      await page.mouse.move(box.x + box.width - 1, y);
+      await page.mouse.down();
+      await page.mouse.move(box.x + step.resizeSideBar, y, { steps: 8 });
+      await page.mouse.up();
+      const after = await page.locator('.part.sidebar').first().boundingBox();
+      results.push({ resizeSideBar: step.resizeSideBar, width: after?.width });
     } else if (step.openActions !== undefined) {
       // VS Code asks for code actions once per selection change; an answer that came
       // before the server had the document is not asked again, so select anew and retry.

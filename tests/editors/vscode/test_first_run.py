@@ -1,0 +1,222 @@
+"""A newcomer's first minutes in real VS Code (code-server), against the real server: with no
+provider set up the chat opens on the setup card (never the demo model silently) and writes
+the chosen setting; the chat has its own activity-bar view, a keybinding and the status bar
+item that open it with the caret in the input; "Rhema: Ask" runs in the chat; a prompt sent
+while the server cannot start stays in the input with the error and a Retry, which sends it
+once the server starts. Screenshots of each state go to ``test-artifacts/vscode/``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rhema_lsp.providers import locate_embedded_model
+from tests.editors.vscode.conftest import VSCode, user_texts
+from tests.fakes.model_server import FakeModelServer, text_reply
+
+pytestmark = pytest.mark.timeout(900)
+
+CHAT = {"in": "chat"}
+AUTOSAVE = pytest.mark.parametrize(
+    "extra_settings",
+    [{}, {"files.autoSave": "off"}],
+    ids=["code-server-default", "autosave-off"],
+)
+NOTHING_SET_UP = {f"rhema.{key}": "" for key in ("provider", "baseUrl", "protocol", "model")}
+OPEN_CHAT_KEY = "Control+Alt+R"
+
+
+def chat(step: dict[str, Any]) -> dict[str, Any]:
+    return {**step, **CHAT}
+
+
+def user_settings(vscode: VSCode) -> dict[str, Any]:
+    settings: dict[str, Any] = json.loads(vscode.settings_file.read_text())
+    return settings
+
+
+@pytest.mark.parametrize(
+    "extra_settings",
+    [NOTHING_SET_UP, {**NOTHING_SET_UP, "files.autoSave": "off"}],
+    ids=["code-server-default", "autosave-off"],
+)
+def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_choice(
+    vscode: VSCode, model: FakeModelServer, artifacts: Path, extra_settings: dict[str, Any]
+) -> None:
+    name = "autosave-off" if "files.autoSave" in extra_settings else "default"
+    card_shot = artifacts / f"setup-card-{name}.png"
+    broken_shot = artifacts / f"setup-card-after-a-choice-{name}.png"
+    demo = locate_embedded_model() is not None
+    steps = vscode.drive(
+        [
+            {"command": "Rhema: Open Chat"},
+            chat({"waitFor": "#setup h2", "hasText": "Choose a model provider"}),
+            chat({"query": "#setup li"}),
+            chat({"query": "#setup .intro"}),
+            # A message sent anyway says what is missing, in plain words, and nothing answers.
+            chat({"click": "#input"}),
+            {"typeText": "What does hello.py do?"},
+            {"press": "Enter"},
+            chat({"waitFor": ".notice.error .headline"}),
+            chat({"query": ".notice.error"}),
+            {"screenshot": str(card_shot)},
+            # Choosing a hosted preset writes it; without its key the card stays and says so.
+            chat({"click": "#setup button[data-provider='openai']"}),
+            {"waitFile": str(vscode.settings_file), "contains": '"rhema.provider": "openai"'},
+            chat({"waitFor": "#setup h2", "hasText": "The model provider setting does not work"}),
+            chat({"query": "#setup .intro"}),
+            {"screenshot": str(broken_shot)},
+            chat({"query": "#setup li[data-row='demo']"}),
+        ],
+        timeout_s=120,
+    )
+    queries = [step["elements"] for step in steps if "query" in step]
+    rows, (intro,), (error,), (broken,), (demo_row,) = queries
+    titles = [row["text"] for row in rows]
+    assert intro["text"].startswith("Rhema needs a model to talk to, and none is set up.")
+    assert any(t.startswith("A model server on this machine") for t in titles), titles
+    assert any(t.startswith("A hosted provider") and "OpenAI OPENAI_API_KEY" in t for t in titles)
+    assert titles[-1].startswith("Try the tiny demo model (SmolLM2-135M-Instruct)")
+    assert "no tools, no edits, not for real work" in titles[-1]
+    assert error["text"].startswith("No model provider is set up yet.")
+    assert broken["text"].startswith("The openai provider needs its API key (OPENAI_API_KEY).")
+    assert model.requests == []  # nothing answered: not the demo model, not the fake one
+    settings = user_settings(vscode)
+    assert settings["rhema.provider"] == "openai"
+    assert "rhema.baseUrl" not in settings and "rhema.model" not in settings
+    assert card_shot.stat().st_size > 0 and broken_shot.stat().st_size > 0
+    if not demo:
+        # Without rhema-lsp[local] the demo row says how to install it, and offers no button.
+        assert "Not installed: pip install 'rhema-lsp[local]'" in demo_row["text"]
+        return
+    # The demo model, chosen on purpose: written, and the card goes away.
+    chosen_shot = artifacts / f"setup-demo-chosen-{name}.png"
+    steps = vscode.drive(
+        [
+            {"command": "Rhema: Open Chat"},
+            chat({"click": "#setup button[data-provider='embedded']"}),
+            {"waitFile": str(vscode.settings_file), "contains": '"rhema.provider": "embedded"'},
+            chat({"waitFor": "#setup", "state": "hidden"}),
+            chat({"waitFor": "#provider", "hasText": "embedded"}),
+            chat({"query": "#provider"}),
+            {"screenshot": str(chosen_shot)},
+        ],
+        timeout_s=120,
+    )
+    ((label,),) = [step["elements"] for step in steps if "query" in step]
+    assert label["text"] == "embedded · SmolLM2-135M-Instruct · edit"
+    assert user_settings(vscode)["rhema.provider"] == "embedded"
+
+
+@AUTOSAVE
+def test_the_chat_has_its_own_view_a_keybinding_and_the_status_item_and_ask_runs_there(
+    vscode: VSCode, model: FakeModelServer, artifacts: Path, extra_settings: dict[str, Any]
+) -> None:
+    model.script(text_reply("Hello **there**.", chunk=3), text_reply("Second.", chunk=3))
+    name = "autosave-off" if extra_settings else "default"
+    shot = artifacts / f"chat-activity-bar-{name}.png"
+    steps = vscode.drive(
+        [
+            {"openFile": "hello.py"},
+            # The keybinding opens the chat with the caret in its input: typing lands there.
+            {"press": OPEN_CHAT_KEY},
+            chat({"waitFor": "#input:focus"}),
+            {"typeText": "Say hello"},
+            chat({"query": "#input"}),
+            {"press": "Enter"},
+            chat({"waitFor": ".answer strong", "hasText": "there"}),
+            {"query": ".activitybar .action-item .action-label[aria-label^='Rhema']"},
+            {"screenshot": str(shot)},
+            # Another view in the side bar, then the status bar item brings the chat back.
+            {"click": ".activitybar .action-item .action-label[aria-label^='Explorer']"},
+            {"waitFor": ".part.sidebar .title-label", "hasText": "Explorer"},
+            {"click": ".statusbar-item", "hasText": "Rhema"},
+            chat({"waitFor": "#input:focus"}),
+            # "Rhema: Ask" runs in the chat, not in the output channel.
+            {"openFile": "hello.py"},
+            {"command": "Rhema: Ask"},
+            {"input": "And again", "title": "Rhema: Ask"},
+            chat({"waitFor": ".answer", "hasText": "Second."}),
+            chat({"query": ".user"}),
+            {"query": ".part.panel .output-view"},
+        ],
+        timeout_s=120,
+    )
+    queries = [step["elements"] for step in steps if "query" in step]
+    (typed,), (icon,), prompts, output = queries
+    assert typed["value"] == "Say hello"
+    assert icon["label"].startswith("Rhema")
+    assert [p["text"] for p in prompts] == ["Say hello", "And again"]
+    assert output == []  # the Output panel was never brought up
+    assert user_texts(model.requests[1])[-1].startswith("And again")
+    assert shot.stat().st_size > 0
+
+
+@pytest.fixture
+def installed_flag(tmp_path: Path) -> Path:
+    """Until this file exists, the configured server command fails at once, as a missing
+    ``rhema-lsp`` would; creating it is "installing" the server."""
+    return tmp_path / "rhema-lsp-installed"
+
+
+@pytest.fixture
+def extra_settings(
+    request: pytest.FixtureRequest, installed_flag: Path, server_command: list[str]
+) -> dict[str, Any]:
+    gate = f'test -e "{installed_flag}" || {{ echo "rhema-lsp: not installed" >&2; exit 127; }}'
+    command = ["sh", "-c", f'{gate}; exec "$@"', "sh", *server_command]
+    return {"rhema.server.command": command, **getattr(request, "param", {})}
+
+
+@pytest.mark.parametrize(
+    "extra_settings",
+    [{}, {"files.autoSave": "off"}],
+    ids=["code-server-default", "autosave-off"],
+    indirect=True,
+)
+def test_a_prompt_sent_while_the_server_cannot_start_stays_with_the_error_and_a_retry(
+    vscode: VSCode,
+    model: FakeModelServer,
+    artifacts: Path,
+    extra_settings: dict[str, Any],
+    installed_flag: Path,
+) -> None:
+    model.script(text_reply("Now I am here.", chunk=4))
+    name = "autosave-off" if "files.autoSave" in extra_settings else "default"
+    shot = artifacts / f"chat-not-sent-{name}.png"
+    install = [sys.executable, "-c", "import sys, pathlib; pathlib.Path(sys.argv[1]).touch()"]
+    steps = vscode.drive(
+        [
+            {"command": "Rhema: Open Chat"},
+            chat({"click": "#input"}),
+            {"typeText": "Are you there?"},
+            {"press": "Enter"},
+            chat({"waitFor": "#send-error .retry"}),
+            chat({"query": "#input"}),
+            chat({"query": "#send-error"}),
+            chat({"query": ".user"}),
+            {"screenshot": str(shot)},
+            # The user installs the server; Retry starts it and sends the prompt.
+            {"exec": [*install, str(installed_flag)]},
+            chat({"click": "#send-error .retry"}),
+            chat({"waitFor": ".answer", "hasText": "Now I am here."}),
+            chat({"query": "#input"}),
+            chat({"query": ".user"}),
+            chat({"waitFor": "#send-error", "state": "hidden"}),
+        ],
+        timeout_s=120,
+    )
+    queries = [step["elements"] for step in steps if "query" in step]
+    (kept,), (error,), before, (emptied,), (sent,) = queries
+    assert kept["value"] == "Are you there?"
+    assert error["text"].startswith("Not sent: the Rhema server did not start"), error
+    assert "Retry" in error["text"]
+    assert before == []  # nothing went into the transcript
+    assert emptied["value"] == ""
+    assert sent["text"] == "Are you there?"
+    assert user_texts(model.requests[0])[0].startswith("Are you there?")
+    assert shot.stat().st_size > 0

@@ -27,6 +27,7 @@ __all__ = [
     "add_setting_flags",
     "server_default",
     "settings_from",
+    "stated_help",
 ]
 
 ALL = ("ask", "sessions", "status", "rewind", "acp")
@@ -220,17 +221,22 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def stated_help(action: argparse.Action) -> str | None:
+    """The help ``--help`` shows for ``action``: a setting flag's ends with
+    its default (the command's, else the server's, looked up only now)."""
+    text = action.help
+    setting: str | None = getattr(action, "rhema_setting", None)
+    if text is None or setting is None or "(default:" in text:
+        return text
+    default = action.default if action.default is not None else server_default(setting)
+    return f"{text} (default: {_shown(default)})"
+
+
 class _DefaultsHelp(argparse.HelpFormatter):
-    """Ends each setting flag's help with its default, looked up only when
-    the help is shown."""
+    """Shows each flag's :func:`stated_help`."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help
-        setting: str | None = getattr(action, "rhema_setting", None)
-        if text is None or setting is None or "(default:" in text:
-            return text
-        default = action.default if action.default is not None else server_default(setting)
-        return f"{text} (default: {_shown(default)})"
+        return stated_help(action)
 
 
 def add_setting_flags(parser: argparse.ArgumentParser, command: str) -> None:

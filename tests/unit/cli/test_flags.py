@@ -23,7 +23,8 @@ def _values(item: SettingFlag) -> list[object]:
     if choices is not None:
         return list(choices)
     if item.options.get("action") == "append":
-        return [[value] for value in STRINGS] + [STRINGS]
+        lists: list[object] = [[value] for value in STRINGS]
+        return [*lists, STRINGS]
     return list(STRINGS)
 
 

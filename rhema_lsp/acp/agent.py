@@ -21,30 +21,44 @@ MCP: the servers the client passes with ``session/new`` or ``session/load``
 :class:`~rhema_lsp.mcp.hub.McpHub`; a prompt whose mode is in ``mcpModes``
 gets their tools, each call asked through ``session/request_permission``;
 every server stops when the agent shuts down.
+
+Options: each session's ``configOptions`` (mode and model, as CodeCompanion
+and Zed switch them) come from :mod:`~rhema_lsp.acp.config`; a session's
+chosen model is its next request's. The module holds the SDK's ``Agent``
+methods together, one idea, about 430 lines.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import anyio
 from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
+    CloseSessionResponse,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
-    SessionInfo,
+    ResumeSessionResponse,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
 )
 
+from rhema_lsp.acp.config import MODE, MODEL, SessionModels, mode_named
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import (
     INTERNAL_ERROR,
@@ -57,9 +71,9 @@ from rhema_lsp.acp.handshake import initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.prompt import PromptBlock, user_text
 from rhema_lsp.acp.replay import replay
-from rhema_lsp.acp.sessions import AcpSession, Stores, real_folder
+from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
-from rhema_lsp.engine import Event
+from rhema_lsp.engine import Event, Session
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.refs import TurnRef
@@ -67,7 +81,6 @@ from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
 from rhema_lsp.sessions import SessionBusyError, SessionStoreError, UnknownSessionError
-from rhema_lsp.vocabulary import MODES
 
 __all__ = ["RhemaAcpAgent"]
 
@@ -108,7 +121,11 @@ class RhemaAcpAgent:
         self._client: AcpClient | None = None
         self._capabilities = ClientCapabilities()
         self._provider: ResolvedProvider | None = None
+        self.models = SessionModels(settings, self._resolved_provider)
         self._closed = False
+        self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
+        """Withdraws the agent's unanswered requests about a session (set by
+        the transport: ``$/cancel_request`` for each) once its prompt ends."""
 
     # -- connection ------------------------------------------------------------
 
@@ -190,7 +207,11 @@ class RhemaAcpAgent:
         session = await self._open(
             secrets.token_hex(8), cwd, additional_directories, mcp_servers, stored=False
         )
-        return NewSessionResponse(session_id=session.id, modes=session.modes())
+        return NewSessionResponse(
+            session_id=session.id,
+            modes=session.modes(),
+            config_options=await self._options(session),
+        )
 
     async def load_session(
         self,
@@ -202,6 +223,35 @@ class RhemaAcpAgent:
     ) -> LoadSessionResponse | None:
         """Open a stored session of ``cwd``'s folder (with the client's MCP
         servers), complete a round a crash left open, and replay its history."""
+        session, history = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
+        for update in replay(history):
+            await self.client.session_update(session_id, update)
+        return LoadSessionResponse(
+            modes=session.modes(), config_options=await self._options(session)
+        )
+
+    async def resume_session(
+        self,
+        cwd: str,
+        session_id: str,
+        additional_directories: list[str] | None = None,
+        mcp_servers: list[ClientServer] | None = None,
+        **kwargs: Any,
+    ) -> ResumeSessionResponse:
+        """As ``session/load``, without replaying the history (the client
+        still shows it)."""
+        session, _ = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
+        return ResumeSessionResponse(
+            modes=session.modes(), config_options=await self._options(session)
+        )
+
+    async def _reopen(
+        self,
+        cwd: str,
+        session_id: str,
+        additional: list[str] | None,
+        servers: list[ClientServer] | None,
+    ) -> tuple[AcpSession, Session]:
         store = await self.stores.of(real_folder(cwd, "cwd"))
         try:
             info = await store.info(session_id)
@@ -209,55 +259,81 @@ class RhemaAcpAgent:
             raise to_request_error(UnknownSession(session_id, str(store.folder))) from exc
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-        session = await self._open(
-            session_id, cwd, additional_directories, mcp_servers, stored=True
-        )
+        session = await self._open(session_id, cwd, additional, servers, stored=True)
         try:
             if self.runs.is_running(session_id):
-                history = await store.load(session_id)
-            else:
-                ref = TurnRef(session_id, info.turns)
-                history, _ = await self.turns.reopen(
-                    session.place, ref, session.mode, self.settings, _Discard()
-                )
+                return session, await store.load(session_id)
+            ref = TurnRef(session_id, info.turns)
+            history, _ = await self.turns.reopen(
+                session.place, ref, session.mode, self.settings, _Discard()
+            )
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-        for update in replay(history):
-            await self.client.session_update(session_id, update)
-        return LoadSessionResponse(modes=session.modes())
+        return session, history
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """Forget the session on this connection (its prompt, if one runs,
+        is cancelled and answers ``cancelled``); it stays in its store."""
+        self._session(session_id)
+        self.runs.cancel(session_id)
+        del self.sessions[session_id]
+        return CloseSessionResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        """The stored sessions of ``cwd``'s folder (else of every folder opened)."""
+        """The stored sessions of ``cwd``'s folder (else of every folder
+        opened), a page at a time (:func:`~rhema_lsp.acp.sessions.list_page`)."""
         stores = [await self.stores.of(real_folder(cwd, "cwd"))] if cwd else self.stores.opened()
-        listed: list[SessionInfo] = []
-        for store in stores:
-            try:
-                infos = await store.list()
-            except SessionStoreError as exc:
-                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-            listed += [
-                SessionInfo(
-                    session_id=info.id,
-                    cwd=str(store.folder),
-                    title=info.title,
-                    updated_at=info.updated_at,
-                )
-                for info in infos
-            ]
-        return ListSessionsResponse(sessions=listed)
+        return await list_page(stores, cursor)
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
         """Switch the session's tool set; the next prompt uses it."""
         session = self._session(session_id)
-        for mode in MODES:
-            if mode == mode_id:
-                session.mode = mode
-                return SetSessionModeResponse()
-        raise RequestError(INVALID_PARAMS, f"unknown mode {mode_id!r}: {', '.join(MODES)}")
+        session.mode = mode_named(mode_id)
+        await self.client.session_update(
+            session_id,
+            ConfigOptionUpdate(
+                session_update="config_option_update",
+                config_options=await self._options(session),
+            ),
+        )
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse | None:
+        """Change one of the session's options (:mod:`~rhema_lsp.acp.config`)."""
+        session = self._session(session_id)
+        if config_id == MODE and isinstance(value, str):
+            session.mode = mode_named(value)
+            await self.client.session_update(
+                session_id,
+                CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=session.mode
+                ),
+            )
+        elif config_id == MODEL and isinstance(value, str):
+            offered = await self.models.offered(session.model)
+            if value not in offered:
+                raise RequestError(
+                    INVALID_PARAMS,
+                    f"unknown model {value!r}: {', '.join(offered) or 'none set up'}",
+                )
+            session.model = value
+        else:
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown option {config_id!r} (or value {value!r}): options {MODE}, {MODEL}",
+            )
+        return SetSessionConfigOptionResponse(config_options=await self._options(session))
+
+    async def _options(
+        self, session: AcpSession
+    ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+        return list(await self.models.options(session.mode, session.model))
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -290,8 +366,17 @@ class RhemaAcpAgent:
         except SessionRunningError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
         try:
+            settings = self.settings
+            if session.model is not None:
+                settings = settings.model_copy(update={"model": session.model})
             outcome = await run_prompt(
-                self.turns, session, run, text, self._resolved_provider, self.settings, self.client
+                self.turns,
+                session,
+                run,
+                text,
+                lambda: self.models.provider(session.model),
+                settings,
+                self.client,
             )
         except SessionBusyError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
@@ -299,6 +384,9 @@ class RhemaAcpAgent:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         finally:
             self.runs.remove(run)
+            if self.withdraw_requests is not None:
+                with anyio.CancelScope(shield=True):
+                    await self.withdraw_requests(session_id)
         return answer(outcome)
 
     async def _resolved_provider(self) -> ResolvedProvider:

@@ -68,7 +68,11 @@ async def connect(
     )
     # The SDK's Agent protocol lists every optional method; its router
     # serves only the ones an agent has, answering the rest "method not found".
-    connection = AgentSideConnection(cast("Agent", agent), transport, listening=False)
+    agent.withdraw_requests = transport.withdraw
+    # session/resume and session/close are "unstable" in the SDK's router.
+    connection = AgentSideConnection(
+        cast("Agent", agent), transport, listening=False, use_unstable_protocol=True
+    )
     try:
         if greeting is not None:
             await _greeted(agent, greeting)

@@ -50,6 +50,7 @@ from lsprotocol.types import (
     TextEdit,
     WorkspaceEdit,
 )
+from pydantic import ValidationError
 
 from rhema_lsp.acp.updates import FileDiff, UpdateStream, text_content
 from rhema_lsp.tools import DiskEditor, EditOutcome, OpenDocument, ToolError, uri_to_path
@@ -103,6 +104,21 @@ class AcpClient(Protocol):
 class _Buffer:
     text: str
     version: int
+
+
+CLIENT_FAILED = (RequestError, ConnectionError, ValidationError)
+"""What a request to the client can end in besides its answer: an error
+reply, the connection gone, or an answer the schema refuses (a client
+mistake, handled where the agent asked, like an error reply)."""
+
+
+def _failure(exc: BaseException) -> str:
+    """One line for what went wrong with a request to the client."""
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the answer"
+        return f"an answer the protocol does not allow ({where}: {first['msg']})"
+    return str(exc)
 
 
 _versions = itertools.count(1)
@@ -189,8 +205,8 @@ class AcpEditor:
             return
         try:
             response = await self.client.read_text_file(self.session_id, str(path))
-        except (RequestError, ConnectionError) as exc:
-            logger.info("the client did not give %s (%s); reading the disk", path, exc)
+        except CLIENT_FAILED as exc:
+            logger.info("the client did not give %s (%s); reading the disk", path, _failure(exc))
             return
         self._buffers[path] = _Buffer(response.content, next(_versions))
 
@@ -230,8 +246,8 @@ class AcpEditor:
         ]
         try:
             response = await self.client.request_permission(self.session_id, asked, options)
-        except (RequestError, ConnectionError) as exc:
-            logger.warning("the permission request failed (%s); declined", exc)
+        except CLIENT_FAILED as exc:
+            logger.warning("the permission request failed (%s); declined", _failure(exc))
             return None
         outcome = response.outcome
         if not isinstance(outcome, AllowedOutcome):
@@ -318,8 +334,8 @@ class AcpEditor:
         for path, text in planned.items():
             try:
                 await self.client.write_text_file(self.session_id, str(path), text)
-            except (RequestError, ConnectionError) as exc:
-                return EditOutcome(False, f"the editor refused to write {path}: {exc}")
+            except CLIENT_FAILED as exc:
+                return EditOutcome(False, f"the editor refused to write {path}: {_failure(exc)}")
             self._buffers[path] = _Buffer(text, next(_versions))
         return EditOutcome(True)
 

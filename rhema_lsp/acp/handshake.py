@@ -90,7 +90,12 @@ def initialize_result() -> dict[str, Any]:
             "loadSession": True,
             "promptCapabilities": {"embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": False},
-            "sessionCapabilities": {"list": {}, "additionalDirectories": {}},
+            "sessionCapabilities": {
+                "list": {},
+                "additionalDirectories": {},
+                "resume": {},
+                "close": {},
+            },
         },
         "authMethods": [],
         "agentInfo": {"name": "rhema-lsp", "title": "Rhema", "version": __version__},

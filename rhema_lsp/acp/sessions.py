@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from acp import RequestError
-from acp.schema import SessionMode, SessionModeState
+from acp.schema import ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
 
 from rhema_lsp.acp.editor import AcpEditor
 from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
@@ -27,7 +28,7 @@ from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation
 from rhema_lsp.tools.gate import unsafe_root_reason
 from rhema_lsp.vocabulary import MODES, Mode
 
-__all__ = ["SESSION_MODES", "AcpSession", "Stores", "real_folder"]
+__all__ = ["LIST_PAGE", "SESSION_MODES", "AcpSession", "Stores", "list_page", "real_folder"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +80,8 @@ class AcpSession:
     """Whether the store has it yet (a new session is stored on its first prompt)."""
     mcp_servers: dict[str, McpServerConfig] = field(default_factory=dict)
     """The MCP servers the client passed for this session."""
+    model: str | None = None
+    """The model chosen for this session (``None``: the provider's own)."""
 
     @property
     def place(self) -> Workplace:
@@ -134,3 +137,53 @@ class Stores:
         self._stores.clear()
         for store in stores:
             await store.close()
+
+
+LIST_PAGE = 50
+"""Sessions in one ``session/list`` answer."""
+
+
+def _page_start(cursor: str | None) -> int:
+    """Where the page ``cursor`` names starts.
+
+    Raises
+    ------
+    RequestError
+        ``cursor`` is not one this agent gave.
+    """
+    if cursor is None:
+        return 0
+    if not cursor.isdigit() or len(cursor) > 9:
+        raise RequestError(INVALID_PARAMS, f"cursor {cursor[:40]!r} is not one session/list gave")
+    return int(cursor)
+
+
+async def list_page(stores: Sequence[SessionStore], cursor: str | None) -> ListSessionsResponse:
+    """The sessions of ``stores``, the latest first, :data:`LIST_PAGE` at a
+    time from where ``cursor`` (a ``nextCursor`` given before) says.
+
+    Raises
+    ------
+    RequestError
+        ``cursor`` is not one this agent gave, or a store cannot be read.
+    """
+    start = _page_start(cursor)
+    listed: list[SessionInfo] = []
+    for store in stores:
+        try:
+            infos = await store.list()
+        except SessionStoreError as exc:
+            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+        listed += [
+            SessionInfo(
+                session_id=info.id,
+                cwd=str(store.folder),
+                title=info.title,
+                updated_at=info.updated_at,
+            )
+            for info in infos
+        ]
+    listed.sort(key=lambda info: (info.updated_at or "", info.session_id), reverse=True)
+    end = start + LIST_PAGE
+    more = str(end) if end < len(listed) else None
+    return ListSessionsResponse(sessions=listed[start:end], next_cursor=more)

@@ -29,6 +29,10 @@ stdio path gets wrong (agent-client-protocol 0.12):
   the answers of requests still in flight (``rhema-lsp acp < in.jsonl``
   lost them): the prompts in flight are cancelled and every request gets
   its answer first (within :data:`SETTLE_WAIT` seconds).
+- The agent's own requests (a permission, a file read) that a cancelled
+  prompt abandons stayed open on the client (a permission dialog nobody
+  would read the answer of): :meth:`LineTransport.withdraw` sends
+  ``$/cancel_request`` for each request of the session still unanswered.
 - Invalid params were answered "Invalid params" with pydantic's raw errors
   as data (the client's input echoed back, and exception objects that could
   not be serialised, which lost the answer): the message now names each
@@ -185,6 +189,8 @@ class LineTransport:
         """The client's requests not answered yet: the session of a prompt, else None."""
         self._answered: set[MessageId] = set()
         """Requests answered -32800 already: their handler's answer is dropped."""
+        self._asked: dict[MessageId, str | None] = {}
+        """The agent's requests the client has not answered: their session."""
         self._idle = asyncio.Event()
         self._gone = False
 
@@ -233,6 +239,8 @@ class LineTransport:
             await self._refuse(message)
             return None
         if isinstance(message, Response):
+            if message.id is not None:
+                self._asked.pop(message.id, None)
             if message.error is None:
                 return message.raw
             return {"jsonrpc": "2.0", "id": message.id, "error": message.error}
@@ -315,6 +323,10 @@ class LineTransport:
         (cancelled) is dropped, and so is any answer once the client is
         gone (other messages raise :class:`ConnectionError` then)."""
         if "method" in message or "id" not in message:
+            if "method" in message and "id" in message:
+                params = message.get("params")
+                session = params.get("sessionId") if isinstance(params, dict) else None
+                self._asked[message["id"]] = session if isinstance(session, str) else None
             await self._send_line(message)
             return
         msg_id = message["id"]
@@ -330,6 +342,22 @@ class LineTransport:
             self._in_flight.pop(msg_id, None)
             if not self._in_flight:
                 self._idle.set()
+
+    async def withdraw(self, session: str) -> None:
+        """``$/cancel_request`` for each of the agent's requests about
+        ``session`` the client has not answered (its prompt ended without
+        waiting for them); the client's late answers are ignored."""
+        for request_id in [i for i, s in self._asked.items() if s == session]:
+            del self._asked[request_id]
+            notice = {
+                "jsonrpc": "2.0",
+                "method": CANCEL_REQUEST,
+                "params": {"requestId": request_id},
+            }
+            try:
+                await self._send_line(notice)
+            except ConnectionError:
+                return
 
     async def _send_line(self, message: dict[str, Any]) -> None:
         if self._gone:

@@ -18,7 +18,9 @@ still pending), the call under way -> ``tool_call_update`` (in progress:
 sent once, at the first of the user's approval, an edit applied, command
 output), command output -> ``tool_call_update`` content, ``tool_result`` ->
 ``tool_call_update`` (completed or failed, with a ``diff`` per file an edit
-changed and the result's text). So a call that waits for permission is
+changed and the result's text), ``context`` (the context fill after each
+step or compaction) -> ``usage_update`` (``used`` of ``size`` tokens, when
+the window is known). So a call that waits for permission is
 ``pending`` until the user answers, as the protocol says, and
 :meth:`UpdateStream.sent` lets the permission request follow the updates
 queued before it.
@@ -45,11 +47,13 @@ from acp.schema import (
     ToolCallProgress,
     ToolCallStart,
     ToolCallStatus,
+    UsageUpdate,
     UserMessageChunk,
 )
 
 from rhema_lsp.acp.calls import kind_of, title_of
 from rhema_lsp.engine import (
+    ContextFill,
     Event,
     TextDelta,
     ThinkingDelta,
@@ -71,6 +75,7 @@ SessionUpdate = (
     | ToolCallStart
     | ToolCallProgress
     | CurrentModeUpdate
+    | UsageUpdate
 )
 """The ``session/update`` payloads this agent sends."""
 
@@ -140,7 +145,12 @@ class UpdateStream:
             self._wake.set()
 
     def _translate(self, event: Event) -> None:
-        if isinstance(event, ThinkingDelta):
+        if isinstance(event, ContextFill):
+            if event.window is not None:  # the protocol needs the size
+                self._enqueue(
+                    UsageUpdate(session_update="usage_update", used=event.tokens, size=event.window)
+                )
+        elif isinstance(event, ThinkingDelta):
             self._enqueue(
                 AgentThoughtChunk(
                     session_update="agent_thought_chunk",

@@ -11,8 +11,14 @@ frames so the handlers a frame started begin before the next frame is read
   once the requests already received are answered (the endpoint cancels
   its runs, which answer ``cancelled``, and waits a moment for the rest: a
   client may send ``exit`` right behind ``shutdown``);
-- the end of the stream, or a lost connection: 0 if ``shutdown`` came
-  first, else 1;
+- the end of the stream: 0 if ``shutdown`` came first, else 1, once the
+  requests already received are answered as for ``exit`` (a client that
+  closed its side may still read the answers: ``serve < in > out``);
+- a lost connection: the same codes, with nothing more sent;
+- cancellation (``SIGTERM``, through
+  :func:`~rhema_lsp.runs.lifetime.serve_until_stopped`): the requests in
+  flight are answered as for ``exit`` first, then the cancellation goes on
+  (the code is the door's: 0);
 - a frame that cannot be delimited: the reason is logged in one line, the
   requests already received are answered as for ``exit``, the endpoint
   says why to the client (an error without an id), and the code is 1, so
@@ -74,8 +80,10 @@ async def serve_connection(endpoint: Endpoint, read: Callable[[], Awaitable[byte
             while endpoint.exit_code is None and (body := frames.frame()) is not None:
                 endpoint.receive(body)
                 await asyncio.sleep(0)
-        if endpoint.exit_code is not None:
-            await endpoint.settle()
+        await endpoint.settle()  # `exit` or the input's end: answer what is in flight
+    except asyncio.CancelledError:  # SIGTERM: the same, before the connection goes
+        await asyncio.shield(endpoint.settle())
+        raise
     except FrameError as exc:
         logger.error("exiting: the client's stream cannot be read any more: %s", exc)
         await endpoint.settle()

@@ -287,7 +287,8 @@ async def test_cancel_while_permission_is_pending_ends_the_prompt_cancelled(
 ) -> None:
     fake.script(tool_reply(("run_command", {"command": "echo never"})))
     client = RecordingClient(hold_permission=True)
-    async with start_agent(client, fake, state, "--mode", "agent") as (conn, _init):
+    wire: list[dict[str, object]] = []
+    async with start_agent(client, fake, state, "--mode", "agent", wire=wire) as (conn, _init):
         session = await conn.new_session(cwd=str(workspace))
         pending = asyncio.ensure_future(
             conn.prompt(session_id=session.session_id, prompt=[text_block("run it")])
@@ -299,6 +300,12 @@ async def test_cancel_while_permission_is_pending_ends_the_prompt_cancelled(
 
     assert response.stop_reason == "cancelled"
     assert len(fake.requests) == 1  # no model call after the cancel
+    # The abandoned permission request is withdrawn, before the prompt's answer.
+    (asked,) = [m for m in wire if m.get("method") == "session/request_permission"]
+    withdrawn = [m for m in wire if m.get("method") == "$/cancel_request"]
+    assert [m["params"] for m in withdrawn] == [{"requestId": asked["id"]}]
+    answered = next(i for i, m in enumerate(wire) if "result" in m and "stopReason" in str(m))
+    assert wire.index(withdrawn[0]) < answered
     assert client.tool_updates("call_1")[-1].status == "failed"
     store = await SessionStore.open(workspace)
     try:

@@ -1,7 +1,9 @@
 """``rhema-lsp serve`` stops the same way when its stdin ends and on
 ``SIGTERM``: the running turn is cancelled and checkpointed (its partial
 answer kept, marked interrupted), the session's lease let go and the store
-closed, and the process exits 0. (The ACP door's twin is
+closed, and the process exits: 0 on ``SIGTERM`` (asked to stop, it
+stopped), 1 at the input's end without ``shutdown`` (as LSP says of an
+``exit`` without ``shutdown``). (The ACP door's twin is
 ``tests/acp/test_shutdown.py``.)"""
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ async def test_serve_checkpoints_a_running_turn_and_exits_cleanly(
         pending.cancel()
         await client.stop()
 
-    assert code == 0
+    assert code == (0 if how == "sigterm" else 1)
     [(running, roles, last)] = await stored_sessions(workspace)
     assert not running
     assert roles == ["user", "assistant"]

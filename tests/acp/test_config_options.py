@@ -1,0 +1,111 @@
+"""Session configuration options over a real connection (the Python SDK's
+client): the mode and the model are listed with every session, switched
+with ``session/set_config_option`` (the next request goes to the chosen
+model, the chosen mode's tools are offered), and every route that changes
+the mode tells the client (``current_mode_update``, ``config_option_update``).
+This is how CodeCompanion switches modes: it never calls ``set_mode``.
+And the context fill each step reports (``usage_update``), which the same
+clients show beside the pickers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import RequestError, text_block
+from acp.schema import (
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    SessionConfigOptionSelect,
+    UsageUpdate,
+)
+
+from tests.acp.client import RecordingClient, start_agent
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+
+@pytest.fixture
+def models() -> Iterator[FakeModelServer]:
+    with FakeModelServer(wire="openai", models=["fake-model", "fake-large"]) as server:
+        yield server
+
+
+def _current(options: Sequence[object] | None) -> dict[str, tuple[str, list[str]]]:
+    found: dict[str, tuple[str, list[str]]] = {}
+    for option in options or []:
+        assert isinstance(option, SessionConfigOptionSelect)
+        values = [getattr(choice, "value", None) for choice in option.options]
+        found[option.id] = (option.current_value, [str(v) for v in values])
+    return found
+
+
+def _tools(request: dict[str, Any]) -> set[str]:
+    return {tool["function"]["name"] for tool in request.get("tools", [])}
+
+
+async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(
+    models: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    models.script(
+        text_reply("Asked."),
+        tool_reply(("run_command", {"command": "echo rhema-ran"})),
+        text_reply("Ran."),
+    )
+    client = RecordingClient(answers=["allow_once"])
+    async with start_agent(client, models, state, "--mode", "edit") as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        sid = session.session_id
+        assert _current(session.config_options) == {
+            "mode": ("edit", ["ask", "edit", "agent"]),
+            "model": ("fake-model", ["fake-model", "fake-large"]),
+        }
+        with pytest.raises(RequestError, match="unknown model 'gpt-nope'"):
+            await conn.set_config_option(config_id="model", session_id=sid, value="gpt-nope")
+        with pytest.raises(RequestError, match="unknown mode 'yolo'"):
+            await conn.set_config_option(config_id="mode", session_id=sid, value="yolo")
+
+        chosen = await conn.set_config_option(config_id="model", session_id=sid, value="fake-large")
+        assert _current(chosen.config_options)["model"][0] == "fake-large"
+        await conn.prompt(session_id=sid, prompt=[text_block("which model?")])
+
+        switched = await conn.set_config_option(config_id="mode", session_id=sid, value="agent")
+        assert _current(switched.config_options)["mode"][0] == "agent"
+        await conn.prompt(session_id=sid, prompt=[text_block("run it")])
+
+    first, second, third = models.requests
+    assert first["model"] == "fake-large"
+    assert "run_command" not in _tools(first)  # edit mode
+    assert "run_command" in _tools(second)  # agent mode, switched by option only
+    assert client.asked and any(
+        m["role"] == "tool" and "rhema-ran" in m["content"] for m in third["messages"]
+    )
+    modes = [u.current_mode_id for u in client.of(CurrentModeUpdate)]
+    assert modes == ["agent"]
+
+
+async def test_set_mode_tells_the_config_options_too(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    client = RecordingClient()
+    async with start_agent(client, fake, state) as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        await conn.set_session_mode(mode_id="ask", session_id=session.session_id)
+        await client.wait_for(lambda: bool(client.of(ConfigOptionUpdate)))
+    (update,) = client.of(ConfigOptionUpdate)
+    assert _current(update.config_options)["mode"] == ("ask", ["ask", "edit", "agent"])
+
+
+async def test_each_step_reports_the_context_fill_as_usage_update(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    fake.script(tool_reply(("read_file", {"path": "hello.py"})), text_reply("Read it."))
+    client = RecordingClient()
+    async with start_agent(client, fake, state, "--context-window", "32000") as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("read hello.py")])
+    fills = [(u.used, u.size) for u in client.of(UsageUpdate)]
+    assert len(fills) == 2  # one per step
+    assert all(size == 32000 for _, size in fills)
+    assert 0 < fills[0][0] < fills[1][0]  # the second request carries the first's result

@@ -26,6 +26,7 @@ MODULES = (
     "server_stream",
     "acp_stream",
     "server_startup",
+    "acp_startup",
     "grep_tree",
     "edit_large",
     "sessions_commit",

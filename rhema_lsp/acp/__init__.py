@@ -15,11 +15,20 @@ fetches and diffs around each call), :mod:`~rhema_lsp.acp.prompt`,
 :mod:`~rhema_lsp.acp.replay`, :mod:`~rhema_lsp.acp.calls`,
 :mod:`~rhema_lsp.acp.mcp_servers` (the MCP servers the client passes),
 :mod:`~rhema_lsp.acp.errors`, :mod:`~rhema_lsp.acp.transport` (every line
-checked before the SDK sees it, and ``$/cancel_request``) and
-:mod:`~rhema_lsp.acp.main` (the stdio loop).
+checked before the SDK sees it, and ``$/cancel_request``),
+:mod:`~rhema_lsp.acp.connection` (the SDK's connection on it),
+:mod:`~rhema_lsp.acp.handshake` (``initialize`` answered before the SDK
+loads) and :mod:`~rhema_lsp.acp.main` (the process).
 """
 
-from rhema_lsp.acp.agent import RhemaAcpAgent
-from rhema_lsp.acp.main import serve
+from typing import TYPE_CHECKING
+
+from rhema_lsp.lazy import lazy_root
+
+if TYPE_CHECKING:
+    from rhema_lsp.acp.agent import RhemaAcpAgent
+    from rhema_lsp.acp.main import serve
 
 __all__ = ["RhemaAcpAgent", "serve"]
+
+lazy_root(__name__)

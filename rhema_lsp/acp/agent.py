@@ -36,9 +36,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from acp import PROTOCOL_VERSION, RequestError
+from acp import RequestError
 from acp.schema import (
-    AgentCapabilities,
     AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
@@ -49,24 +48,16 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
-    McpCapabilities,
     NewSessionResponse,
-    PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
-    SessionAdditionalDirectoriesCapabilities,
-    SessionCapabilities,
-    SessionCloseCapabilities,
     SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
-    SessionListCapabilities,
-    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
 )
 
-from rhema_lsp import __version__
 from rhema_lsp.acp.config import MODE, MODEL, SessionModels, mode_named
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import (
@@ -76,6 +67,7 @@ from rhema_lsp.acp.errors import (
     UnknownSession,
     to_request_error,
 )
+from rhema_lsp.acp.handshake import initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.prompt import PromptBlock, user_text
 from rhema_lsp.acp.replay import replay
@@ -161,22 +153,8 @@ class RhemaAcpAgent:
         self._capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
-        return InitializeResponse(
-            protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(
-                load_session=True,
-                prompt_capabilities=PromptCapabilities(embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=True, sse=False),
-                session_capabilities=SessionCapabilities(
-                    list=SessionListCapabilities(),
-                    additional_directories=SessionAdditionalDirectoriesCapabilities(),
-                    resume=SessionResumeCapabilities(),
-                    close=SessionCloseCapabilities(),
-                ),
-            ),
-            agent_info=Implementation(name="rhema-lsp", title="Rhema", version=__version__),
-            auth_methods=[],
-        )
+        # the answer rhema_lsp.acp.handshake sends before the SDK loads, the same
+        return InitializeResponse.model_validate(initialize_result())
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         """Nothing to authenticate: keys come from the agent's environment."""

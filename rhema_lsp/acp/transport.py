@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -57,6 +56,7 @@ from acp.meta import AGENT_METHODS
 from acp.schema import CancelNotification, CancelRequestNotification
 from pydantic import BaseModel, ValidationError
 
+from rhema_lsp.acp.handshake import encode_line
 from rhema_lsp.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -362,9 +362,8 @@ class LineTransport:
     async def _send_line(self, message: dict[str, Any]) -> None:
         if self._gone:
             raise ConnectionError("the client is gone")
-        data = json.dumps(message, separators=(",", ":"), default=str) + "\n"
         try:
-            await self._write(data.encode("utf-8"))
+            await self._write(encode_line(message))
         except OSError as exc:
             self._gone = True
             logger.info("the client stopped reading (%s): nothing more is sent", exc)

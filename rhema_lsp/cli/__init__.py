@@ -25,23 +25,17 @@ import traceback
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rhema_lsp import __version__
 from rhema_lsp.cli.embedded import folder_context
 from rhema_lsp.cli.flags import ASK_MODE, CLI_NAMES, add_setting_flags, server_default
 from rhema_lsp.cli.flags import settings_from as _settings_from
 from rhema_lsp.cli.inputs import attached_files, read_prompt
-from rhema_lsp.contract import ProviderSetup
 from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
-from rhema_lsp.providers import (
-    ProviderChoice,
-    ProviderConfigError,
-    ProviderNotSetUp,
-    ProviderSettings,
-    choose_provider,
-    setup_lines,
-)
-from rhema_lsp.providers.setup import NOT_SET_UP
+
+if TYPE_CHECKING:
+    from rhema_lsp.providers import ProviderChoice, ProviderNotSetUp
 
 __all__ = ["build_parser", "main"]
 
@@ -63,12 +57,8 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _acp(args: argparse.Namespace) -> int:
     from rhema_lsp.acp import serve
-    from rhema_lsp.runs.settings import parse_settings
 
-    settings, problems = parse_settings(_settings_from(args))
-    for problem in problems:
-        sys.stderr.write(f"rhema-lsp acp: {problem}\n")
-    asyncio.run(serve(settings))
+    asyncio.run(serve(_settings_from(args)))
     return 0
 
 
@@ -90,6 +80,13 @@ async def _choose(args: argparse.Namespace) -> ProviderChoice:
     UsageError
         Unknown preset, refused URL, missing key, ...
     """
+    from rhema_lsp.providers import (
+        ProviderConfigError,
+        ProviderNotSetUp,
+        ProviderSettings,
+        choose_provider,
+    )
+
     settings = ProviderSettings(
         provider=args.provider, model=args.model, base_url=args.base_url, protocol=args.protocol
     )
@@ -106,6 +103,10 @@ class NotSetUp(UsageError):
     is the same as ``rhema.status`` sends it, for ``--json``."""
 
     def __init__(self, cause: ProviderNotSetUp) -> None:
+        from rhema_lsp.contract import ProviderSetup
+        from rhema_lsp.providers import setup_lines
+        from rhema_lsp.providers.setup import NOT_SET_UP
+
         lines = "".join(f"\n  - {line}" for line in setup_lines(cause.survey, CLI_NAMES))
         super().__init__(f"{NOT_SET_UP.format(provider=CLI_NAMES.provider)}. Choose one:{lines}")
         self.setup = ProviderSetup.model_validate(asdict(cause.survey))

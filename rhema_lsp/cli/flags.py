@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rhema_lsp.headless.errors import UsageError
-from rhema_lsp.providers import PRESETS, SettingNames
-from rhema_lsp.providers.presets import PROTOCOLS
-from rhema_lsp.runs.settings import Settings, parse_settings
+from rhema_lsp.providers.names import SettingNames
+from rhema_lsp.providers.presets import PRESETS, PROTOCOLS
 
 __all__ = [
     "ASK_MODE",
@@ -28,6 +27,7 @@ __all__ = [
     "add_setting_flags",
     "server_default",
     "settings_from",
+    "stated_help",
 ]
 
 ALL = ("ask", "sessions", "status", "rewind", "acp")
@@ -83,9 +83,17 @@ class SettingFlag:
         assert self.flag is not None
         return self.flag.removeprefix("--").replace("-", "_")
 
+    @property
+    def refusable(self) -> bool:
+        """Whether the settings model may refuse a value argparse took: a
+        number (the model bounds it); choices and strings always pass."""
+        return "type" in self.options
+
 
 def server_default(setting: str) -> Any:
     """The server's default for ``setting`` (camelCase)."""
+    from rhema_lsp.runs.settings import Settings
+
     for name, info in Settings.model_fields.items():
         if setting in (name, info.alias):
             return info.get_default(call_default_factory=True)
@@ -213,19 +221,35 @@ def _shown(value: Any) -> str:
     return str(value)
 
 
+def stated_help(action: argparse.Action) -> str | None:
+    """The help ``--help`` shows for ``action``: a setting flag's ends with
+    its default (the command's, else the server's, looked up only now)."""
+    text = action.help
+    setting: str | None = getattr(action, "rhema_setting", None)
+    if text is None or setting is None or "(default:" in text:
+        return text
+    default = action.default if action.default is not None else server_default(setting)
+    return f"{text} (default: {_shown(default)})"
+
+
+class _DefaultsHelp(argparse.HelpFormatter):
+    """Shows each flag's :func:`stated_help`."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        return stated_help(action)
+
+
 def add_setting_flags(parser: argparse.ArgumentParser, command: str) -> None:
     """Add the flags ``command`` takes, each help ending with its default."""
+    parser.formatter_class = _DefaultsHelp
     for item in SETTING_FLAGS:
         if item.flag is None or command not in item.commands:
             continue
         options = dict(item.options)
         if command in item.command_defaults:
             options["default"] = item.command_defaults[command]
-        default = options.get("default", server_default(item.setting))
-        help_text = item.help
-        if "(default:" not in help_text:
-            help_text += f" (default: {_shown(default)})"
-        parser.add_argument(item.flag, help=help_text, **options)
+        action = parser.add_argument(item.flag, help=item.help, **options)
+        action.rhema_setting = item.setting  # type: ignore[attr-defined]
 
 
 def settings_from(args: argparse.Namespace) -> dict[str, Any]:
@@ -238,6 +262,7 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
     """
     settings: dict[str, Any] = {}
     flags: dict[str, str] = {}
+    refusable = False
     for item in SETTING_FLAGS:
         if item.flag is None or not hasattr(args, item.dest):
             continue
@@ -245,6 +270,11 @@ def settings_from(args: argparse.Namespace) -> dict[str, Any]:
         if value is not None:
             settings[item.setting] = value
             flags[item.setting] = item.flag
+            refusable = refusable or item.refusable
+    if not refusable:
+        return settings
+    from rhema_lsp.runs.settings import parse_settings
+
     _, problems = parse_settings(settings)
     if problems:
         problem = problems[0]

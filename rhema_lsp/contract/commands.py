@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import TypeAdapter
 
+import rhema_lsp.contract.names as names
 from rhema_lsp.contract.arguments import (
     CancelArgs,
     ChangesArgs,
@@ -55,7 +56,7 @@ from rhema_lsp.contract.results import (
     UndoTurnResult,
 )
 
-__all__ = [
+__all__: list[str] = [
     "CANCEL",
     "CHANGES",
     "CHECKPOINT_CONTENT",
@@ -124,91 +125,76 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
     return adapter
 
 
-TURN = CommandSpec("rhema.turn", TurnArgs, TurnResult | Detached, "run a whole turn", runs=True)
-STEP = CommandSpec("rhema.step", StepArgs, StepResult | Detached, "run one step", runs=True)
-CANCEL = CommandSpec("rhema.cancel", CancelArgs, CancelResult, "stop a run, or every run")
+TURN = CommandSpec(names.TURN, TurnArgs, TurnResult | Detached, "run a whole turn", runs=True)
+STEP = CommandSpec(names.STEP, StepArgs, StepResult | Detached, "run one step", runs=True)
+CANCEL = CommandSpec(names.CANCEL, CancelArgs, CancelResult, "stop a run, or every run")
 SESSIONS = CommandSpec(
-    "rhema.sessions", SessionsArgs, list[SessionSummary], "list stored sessions, newest first"
+    names.SESSIONS, SessionsArgs, list[SessionSummary], "list stored sessions, newest first"
 )
 OPEN_SESSION = CommandSpec(
-    "rhema.openSession",
+    names.OPEN_SESSION,
     OpenSessionArgs,
     OpenSessionResult,
     "load a session's history (the compacted view; `full`: every message)",
 )
 COMPACT = CommandSpec(
-    "rhema.compact",
+    names.COMPACT,
     SessionArgs,
     CompactResult,
     "summarise a session's older rounds now",
 )
-DELETE_SESSION = CommandSpec("rhema.deleteSession", SessionArgs, DeleteResult, "delete a session")
+DELETE_SESSION = CommandSpec(names.DELETE_SESSION, SessionArgs, DeleteResult, "delete a session")
 EDIT = CommandSpec(
-    "rhema.edit", EditArgs, EditResult | Detached, "rewrite the selection in place", runs=True
+    names.EDIT, EditArgs, EditResult | Detached, "rewrite the selection in place", runs=True
 )
 UNDO_TURN = CommandSpec(
-    "rhema.undoTurn",
+    names.UNDO_TURN,
     UndoTurnArgs,
     UndoTurnResult,
     "revert a turn's edits (none: the last): rhema.rewind of that turn's code",
 )
-STATUS = CommandSpec("rhema.status", StatusArgs, StatusResult, "version, provider and state")
+STATUS = CommandSpec(names.STATUS, StatusArgs, StatusResult, "version, provider and state")
 MCP_PROMPTS = CommandSpec(
-    "rhema.mcpPrompts",
+    names.MCP_PROMPTS,
     McpPromptsArgs,
     list[McpPromptInfo],
     "the MCP servers' prompts (slash commands); starts the servers",
 )
 MCP_PROMPT = CommandSpec(
-    "rhema.mcpPrompt", McpPromptArgs, McpPromptResult, "fill an MCP prompt: the text of a turn"
+    names.MCP_PROMPT, McpPromptArgs, McpPromptResult, "fill an MCP prompt: the text of a turn"
 )
 MCP_RESTART = CommandSpec(
-    "rhema.mcpRestart",
+    names.MCP_RESTART,
     McpRestartArgs,
     list[McpServerStatus],
     "restart an MCP server (a failed one, a sign-in) and wait for it",
 )
 REWIND = CommandSpec(
-    "rhema.rewind",
+    names.REWIND,
     RewindArgs,
     RewindResult,
     "restore files and/or the conversation to before a turn",
 )
 FORK_SESSION = CommandSpec(
-    "rhema.forkSession", ForkArgs, ForkResult, "start a new session from a turn"
+    names.FORK_SESSION, ForkArgs, ForkResult, "start a new session from a turn"
 )
 CHANGES = CommandSpec(
-    "rhema.changes", ChangesArgs, ChangesResult, "the files each turn changed, with checkpoints"
+    names.CHANGES, ChangesArgs, ChangesResult, "the files each turn changed, with checkpoints"
 )
 CHECKPOINT_CONTENT = CommandSpec(
-    "rhema.checkpointContent",
+    names.CHECKPOINT_CONTENT,
     CheckpointContentArgs,
     CheckpointContentResult,
     "the text of a rhema-checkpoint: URI",
 )
 
-COMMANDS: tuple[CommandSpec[Any], ...] = (
-    TURN,
-    STEP,
-    CANCEL,
-    SESSIONS,
-    OPEN_SESSION,
-    DELETE_SESSION,
-    EDIT,
-    UNDO_TURN,
-    REWIND,
-    FORK_SESSION,
-    CHANGES,
-    CHECKPOINT_CONTENT,
-    COMPACT,
-    STATUS,
-    MCP_RESTART,
-    MCP_PROMPTS,
-    MCP_PROMPT,
-)
-"""Every command of the contract, in the order the docs list them."""
+_BY_NAME: dict[str, CommandSpec[Any]] = {
+    spec.name: spec for spec in list(globals().values()) if isinstance(spec, CommandSpec)
+}
 
-_BY_NAME = {spec.name: spec for spec in COMMANDS}
+COMMANDS: tuple[CommandSpec[Any], ...] = tuple(_BY_NAME[name] for name in names.COMMAND_NAMES)
+"""Every command of the contract (each spec above), in the order the docs
+list them: the order of :data:`~rhema_lsp.contract.names.COMMAND_NAMES`."""
 
 
 def command_named(name: str) -> CommandSpec[Any] | None:

@@ -6,71 +6,82 @@ plug in through the protocols defined here: :class:`ModelProvider`,
 :class:`ToolResolver`, :class:`EventSink` and :data:`CommitHook`.
 """
 
-from rhema_lsp.engine.agent import PAUSE_CONTINUATIONS, Agent, CommitHook, record_result, run_turn
-from rhema_lsp.engine.budget import (
-    DEFAULT_THRESHOLD,
-    ContextBudget,
-    TokenEstimator,
-    request_bytes,
-)
-from rhema_lsp.engine.calls import invalid_json_arguments, resolve_call
-from rhema_lsp.engine.compaction import SUMMARY_HEADER, Compactor
-from rhema_lsp.engine.errors import (
-    AgentError,
-    AgentProviderError,
-    CommitError,
-    MissingProviderError,
-    StepLimitError,
-)
-from rhema_lsp.engine.events import (
-    CompactionEvent,
-    ContextFill,
-    ErrorEvent,
-    Event,
-    EventSink,
-    ProviderToolUse,
-    RetryWait,
-    StepEnd,
-    StepStart,
-    TextDelta,
-    ThinkingDelta,
-    ToolCallArgsDelta,
-    ToolCallStart,
-    ToolOutputDelta,
-    ToolResultEvent,
-    ToolStatus,
-    ToolStatusEvent,
-    TurnEnd,
-    UsageUpdate,
-)
-from rhema_lsp.engine.ids import ENGINE_ID_PREFIX, CallIds, session_ids
-from rhema_lsp.engine.messages import (
-    Compaction,
-    JsonValue,
-    Message,
-    Part,
-    ProviderPart,
-    Role,
-    Session,
-    TextPart,
-    ThinkingPart,
-    ToolCall,
-    ToolResult,
-)
-from rhema_lsp.engine.output import ModelOutput, Step, StopReason, Usage
-from rhema_lsp.engine.provider import ModelProvider, ProviderError
-from rhema_lsp.engine.request import ChatParams, ModelRequest, ThinkingEffort, ToolSpec
-from rhema_lsp.engine.resume import ResumeReport, pending_calls, resume
-from rhema_lsp.engine.tools import (
-    CancelSignal,
-    Progress,
-    ReplaySafety,
-    StatusReporter,
-    StreamingToolResolver,
-    ToolContext,
-    ToolResolver,
-)
-from rhema_lsp.engine.truncate import TOOL_RESULT_CAP, truncate_tool_result
+from typing import TYPE_CHECKING
+
+from rhema_lsp.lazy import lazy_root
+
+if TYPE_CHECKING:
+    from rhema_lsp.engine.agent import (
+        PAUSE_CONTINUATIONS,
+        Agent,
+        CommitHook,
+        record_result,
+        run_turn,
+    )
+    from rhema_lsp.engine.budget import (
+        DEFAULT_THRESHOLD,
+        ContextBudget,
+        TokenEstimator,
+        request_bytes,
+    )
+    from rhema_lsp.engine.calls import invalid_json_arguments, resolve_call
+    from rhema_lsp.engine.compaction import SUMMARY_HEADER, Compactor
+    from rhema_lsp.engine.errors import (
+        AgentError,
+        AgentProviderError,
+        CommitError,
+        MissingProviderError,
+        StepLimitError,
+    )
+    from rhema_lsp.engine.events import (
+        CompactionEvent,
+        ContextFill,
+        ErrorEvent,
+        Event,
+        EventSink,
+        ProviderToolUse,
+        RetryWait,
+        StepEnd,
+        StepStart,
+        TextDelta,
+        ThinkingDelta,
+        ToolCallArgsDelta,
+        ToolCallStart,
+        ToolOutputDelta,
+        ToolResultEvent,
+        ToolStatus,
+        ToolStatusEvent,
+        TurnEnd,
+        UsageUpdate,
+    )
+    from rhema_lsp.engine.ids import ENGINE_ID_PREFIX, CallIds, session_ids
+    from rhema_lsp.engine.messages import (
+        Compaction,
+        JsonValue,
+        Message,
+        Part,
+        ProviderPart,
+        Role,
+        Session,
+        TextPart,
+        ThinkingPart,
+        ToolCall,
+        ToolResult,
+    )
+    from rhema_lsp.engine.output import ModelOutput, Step, StopReason, Usage
+    from rhema_lsp.engine.provider import ModelProvider, ProviderError
+    from rhema_lsp.engine.request import ChatParams, ModelRequest, ThinkingEffort, ToolSpec
+    from rhema_lsp.engine.resume import ResumeReport, pending_calls, resume
+    from rhema_lsp.engine.tools import (
+        CancelSignal,
+        Progress,
+        ReplaySafety,
+        StatusReporter,
+        StreamingToolResolver,
+        ToolContext,
+        ToolResolver,
+    )
+    from rhema_lsp.engine.truncate import TOOL_RESULT_CAP, truncate_tool_result
 
 __all__ = [
     "DEFAULT_THRESHOLD",
@@ -147,3 +158,5 @@ __all__ = [
     "session_ids",
     "truncate_tool_result",
 ]
+
+lazy_root(__name__)

@@ -23,34 +23,38 @@ Errors — every failure is the engine's ``ProviderError``::
 Keys never appear in messages, events, logs or reprs.
 """
 
-from rhema_lsp.engine import ProviderError
-from rhema_lsp.providers.anthropic import AnthropicProvider
-from rhema_lsp.providers.embedded import EmbeddedProvider, locate_embedded_model
-from rhema_lsp.providers.errors import (
-    ProviderConfigError,
-    ProviderConnectError,
-    ProviderHTTPError,
-    ProviderStreamError,
-)
-from rhema_lsp.providers.gemini import GeminiProvider
-from rhema_lsp.providers.openai import OpenAIProvider
-from rhema_lsp.providers.presets import PRESETS, Preset
-from rhema_lsp.providers.resolve import (
-    EDITOR_NAMES,
-    LocalServer,
-    ProviderChoice,
-    ProviderSettings,
-    ResolvedProvider,
-    SettingNames,
-    build_provider,
-    choose_provider,
-    resolve_provider,
-)
-from rhema_lsp.providers.retry import RetryPolicy
-from rhema_lsp.providers.secrets import Secret
-from rhema_lsp.providers.setup import ProviderNotSetUp, SetupSurvey, setup_lines, survey_setup
-from rhema_lsp.providers.transport import HttpStreamProvider
-from rhema_lsp.providers.wires import build_http_provider
+from typing import TYPE_CHECKING
+
+from rhema_lsp.lazy import lazy_root
+
+if TYPE_CHECKING:
+    from rhema_lsp.engine import ProviderError
+    from rhema_lsp.providers.anthropic import AnthropicProvider
+    from rhema_lsp.providers.embedded import EmbeddedProvider, locate_embedded_model
+    from rhema_lsp.providers.errors import (
+        ProviderConfigError,
+        ProviderConnectError,
+        ProviderHTTPError,
+        ProviderStreamError,
+    )
+    from rhema_lsp.providers.gemini import GeminiProvider
+    from rhema_lsp.providers.names import EDITOR_NAMES, SettingNames
+    from rhema_lsp.providers.openai import OpenAIProvider
+    from rhema_lsp.providers.presets import PRESETS, Preset
+    from rhema_lsp.providers.resolve import (
+        LocalServer,
+        ProviderChoice,
+        ProviderSettings,
+        ResolvedProvider,
+        build_provider,
+        choose_provider,
+        resolve_provider,
+    )
+    from rhema_lsp.providers.retry import RetryPolicy
+    from rhema_lsp.providers.secrets import Secret
+    from rhema_lsp.providers.setup import ProviderNotSetUp, SetupSurvey, setup_lines, survey_setup
+    from rhema_lsp.providers.transport import HttpStreamProvider
+    from rhema_lsp.providers.wires import build_http_provider
 
 __all__ = [
     "EDITOR_NAMES",
@@ -83,3 +87,5 @@ __all__ = [
     "setup_lines",
     "survey_setup",
 ]
+
+lazy_root(__name__)

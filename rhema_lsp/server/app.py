@@ -68,7 +68,7 @@ from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage
 from pygls.protocol.language_server import lsp_method
 
 from rhema_lsp import __version__
-from rhema_lsp.contract import command_named
+from rhema_lsp.contract.names import COMMAND_NAMES
 from rhema_lsp.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -321,7 +321,7 @@ class RhemaProtocol(LanguageServerProtocol):
     async def lsp_workspace__execute_command(  # type: ignore[override]
         self, params: types.ExecuteCommandParams
     ) -> Any:
-        if command_named(params.command) is None:
+        if params.command not in COMMAND_NAMES:
             raise JsonRpcInvalidParams(f"unknown command {params.command!r}")
         from rhema_lsp.server.service import Request as CommandRequest
 

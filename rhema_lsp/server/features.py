@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from rhema_lsp.contract import COMMANDS
+from rhema_lsp.contract.names import COMMAND_NAMES
 from rhema_lsp.runs.settings import parse_settings
 from rhema_lsp.server.actions import offered_actions
 from rhema_lsp.server.clients import ClientFeatures
@@ -39,8 +39,8 @@ def _dispatched_by_protocol(*arguments: Any) -> None:
 
 def _register_commands(server: RhemaServer) -> None:
     # pygls advertises executeCommandProvider.commands from its command table
-    for spec in COMMANDS:
-        server.command(spec.name)(_dispatched_by_protocol)
+    for name in COMMAND_NAMES:
+        server.command(name)(_dispatched_by_protocol)
 
 
 def _encoding(server: RhemaServer) -> str:

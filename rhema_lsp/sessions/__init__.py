@@ -10,23 +10,28 @@ rewinds. Errors derive from
 :class:`SessionStoreError`.
 """
 
-from rhema_lsp.sessions.blobs import content_hash
-from rhema_lsp.sessions.checkpoints import (
-    Checkpoints,
-    FileChange,
-    Restore,
-    TurnSummary,
-)
-from rhema_lsp.sessions.errors import (
-    SessionBusyError,
-    SessionConflictError,
-    SessionStoreError,
-    UnknownSessionError,
-)
-from rhema_lsp.sessions.leases import Lease
-from rhema_lsp.sessions.location import StoreLocation
-from rhema_lsp.sessions.records import SessionInfo, TurnStart, title_from_prompt
-from rhema_lsp.sessions.store import DEFAULT_LEASE_TTL, SessionStore, StoreEvent
+from typing import TYPE_CHECKING
+
+from rhema_lsp.lazy import lazy_root
+
+if TYPE_CHECKING:
+    from rhema_lsp.sessions.blobs import content_hash
+    from rhema_lsp.sessions.checkpoints import (
+        Checkpoints,
+        FileChange,
+        Restore,
+        TurnSummary,
+    )
+    from rhema_lsp.sessions.errors import (
+        SessionBusyError,
+        SessionConflictError,
+        SessionStoreError,
+        UnknownSessionError,
+    )
+    from rhema_lsp.sessions.leases import Lease
+    from rhema_lsp.sessions.location import StoreLocation
+    from rhema_lsp.sessions.records import SessionInfo, TurnStart, title_from_prompt
+    from rhema_lsp.sessions.store import DEFAULT_LEASE_TTL, SessionStore, StoreEvent
 
 __all__ = [
     "DEFAULT_LEASE_TTL",
@@ -47,3 +52,5 @@ __all__ = [
     "content_hash",
     "title_from_prompt",
 ]
+
+lazy_root(__name__)

@@ -7,24 +7,29 @@ and :class:`MemoryEditor` (tests) implement the editor seam here; the server
 implements it over LSP. This package never imports pygls.
 """
 
-from rhema_lsp.tools.commands import is_allowlisted, scrubbed_environment
-from rhema_lsp.tools.disk_editor import DiskEditor
-from rhema_lsp.tools.editor import ConfirmCallback, Editor, EditOutcome, OpenDocument
-from rhema_lsp.tools.errors import PathRefused, ToolError
-from rhema_lsp.tools.journal import EditJournal, Journal, JournalEntry
-from rhema_lsp.tools.memory_editor import MemoryEditor, ReceivedEdit
-from rhema_lsp.tools.positions import (
-    LineIndex,
-    apply_text_edits,
-    apply_workspace_edit_to_text,
-    minimal_edits,
-    path_to_uri,
-    uri_to_path,
-)
-from rhema_lsp.tools.resolver import WorkspaceTools
-from rhema_lsp.tools.ripgrep import ripgrep_binary
-from rhema_lsp.tools.specs import READ_TOOLS, TOOLS_BY_MODE
-from rhema_lsp.tools.workspace import Access, Target, Workspace
+from typing import TYPE_CHECKING
+
+from rhema_lsp.lazy import lazy_root
+
+if TYPE_CHECKING:
+    from rhema_lsp.tools.commands import is_allowlisted, scrubbed_environment
+    from rhema_lsp.tools.disk_editor import DiskEditor
+    from rhema_lsp.tools.editor import ConfirmCallback, Editor, EditOutcome, OpenDocument
+    from rhema_lsp.tools.errors import PathRefused, ToolError
+    from rhema_lsp.tools.journal import EditJournal, Journal, JournalEntry
+    from rhema_lsp.tools.memory_editor import MemoryEditor, ReceivedEdit
+    from rhema_lsp.tools.positions import (
+        LineIndex,
+        apply_text_edits,
+        apply_workspace_edit_to_text,
+        minimal_edits,
+        path_to_uri,
+        uri_to_path,
+    )
+    from rhema_lsp.tools.resolver import WorkspaceTools
+    from rhema_lsp.tools.ripgrep import ripgrep_binary
+    from rhema_lsp.tools.specs import READ_TOOLS, TOOLS_BY_MODE
+    from rhema_lsp.tools.workspace import Access, Target, Workspace
 
 __all__ = [
     "READ_TOOLS",
@@ -55,3 +60,5 @@ __all__ = [
     "scrubbed_environment",
     "uri_to_path",
 ]
+
+lazy_root(__name__)

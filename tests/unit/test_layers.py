@@ -1,7 +1,8 @@
 """Imports point down only: each layer of ``rhema_lsp`` loads, in a fresh
 interpreter, none of the layers beside or above it, and only the server
 loads pygls (and only the ACP agent the ACP SDK). ``rhema_lsp.vocabulary``
-is the floor under them all: any layer may load it, and it loads none."""
+and ``rhema_lsp.lazy`` (the lazy package roots' loader) are the floor under
+them all: any layer may load them, and they load none."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import sys
 import pytest
 
 FLOOR = "vocabulary"
+LAZY = "lazy"
+FLOORS = {FLOOR, LAZY}
 
 LAYERS = [
     FLOOR,
+    LAZY,
     "engine",
     "jsonrpc",
     "contract",
@@ -30,6 +34,7 @@ LAYERS = [
 ]
 ALLOWED = {
     FLOOR: set(),
+    LAZY: set(),
     "engine": set(),
     "jsonrpc": set(),
     "contract": {"engine"},
@@ -77,7 +82,8 @@ def test_a_layer_loads_only_the_layers_below_it(layer: str) -> None:
     layers_loaded = {
         name.split(".")[1] for name in loaded if name.startswith("rhema_lsp.") and "." in name
     }
-    assert layers_loaded - {layer} <= ALLOWED[layer] | ({FLOOR} if layer != FLOOR else set())
+    floors = FLOORS - {layer} if layer not in FLOORS else set()
+    assert layers_loaded - {layer} <= ALLOWED[layer] | floors
     if layer not in ("server", "cli"):
         assert not any(name == "pygls" or name.startswith("pygls.") for name in loaded)
     if layer not in ("acp", "cli"):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rhema_lsp.cli import build_parser
-from rhema_lsp.cli.flags import ASK_MODE, SETTING_FLAGS, server_default
+from rhema_lsp.cli.flags import ASK_MODE, SETTING_FLAGS, server_default, stated_help
 from rhema_lsp.runs.settings import Settings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -95,7 +95,7 @@ def test_the_help_states_the_same_defaults(command: str) -> None:
         default = shown(action.default if action.default is not None else None)
         default = default or shown(server_default(item.setting))
         if default is not None:
-            assert f"(default: {default})" in " ".join((action.help or "").split())
+            assert f"(default: {default})" in " ".join((stated_help(action) or "").split())
         assert item.flag in help_text
 
 
@@ -114,7 +114,7 @@ def test_help_and_readme_word_every_default_alike() -> None:
     for item in SETTING_FLAGS:
         if item.flag is None:
             continue
-        help_text = " ".join((parser._option_string_actions[item.flag].help or "").split())
+        help_text = " ".join((stated_help(parser._option_string_actions[item.flag]) or "").split())
         stated = re.search(r"\(default: ([^)]*)\)", help_text)
         assert stated is not None, item.flag
         readme = first_phrase(rows[item.setting][1])

@@ -1,5 +1,5 @@
 """The real ACP agent in-process (an :class:`InProcessPeer`), exactly as
-``rhema-lsp acp`` runs it (:func:`rhema_lsp.acp.main.connect`: the SDK's
+``rhema-lsp acp`` runs it (:func:`rhema_lsp.acp.connection.connect`: the SDK's
 connection on our line transport), fed lines; and the client side of ACP
 (:class:`AcpClient`, also driving the child process of the e2e suite)."""
 
@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rhema_lsp.acp.agent import RhemaAcpAgent
-from rhema_lsp.acp.main import connect
+from rhema_lsp.acp.connection import connect
 from rhema_lsp.runs.settings import Settings
 from tests.fakes.in_process import InProcessPeer, Lines, line
 

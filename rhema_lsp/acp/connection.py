@@ -1,0 +1,85 @@
+"""One ACP connection: the SDK's connection to the agent, on our line transport.
+
+The SDK's connection runs on :class:`~rhema_lsp.acp.transport.LineTransport`
+rather than its own stdio streams, so every line is checked first and stdin
+and stdout may be files as well as pipes. An ``initialize`` the door already
+answered (:mod:`~rhema_lsp.acp.handshake`, before this module loaded) reaches
+the agent through the SDK's own params model, as the SDK's router would hand
+it over, and the agent's answer is checked against the one sent. When the
+connection ends (the client hangs up, or the task is cancelled on
+``SIGTERM``) every running prompt is cancelled and checkpointed while the
+connection is still up, so a client still listening gets its ``cancelled``
+answers; then the agent shuts down, and only then the connection closes.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import cast
+
+import anyio
+from acp import Agent
+from acp.agent.connection import AgentSideConnection
+from acp.schema import InitializeRequest
+
+from rhema_lsp.acp.agent import RhemaAcpAgent
+from rhema_lsp.acp.handshake import Greeting
+from rhema_lsp.acp.transport import LineTransport
+
+__all__ = ["connect"]
+
+logger = logging.getLogger(__name__)
+
+
+async def _greeted(agent: RhemaAcpAgent, greeting: Greeting) -> None:
+    """Hand the agent the ``initialize`` answered before it loaded."""
+    request = InitializeRequest.model_validate(greeting.params)
+    answer = await agent.initialize(
+        protocol_version=request.protocol_version,
+        client_capabilities=request.client_capabilities,
+        client_info=request.client_info,
+    )
+    result = answer.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_unset=True)
+    if result != greeting.result:  # a bug of the handshake, never the client's
+        logger.error(
+            "the early initialize answer %s is not the agent's %s", greeting.result, result
+        )
+
+
+async def connect(
+    agent: RhemaAcpAgent,
+    read: Callable[[], Awaitable[bytes]],
+    write: Callable[[bytes], Awaitable[None]],
+    greeting: Greeting | None = None,
+) -> None:
+    """Serve ``agent`` on one connection (bytes from ``read``, to ``write``)
+    until the client hangs up or the task is cancelled, then shut the agent
+    down (its prompts answered ``cancelled`` on the still open connection)
+    and close the connection.
+
+    Parameters
+    ----------
+    greeting
+        The ``initialize`` already answered on this connection, if any.
+    """
+    transport = LineTransport(
+        read, write, cancel_prompt=lambda session: bool(agent.runs.cancel(session))
+    )
+    # The SDK's Agent protocol lists every optional method; its router
+    # serves only the ones an agent has, answering the rest "method not found".
+    agent.withdraw_requests = transport.withdraw
+    # session/resume and session/close are "unstable" in the SDK's router.
+    connection = AgentSideConnection(
+        cast("Agent", agent), transport, listening=False, use_unstable_protocol=True
+    )
+    try:
+        if greeting is not None:
+            await _greeted(agent, greeting)
+        await connection.listen()
+    finally:
+        with anyio.CancelScope(shield=True):
+            try:
+                await agent.shutdown()
+            finally:
+                await connection.close()

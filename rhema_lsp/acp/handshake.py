@@ -1,0 +1,195 @@
+"""``rhema-lsp acp``'s first answer, sent before the ACP SDK loads.
+
+Loading the SDK (its schema: a thousand pydantic models) and the agent
+machinery takes a second or more, and a client waits for the ``initialize``
+answer before it sends anything else (CodeCompanion started a second agent
+when it waited too long). So the door reads the first line itself
+(:func:`answer_first`) and, when it is an ``initialize`` this module can
+vouch for, answers it at once, then loads the rest; every other first line,
+and every line after it, goes to the SDK unchanged (:func:`replaying`).
+
+The rules it keeps:
+
+- The answer is the SDK path's, byte for byte: :func:`initialize_result` is
+  what :meth:`RhemaAcpAgent.initialize
+  <rhema_lsp.acp.agent.RhemaAcpAgent.initialize>` returns (it builds its
+  answer from it), serialised as the SDK serialises it, on the line
+  encoding of :class:`~rhema_lsp.acp.transport.LineTransport`
+  (:func:`encode_line`); ``tests/unit/acp/test_handshake.py`` compares the
+  two paths' bytes.
+- It vouches only for params the SDK accepts as they are (:func:`vouched`):
+  an integer ``protocolVersion`` in range, and ``clientCapabilities``,
+  ``clientInfo`` and ``_meta`` made only of the fields and types it knows.
+  Anything else (a date string for a version, an unstable capability, a
+  field named in snake case, ...) is the SDK's to answer, errors included.
+- Nothing is lost: the agent still gets the request
+  (:class:`Greeting`, replayed through the SDK's own params model by
+  :func:`rhema_lsp.acp.main.connect`), so it knows the client's
+  capabilities; bytes read past the first line are replayed first.
+
+It imports nothing of the SDK and nothing heavy (JSON, the message check).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rhema_lsp import __version__
+from rhema_lsp.jsonrpc import Request, read_message
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "Greeting",
+    "answer_first",
+    "encode_line",
+    "initialize_result",
+    "replaying",
+    "vouched",
+]
+
+PROTOCOL_VERSION = 1
+"""The ACP version this agent speaks (the SDK's ``acp.PROTOCOL_VERSION``; a
+test checks they agree)."""
+
+FIRST_LINE_LIMIT = 64 * 1024
+"""A first line longer than this is not an ``initialize`` to vouch for."""
+
+_MAX_VERSION = 65535
+
+Read = Callable[[], Awaitable[bytes]]
+Write = Callable[[bytes], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Greeting:
+    """An ``initialize`` answered here, for the agent once it is loaded.
+
+    Attributes
+    ----------
+    params
+        The request's params, as the client sent them.
+    result
+        The result sent.
+    """
+
+    params: dict[str, Any]
+    result: dict[str, Any]
+
+
+def initialize_result() -> dict[str, Any]:
+    """The ``initialize`` result: the version this agent speaks (whatever the
+    client asked, as the protocol says: the client's own when it is that
+    one, else the agent's latest), and what this agent does (JSON, in the
+    SDK's field order)."""
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"embeddedContext": True},
+            "mcpCapabilities": {"http": True, "sse": False},
+            "sessionCapabilities": {
+                "list": {},
+                "additionalDirectories": {},
+                "resume": {},
+                "close": {},
+            },
+        },
+        "authMethods": [],
+        "agentInfo": {"name": "rhema-lsp", "title": "Rhema", "version": __version__},
+    }
+
+
+def encode_line(message: Mapping[str, Any]) -> bytes:
+    """One message as the line the agent sends."""
+    return (json.dumps(message, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+
+
+def _fields(value: Any, kinds: Mapping[str, Callable[[Any], bool]]) -> bool:
+    """``value`` is an object of only these fields, each of its kind."""
+    return isinstance(value, dict) and all(
+        key in kinds and kinds[key](item) for key, item in value.items()
+    )
+
+
+def _optional(kind: type) -> Callable[[Any], bool]:
+    return lambda value: value is None or type(value) is kind
+
+
+_META = _optional(dict)
+_FS = {"readTextFile": _optional(bool), "writeTextFile": _optional(bool), "_meta": _META}
+_CAPABILITIES = {
+    "fs": lambda value: value is None or _fields(value, _FS),
+    "terminal": _optional(bool),
+    "_meta": _META,
+}
+_CLIENT_INFO = {
+    "name": lambda value: type(value) is str,
+    "version": lambda value: type(value) is str,
+    "title": _optional(str),
+    "_meta": _META,
+}
+_PARAMS = {
+    "protocolVersion": lambda value: type(value) is int and 0 <= value <= _MAX_VERSION,
+    "clientCapabilities": lambda value: value is None or _fields(value, _CAPABILITIES),
+    "clientInfo": lambda value: value is None or _fields(value, _CLIENT_INFO),
+    # the SDK passes _meta's keys to the agent as arguments: only an empty one here
+    "_meta": lambda value: value is None or value == {},
+}
+
+
+def vouched(params: Any) -> bool:
+    """Whether the SDK accepts ``initialize`` ``params`` as they are (see
+    the module docstring): then :func:`initialize_result` is its answer."""
+    return (
+        _fields(params, _PARAMS)
+        and "protocolVersion" in params
+        and (params.get("clientInfo") is None or {"name", "version"} <= params["clientInfo"].keys())
+    )
+
+
+async def answer_first(read: Read, write: Write) -> tuple[Greeting | None, bytes]:
+    """Read the client's first line and answer it when it is an
+    ``initialize`` to vouch for.
+
+    Returns
+    -------
+    tuple
+        The greeting (``None``: nothing answered) and the bytes read that
+        the SDK must still see, in order: everything after the answered
+        line, or everything read.
+    """
+    data = b""
+    while b"\n" not in data and len(data) <= FIRST_LINE_LIMIT:
+        chunk = await read()
+        if not chunk:
+            return None, data
+        data += chunk
+    line, newline, rest = data.partition(b"\n")
+    if not newline:
+        return None, data
+    message = read_message(line)
+    if not (
+        isinstance(message, Request)
+        and message.method == "initialize"
+        and vouched(message.params)
+        and isinstance(message.params, dict)
+    ):
+        return None, data
+    result = initialize_result()
+    await write(encode_line({"jsonrpc": "2.0", "id": message.id, "result": result}))
+    return Greeting(message.params, result), rest
+
+
+def replaying(first: bytes, read: Read) -> Read:
+    """``read``, after handing out ``first`` (when there is any)."""
+    pending = [first] if first else []
+
+    async def replayed() -> bytes:
+        if pending:
+            return pending.pop()
+        return await read()
+
+    return replayed

@@ -76,7 +76,10 @@ async function pickTurn(client: LanguageClient, session: string, title: string):
   }
   const items = [...changes.turns].reverse().map((turn) => ({
     label: turnLabel(turn),
-    description: turn.inConversation ? `${turn.files.length} file(s)` : `${turn.files.length} file(s) · rewound`,
+    description:
+      `${turn.files.length} file(s)` +
+      (turn.inConversation ? '' : ' · rewound') +
+      (turn.interrupted ? ' · interrupted (the server stopped mid-turn)' : ''),
     detail: turnDetail(turn),
     turn,
   }));

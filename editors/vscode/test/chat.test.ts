@@ -204,8 +204,8 @@ describe('transcript reducer', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'two' }] },
     ]);
     const turns = [
-      { turn: 1, title: 'first', createdAt: '', inConversation: true, files: [file('a.py', 'restored')] },
-      { turn: 2, title: 'second', createdAt: '', inConversation: true, files: [file('b.py', 'asLeft')] },
+      { turn: 1, title: 'first', createdAt: '', inConversation: true, interrupted: false, files: [file('a.py', 'restored')] },
+      { turn: 2, title: 'second', createdAt: '', inConversation: true, interrupted: true, files: [file('b.py', 'asLeft')] },
     ];
     const placed = placeChanges(items, 's', turns, turns.map((t) => t.files));
     assert.deepEqual(

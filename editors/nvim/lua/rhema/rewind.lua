@@ -83,7 +83,11 @@ function M.rewind(bufnr, turn, what, force)
         local files = vim.tbl_map(function(file)
           return file.path
         end, item.files)
-        return ('Turn %d: %s [%s]'):format(item.turn, item.title, table.concat(files, ', '))
+        local line = ('Turn %d: %s [%s]'):format(item.turn, item.title, table.concat(files, ', '))
+        if item.interrupted == true then
+          line = line .. ' (interrupted: the server stopped mid-turn)'
+        end
+        return line
       end,
     }, function(choice)
       if not choice then

@@ -12,6 +12,8 @@
 ;; A user's Emacs activates the installed packages (their autoloads:
 ;; lsp-mode's mode-line and header-line modes) at startup; `emacs -q' does not.
 (load "lsp-mode-autoloads" nil t)
+(setq native-comp-deferred-compilation nil  ; test only: no background compiling
+      native-comp-async-report-warnings-errors nil)
 (require 'lsp-mode)
 
 ;;; The recipe.
@@ -103,10 +105,18 @@ sends incremental changes at once; full ones after an idle delay)."
                (null lsp--delayed-requests)))))
 
 (defun T-warnings ()
-  "The *Warnings* buffer's text, or nil when there is none."
+  "The *Warnings* buffer's text, or nil when there is none; Emacs's own
+native-compilation warnings (\"Warning (comp): ...\", from compiling
+Debian's seq in the background) are not lsp-mode's and are left out."
   (when-let ((buffer (get-buffer "*Warnings*")))
     (with-current-buffer buffer
-      (buffer-substring-no-properties (point-min) (point-max)))))
+      (let ((lines (seq-remove
+                    (lambda (line)
+                      (or (string-match-p "\\`Warning (comp): " line)
+                          (string-blank-p line)))
+                    (split-string (buffer-substring-no-properties (point-min) (point-max))
+                                  "\n"))))
+        (and lines (string-join lines "\n"))))))
 
 (defconst T-client-log-regexp "lsp-log"
   "The names of lsp-mode's log buffers (*lsp-log*, and the I/O log).")

@@ -111,20 +111,35 @@ try {
   // only then does the palette list its commands.
   await page.locator('.statusbar-item', { hasText: 'Rhema' }).first().waitFor({ state: 'visible' });
   const widget = page.locator('.quick-input-widget');
-  const runCommand = async (title, keepFocus) => {
-    if (!keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 } });
+  const tryCommand = async (title, keepFocus, wait) => {
+    if (!keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 }, timeout: wait });
     await page.keyboard.press('F1');
-    await widget.waitFor({ state: 'visible' });
-    await widget.locator('input').fill(`>${title}`);
+    await widget.waitFor({ state: 'visible', timeout: wait });
+    await widget.locator('input').fill(`>${title}`, { timeout: wait });
     // Pick the row whose label is exactly the title: Enter would take the first fuzzy
     // match, which may be a recently used neighbour ("File: Save All").
     const exact = new RegExp(`^${title.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
     const row = widget
       .locator('.monaco-list-row')
+      .filter({ visible: true })
       .filter({ has: page.locator('.label-name', { hasText: exact }) })
       .first();
-    await row.waitFor({ state: 'visible' });
-    await row.click();
+    await row.waitFor({ state: 'visible', timeout: wait });
+    await row.click({ timeout: wait });
+  };
+  // The palette can close or re-render under the pointer while the workbench is busy
+  // (an editor the turn opened takes the focus, the list refilters): a try that did not
+  // click closes what is left of it and asks again, twice at most.
+  const runCommand = async (title, keepFocus) => {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await tryCommand(title, keepFocus, attempt < 3 ? Math.min(timeout, 15000) : timeout);
+        return;
+      } catch (error) {
+        if (attempt === 3) throw error;
+        if (await widget.isVisible()) await page.keyboard.press('Escape');
+      }
+    }
   };
   // The chat view's document: the webview host iframe, then its active frame.
   const scope = (step) =>

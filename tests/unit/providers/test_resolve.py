@@ -4,6 +4,7 @@ the embedded model, and the errors that say how to configure one."""
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from rhema_lsp.providers import (
     ProviderSettings,
     resolve_provider,
 )
+from rhema_lsp.providers import resolve as resolve_module
 from rhema_lsp.providers.embedded import EmbeddedProvider
+from rhema_lsp.providers.local import ModelListing, find_local_servers
 from tests.fakes.model_server import FakeModelServer, text_reply
 from tests.unit.providers.helpers import Recorder, ask
 
@@ -29,6 +32,21 @@ def closed_port_url() -> str:
 
 def no_embedded() -> Path | None:
     return None
+
+
+@pytest.fixture(autouse=True)
+def patient_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Live test servers get 5 s to answer the autodetection probe, not its
+    0.15 s: these tests are about what is found and said, and a loaded
+    machine misses 0.15 s (a closed port still answers at once)."""
+    real = find_local_servers
+
+    async def patient(
+        servers: Sequence[LocalServer], wait: float
+    ) -> list[tuple[LocalServer, ModelListing]]:
+        return await real(servers, max(wait, 5.0))
+
+    monkeypatch.setattr(resolve_module, "find_local_servers", patient)
 
 
 NOTHING_LOCAL = [LocalServer("ollama", closed_port_url())]

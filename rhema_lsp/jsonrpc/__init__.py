@@ -14,38 +14,5 @@ blocking the event loop, whatever they are connected to.
 This package imports nothing of the project and no protocol library.
 """
 
-from rhema_lsp.jsonrpc.messages import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    MAX_DEPTH,
-    METHOD_NOT_FOUND,
-    PARSE_ERROR,
-    REQUEST_CANCELLED,
-    Message,
-    MessageId,
-    Notification,
-    Refused,
-    Request,
-    Response,
-    error_reply,
-    read_message,
-)
-
-__all__ = [
-    "INTERNAL_ERROR",
-    "INVALID_PARAMS",
-    "INVALID_REQUEST",
-    "MAX_DEPTH",
-    "METHOD_NOT_FOUND",
-    "PARSE_ERROR",
-    "REQUEST_CANCELLED",
-    "Message",
-    "MessageId",
-    "Notification",
-    "Refused",
-    "Request",
-    "Response",
-    "error_reply",
-    "read_message",
-]
+from rhema_lsp.jsonrpc.messages import *  # noqa: F403
+from rhema_lsp.jsonrpc.messages import __all__ as __all__

@@ -27,7 +27,7 @@ from rhema_lsp.runs.points import PointHook
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.sessions import SessionStore
-from rhema_lsp.tools import Editor, WorkspaceTools
+from rhema_lsp.tools import Editor, LanguageService, WorkspaceTools
 from rhema_lsp.vocabulary import Mode
 
 __all__ = ["Backend", "BackendSource", "Decorate", "Plan", "TurnOutput", "Workplace"]
@@ -77,6 +77,9 @@ class Workplace:
         Open documents, edit application and confirmations.
     client_servers
         The MCP servers the client passed for the session, by name.
+    language
+        Who answers the language tools (the editor's language servers or the
+        agent's own); ``None``: no language intelligence.
     """
 
     store: SessionStore
@@ -84,6 +87,7 @@ class Workplace:
     roots: Sequence[Path]
     editor: Editor
     client_servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    language: LanguageService | None = None
 
     def tools(
         self, mode: Mode, settings: Settings, on_point: PointHook | None = None

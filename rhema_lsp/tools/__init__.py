@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from rhema_lsp.tools.editor import ConfirmCallback, Editor, EditOutcome, OpenDocument
     from rhema_lsp.tools.errors import PathRefused, ToolError
     from rhema_lsp.tools.journal import EditJournal, Journal, JournalEntry
+    from rhema_lsp.tools.language import (
+        LANGUAGE_METHODS,
+        DiagnosticsAnswer,
+        LanguageAnswer,
+        LanguageFailed,
+        LanguageService,
+    )
     from rhema_lsp.tools.memory_editor import MemoryEditor, ReceivedEdit
     from rhema_lsp.tools.positions import (
         LineIndex,
@@ -32,16 +39,21 @@ if TYPE_CHECKING:
     from rhema_lsp.tools.workspace import Access, Target, Workspace
 
 __all__ = [
+    "LANGUAGE_METHODS",
     "READ_TOOLS",
     "TOOLS_BY_MODE",
     "Access",
     "ConfirmCallback",
+    "DiagnosticsAnswer",
     "DiskEditor",
     "EditJournal",
     "EditOutcome",
     "Editor",
     "Journal",
     "JournalEntry",
+    "LanguageAnswer",
+    "LanguageFailed",
+    "LanguageService",
     "LineIndex",
     "MemoryEditor",
     "OpenDocument",

@@ -14,7 +14,12 @@ from pydantic import ConfigDict, ValidationError
 
 from rhema_lsp.contract.base import Wire
 
-__all__ = ["DeclaredCapabilities", "InitializationOptions", "declared_capabilities"]
+__all__ = ["ASK_TEXT", "DeclaredCapabilities", "InitializationOptions", "declared_capabilities"]
+
+ASK_TEXT = "rhema/askText"
+"""The server's request for a line of text, to a client that declared
+``askText``: params ``{message, value}`` (the question, the text filled in),
+result ``{value: string | null}`` (``null``: dismissed)."""
 
 
 class DeclaredCapabilities(Wire):
@@ -26,6 +31,8 @@ class DeclaredCapabilities(Wire):
     """It renders ``rhema/event`` (no transcript, no closing message)."""
     edit_selection: bool = False
     """It implements the client-side command ``rhema.editSelection``."""
+    ask_text: bool = False
+    """It answers ``rhema/askText`` (an MCP form's free-text field)."""
 
 
 class InitializationOptions(Wire):

@@ -168,6 +168,7 @@ export interface ContextRef {
 export interface DeclaredCapabilities {
   events?: boolean;
   editSelection?: boolean;
+  askText?: boolean;
 }
 
 /** Whether the session existed and is gone. */

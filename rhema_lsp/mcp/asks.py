@@ -14,11 +14,11 @@ These are the SDK's client callbacks, built per connection by
   :class:`~rhema_lsp.mcp.host.FormFiller`, or else is asked one question per
   field once the user chose ``Answer`` (``Deny`` declines): a field with
   choices (a boolean, an enum) through ``confirm``, a free-text field (a
-  string, a number) through the editor's
-  :class:`~rhema_lsp.mcp.host.TextAsker`, its default filled in, a number
-  asked again until it is one. Dismissing any question cancels the form. An
-  editor that cannot ask for text offers a field's default as its one
-  choice, and a form with a required free-text field is declined (the log
+  string, a number, a multiple choice as its labels separated by commas)
+  through the editor's :class:`~rhema_lsp.mcp.host.TextAsker`, its default
+  filled in, a number or a choice asked again until it is one. Dismissing
+  any question cancels the form. An editor that cannot ask for text offers a
+  field's default as its one choice, and a form with a required free-text field is declined (the log
   says so). A URL is opened (``show_document``) once the user agreed to it.
 
 Nothing here raises into the SDK: a failure is an answer (``ErrorData``).
@@ -229,8 +229,15 @@ async def _ask_field(server: str, question: _Question, ask_text: AskText) -> Any
     optional field is left empty."""
     kind = question.field.get("type")
     default = question.field.get("default")
-    value = "" if default is None else str(default)
-    hint = {"number": " (a number)", "integer": " (a whole number)"}.get(str(kind), "")
+    options = _item_choices(question.field)
+    if options:
+        labels = {v: k for k, v in options.items()}
+        shown = default if isinstance(default, list) else []
+        value = ", ".join(str(labels.get(item, item)) for item in shown)
+        hint = f" (one or more of {', '.join(options)}, separated by commas)"
+    else:
+        value = "" if default is None else str(default)
+        hint = {"number": " (a number)", "integer": " (a whole number)"}.get(str(kind), "")
     described = question.field.get("description")
     about = f" — {described}" if described and described != question.title else ""
     prompt = f"{server}: {question.title}{hint}{about}"
@@ -244,15 +251,22 @@ async def _ask_field(server: str, question: _Question, ask_text: AskText) -> Any
                 return _SKIPPED
             prompt = f"{server}: {question.title}{hint} (required){about}"
             continue
-        parsed = _parse(text, kind)
+        parsed = _parse(text, question.field)
         if parsed is not None:
             return parsed
         value, prompt = text, f"{server}: {question.title}{hint}: {text!r} is not one{about}"
     return _CANCELLED
 
 
-def _parse(text: str, kind: object) -> Any:
-    """``text`` as a value of the JSON Schema type ``kind``; ``None`` when it is not one."""
+def _parse(text: str, field: Mapping[str, Any]) -> Any:
+    """``text`` as a value of ``field``'s JSON Schema type; ``None`` when it is not one."""
+    kind = field.get("type")
+    options = _item_choices(field)
+    if options:
+        by_label = {label.casefold(): value for label, value in options.items()}
+        by_label.update({str(value).casefold(): value for value in options.values()})
+        picked = [by_label.get(word.strip().casefold()) for word in text.split(",") if word.strip()]
+        return picked if picked and None not in picked else None
     if kind == "integer":
         try:
             return int(text)
@@ -265,6 +279,14 @@ def _parse(text: str, kind: object) -> Any:
             return None
         return int(number) if number.is_integer() and "." not in text else number
     return text
+
+
+def _item_choices(field: Mapping[str, Any]) -> dict[str, Any]:
+    """A multiple-choice field's (``type: array``) answers by label, or none."""
+    items = field.get("items")
+    if field.get("type") != "array" or not isinstance(items, Mapping):
+        return {}
+    return _choices(items)
 
 
 def _choices(field: Mapping[str, Any], *, free_text: bool = False) -> dict[str, Any]:

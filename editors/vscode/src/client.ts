@@ -89,8 +89,8 @@ function pythonFromPythonExtension(): string | undefined {
 }
 
 /** Create (not start) the client for the current settings. */
-/** What this client implements: it renders `rhema/event` and `rhema.editSelection`. */
-const DECLARED: DeclaredCapabilities = { events: true, editSelection: true };
+/** What this client implements: it renders `rhema/event`, `rhema.editSelection` and `rhema/askText` (mcp.ts). */
+const DECLARED: DeclaredCapabilities = { events: true, editSelection: true, askText: true };
 
 export function createClient(onProblem: (problem: string) => void): LanguageClient {
   const config = vscode.workspace.getConfiguration('rhema');

@@ -50,6 +50,7 @@ import {
   showStatus,
   undoLastTurn,
 } from './sessions';
+import { answerAskText, pickMcpServer } from './mcp';
 import { Runs } from './runs';
 import { statusText, type StatusState } from './status';
 import { ChatSide } from './chat/host';
@@ -102,6 +103,8 @@ export class Rhema implements vscode.Disposable {
       ['rhema.compactSession', () => compactSession(this)],
       ['rhema.showStatus', () => this.showStatus()],
       ['rhema.restartServer', () => this.restart()],
+      ['rhema.mcpServers', () => pickMcpServer(this)],
+      ['rhema.restartMcpServer', () => pickMcpServer(this)],
       ['rhema.openChat', () => this.chat.view.focus()],
     ];
     for (const [id, handler] of commands) {
@@ -160,6 +163,7 @@ export class Rhema implements vscode.Disposable {
     await client.start();
     // The client's own handler, plus: the chat says what waits for the user.
     client.onRequest(ShowMessageRequest.type, (params) => this.question(params));
+    this.disposables.push(answerAskText(client));
     return client;
   }
 

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { SessionSummary } from '../contract';
+import type { McpPromptInfo, SessionSummary } from '../contract';
 import type { Action, FromView, SetupState, ToView, TranscriptState } from './messages';
 import { apply, emptyState } from './transcript';
 
@@ -90,6 +90,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** A prompt that could not be sent: back into the input, with the error. */
   sendFailed(text: string, message: string): void {
     this.post({ type: 'sendFailed', text, message });
+  }
+
+  /** The slash commands (the MCP servers' prompts) for the input's completion. */
+  prompts(prompts: McpPromptInfo[], error?: string): void {
+    this.post({ type: 'prompts', prompts, ...(error === undefined ? {} : { error }) });
   }
 
   /** Whether the view is on screen. */
@@ -186,7 +191,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 <footer id="composer">
   <div id="completions" role="listbox" hidden></div>
   <div id="send-error" role="alert" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask Rhema… (@file, @selection, @problems; Enter to send, Shift+Enter for a new line, ↑/↓ history)" aria-label="Prompt"></textarea>
+  <textarea id="input" rows="3" placeholder="Ask Rhema… (@file, @selection, @problems, / for the MCP servers' prompts; Enter to send, Shift+Enter for a new line, ↑/↓ history)" aria-label="Prompt"></textarea>
   <div id="actions"><button id="send">Send</button><button id="stop" hidden>Stop</button></div>
 </footer>
 <script nonce="${nonce}" src="${script.toString()}"></script>

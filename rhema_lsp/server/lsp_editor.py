@@ -269,26 +269,28 @@ class LspEditor:
             message=message,
             actions=[types.MessageActionItem(title=choice) for choice in choices],
         )
-        msg_id = str(uuid.uuid4())
-        pending = asyncio.wrap_future(
-            self._server.protocol.send_request(
-                types.WINDOW_SHOW_MESSAGE_REQUEST, params, msg_id=msg_id
-            )
-        )
-        try:
-            async with asyncio.timeout(self.approval_timeout):
-                answer = await asyncio.shield(pending)
-        except TimeoutError:
-            self._server.protocol.withdraw_request(msg_id)
-            logger.info("no answer to a confirmation in %ss: declined", self.approval_timeout)
-            return None
-        except JsonRpcException as exc:
-            logger.info("the editor answered a confirmation with an error (%s): declined", exc)
-            return None
+        answer = await self._ask(types.WINDOW_SHOW_MESSAGE_REQUEST, params, "confirmation")
         title = getattr(answer, "title", None)
         if title is None and isinstance(answer, dict):
             title = answer.get("title")
         return title if title in choices else None
+
+    async def _ask(self, method: str, params: object, what: str) -> object:
+        """Send the question ``method`` and its answer; ``None`` when
+        unanswered in time (withdrawn) or answered with an error."""
+        msg_id = str(uuid.uuid4())
+        pending = asyncio.wrap_future(
+            self._server.protocol.send_request(method, params, msg_id=msg_id)
+        )
+        try:
+            async with asyncio.timeout(self.approval_timeout):
+                return await asyncio.shield(pending)
+        except TimeoutError:
+            self._server.protocol.withdraw_request(msg_id)
+            logger.info("no answer to a %s in %ss: taken as no", what, self.approval_timeout)
+        except JsonRpcException as exc:
+            logger.info("the editor answered a %s with an error (%s): taken as no", what, exc)
+        return None
 
     @property
     def asks_text(self) -> bool:
@@ -298,22 +300,7 @@ class LspEditor:
     async def ask_text(self, message: str, value: str) -> str | None:
         """Ask the user for a line of text (``rhema/askText``); ``None`` when
         dismissed, unanswered in time or answered with an error."""
-        msg_id = str(uuid.uuid4())
-        pending = asyncio.wrap_future(
-            self._server.protocol.send_request(
-                ASK_TEXT, {"message": message, "value": value}, msg_id=msg_id
-            )
-        )
-        try:
-            async with asyncio.timeout(self.approval_timeout):
-                answer = await asyncio.shield(pending)
-        except TimeoutError:
-            self._server.protocol.withdraw_request(msg_id)
-            logger.info("no answer to a question in %ss: dismissed", self.approval_timeout)
-            return None
-        except JsonRpcException as exc:
-            logger.info("the editor answered a question with an error (%s): dismissed", exc)
-            return None
+        answer = await self._ask(ASK_TEXT, {"message": message, "value": value}, "question")
         text = getattr(answer, "value", None)
         if text is None and isinstance(answer, dict):
             text = answer.get("value")

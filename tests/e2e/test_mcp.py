@@ -84,7 +84,7 @@ async def test_the_model_calls_an_mcp_tool_after_the_user_approves(
     assert [q.message for q in agent.state.questions if "MCP tool echo" in q.message]
     status = await agent.command("rhema.status")
     assert [(s["name"], s["state"], s["tools"]) for s in status["mcpServers"]] == [
-        ("fake", "ready", 16)
+        ("fake", "ready", 17)
     ]
 
 
@@ -118,7 +118,7 @@ async def test_edit_mode_starts_no_server(
 async def test_mcp_restart_restarts_a_server_by_name(agent: EditorClient, marks: Path) -> None:
     restarted = await agent.command("rhema.mcpRestart", {"name": "fake"})
 
-    assert [(s["name"], s["state"], s["tools"]) for s in restarted] == [("fake", "ready", 16)]
+    assert [(s["name"], s["state"], s["tools"]) for s in restarted] == [("fake", "ready", 17)]
     again = await agent.command("rhema.mcpRestart", {"name": "fake"})
     assert [s["state"] for s in again] == ["ready"]
     assert len((marks / "starts").read_text().splitlines()) == 2
@@ -204,4 +204,4 @@ async def test_150_tools_never_make_a_request_over_128(
     assert "fake__tool_042" in names[1]
     assert fake.requests[2]["messages"][-1]["content"] == "tool 42 answered 20"
     [server] = status["mcpServers"]
-    assert (server["tools"], server["deferred"]) == (166, True)
+    assert (server["tools"], server["deferred"]) == (167, True)

@@ -9,6 +9,18 @@ import os
 import sys
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def entry(marks: Path, start_timeout: float = 2) -> dict[str, object]:
+    """An ``mcpServers`` entry that runs this server (it fails within ``start_timeout``)."""
+    return {
+        "command": sys.executable,
+        "args": ["-m", "tests.fakes.mcp_hang"],
+        "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT)},
+        "startTimeout": start_timeout,
+    }
+
 
 def main() -> None:
     marks = Path(os.environ.get("FAKE_MCP_MARKS", "."))

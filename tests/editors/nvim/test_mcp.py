@@ -7,7 +7,6 @@ is asked field by field (text with ``vim.ui.input``), or refused."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ import pytest
 
 from tests.e2e.test_mcp_reference import EVERYTHING, installed
 from tests.editors.fake_settings import settings_for
-from tests.editors.nvim.harness import REPO, run_nvim
+from tests.editors.nvim.harness import run_nvim
+from tests.fakes import mcp_hang
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(300)
@@ -31,12 +31,7 @@ def mcp_settings(base_url: str, marks: Path) -> dict[str, Any]:
                 "args": [installed(EVERYTHING), "stdio"],
                 "allow": ["*"],
             },
-            "hung": {
-                "command": sys.executable,
-                "args": ["-m", "tests.fakes.mcp_hang"],
-                "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(REPO)},
-                "startTimeout": 2,
-            },
+            "hung": mcp_hang.entry(marks),
         },
     )
 

@@ -17,6 +17,7 @@ import pytest
 
 from tests.e2e.test_mcp_reference import EVERYTHING, installed
 from tests.editors.vscode.conftest import REPO, VSCode, user_texts
+from tests.fakes import mcp_hang
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(900)
@@ -51,12 +52,7 @@ def extra_settings(tmp_path: Path) -> dict[str, Any]:
                         "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(REPO)},
                         "allow": ["*"],
                     },
-                    "hung": {
-                        "command": sys.executable,
-                        "args": ["-m", "tests.fakes.mcp_hang"],
-                        "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(REPO)},
-                        "startTimeout": 2,
-                    },
+                    "hung": mcp_hang.entry(marks),
                 }
             }
         )

@@ -27,7 +27,7 @@ async def test_150_tools_are_deferred_and_found(hub: McpHub, tmp_path: Path, mar
     assert "find_tools" in first and "read_file" in first
     assert not [name for name in first if name.startswith("fake__")]
     find = next(spec for spec in resolver.specs() if spec.name == "find_tools")
-    assert "166 more tools" in find.description and "fake (166)" in find.description
+    assert "167 more tools" in find.description and "fake (167)" in find.description
 
     found = await call(resolver, "find_tools", {"query": "convert celsius to fahrenheit"})
 
@@ -38,7 +38,7 @@ async def test_150_tools_are_deferred_and_found(hub: McpHub, tmp_path: Path, mar
     answered = await call(resolver, "fake__tool_042", {"value": "20"})
     assert answered.content == "tool 42 answered 20"
     (report,) = await hub.status(options)
-    assert (report.tools, report.deferred) == (166, True)
+    assert (report.tools, report.deferred) == (167, True)
 
     exact = await call(resolver, "find_tools", {"query": "select:fake__tool_007,echo"})
     assert [line.split(":")[0] for line in exact.content.splitlines()[1:]] == [

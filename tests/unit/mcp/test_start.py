@@ -16,19 +16,13 @@ from rhema_lsp.engine import ToolResolver
 from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.tools import MemoryEditor
+from tests.fakes.mcp_hang import entry
 from tests.unit.mcp.conftest import ROOT, eventually, fake_stdio
 from tests.unit.mcp.test_servers import Options, call, inner
 
 
 def hanging(marks: Path) -> McpServerConfig:
-    return McpServerConfig.model_validate(
-        {
-            "command": sys.executable,
-            "args": ["-m", "tests.fakes.mcp_hang"],
-            "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT)},
-            "startTimeout": 2,
-        }
-    )
+    return McpServerConfig.model_validate(entry(marks))
 
 
 def starts(marks: Path) -> int:
@@ -128,7 +122,7 @@ async def test_the_health_check_starts_the_configured_servers(
 
     (checked,) = await quick.status(options, check=True)
 
-    assert (checked.state, checked.tools, checked.error) == ("ready", 16, None)
+    assert (checked.state, checked.tools, checked.error) == ("ready", 17, None)
     assert starts(marks) == 1
 
 

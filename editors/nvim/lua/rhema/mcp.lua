@@ -129,18 +129,28 @@ function M.servers(bufnr)
   end)
 end
 
---- The configured servers' names, for `:RhemaMcpRestart <Tab>`.
-function M.names()
+--- The result of the command `name` (no arguments), waited for up to
+--- `timeout_ms`; nil without a client, an answer or on an error.
+local function command_sync(name, timeout_ms)
   local c = client.get()
   if not c then
-    return {}
+    return nil
   end
   local response = c:request_sync('workspace/executeCommand', {
-    command = 'rhema.status',
+    command = name,
     arguments = { vim.empty_dict() },
-  }, 5000)
+  }, timeout_ms)
+  if not response or response.err then
+    return nil
+  end
+  return response.result
+end
+
+--- The configured servers' names, for `:RhemaMcpRestart <Tab>`.
+function M.names()
+  local status = command_sync('rhema.status', 5000)
   local names = {}
-  for _, server in ipairs(response and response.result and response.result.mcpServers or {}) do
+  for _, server in ipairs(status and status.mcpServers or {}) do
     table.insert(names, server.name)
   end
   return names
@@ -154,18 +164,11 @@ function M.prompts()
   if M.listed then
     return M.listed
   end
-  local c = client.get()
-  if not c then
+  local listed = command_sync('rhema.mcpPrompts', 20000)
+  if not listed then
     return {}
   end
-  local response = c:request_sync('workspace/executeCommand', {
-    command = 'rhema.mcpPrompts',
-    arguments = { vim.empty_dict() },
-  }, 20000)
-  if not response or response.err then
-    return {}
-  end
-  M.listed = response.result or {}
+  M.listed = listed
   return M.listed
 end
 

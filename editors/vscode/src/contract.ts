@@ -394,6 +394,16 @@ export interface RhemaEventParams {
 /** Who authored a message. */
 export type Role = 'user' | 'assistant' | 'tool';
 
+/** One project rules file of a folder: `path` relative to the folder (the user's own by its full path), `scope` (`user`, `root`: in the system prompt of every turn; `nested`: given by a turn that worked in its directory), its size in `bytes`, whether only its start is given (`truncated`), and why it is not read at all (`refused`: a symbolic link out of the workspace, not a regular file, ...). */
+export interface RulesStatus {
+  folder: string;
+  path: string;
+  scope: 'user' | 'root' | 'nested';
+  bytes: number;
+  truncated: boolean;
+  refused: string | null;
+}
+
 /** One session. */
 export interface SessionArgs {
   session: string;
@@ -447,7 +457,7 @@ export interface StatusArgs {
   check?: boolean;
 }
 
-/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions and MCP servers. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers and the project rules in use. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
@@ -456,6 +466,7 @@ export interface StatusResult {
   mode: 'ask' | 'edit' | 'agent';
   running: string[];
   mcpServers: McpServerStatus[];
+  rules: RulesStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

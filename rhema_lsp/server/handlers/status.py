@@ -1,5 +1,6 @@
 """``rhema.status``: the version, the provider and where it came from, the
-folders, the mode, the running sessions and the MCP servers."""
+folders, the mode, the running sessions, the MCP servers and the project
+rules of each folder."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from rhema_lsp.contract import (
     McpServerStatus,
     ProviderSetup,
     ProviderStatus,
+    RulesStatus,
     StatusArgs,
     StatusResult,
 )
@@ -40,17 +42,31 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         )
     except ProviderError as exc:
         provider = ProviderStatus(name=None, model=None, base_url=None, source=None, error=str(exc))
+    roots = state.folders.roots()
+    rules = [
+        RulesStatus(
+            folder=str(folder),
+            path=found.shown,
+            scope=found.scope,
+            bytes=found.size,
+            truncated=found.truncated,
+            refused=found.refused,
+        )
+        for folder in roots
+        for found in await state.turns.rules_in_use(folder, roots, state.editor)
+    ]
     configured = bool(settings.provider or settings.base_url)
     setup = await survey_setup(configured=configured)
     return StatusResult(
         version=__version__,
         provider=provider,
         setup=ProviderSetup.model_validate(asdict(setup)),
-        folders=[str(root) for root in state.folders.roots()],
+        folders=[str(root) for root in roots],
         mode=settings.mode,
         running=state.runs.sessions(),
         mcp_servers=[
             McpServerStatus.model_validate(asdict(report))
             for report in await state.mcp.status(settings, check=args.check, editor=state.editor)
         ],
+        rules=rules,
     )

@@ -41,8 +41,10 @@ import anyio.to_thread
 
 from rhema_lsp.engine import (
     TOOL_RESULT_CAP,
+    EventSink,
     Progress,
     ReplaySafety,
+    RulesInUse,
     Session,
     StatusReporter,
     ToolCall,
@@ -236,13 +238,22 @@ class TurnRules:
     root: list[RulesFile]
     used: dict[str, RulesFile] = field(default_factory=dict)
     nested: list[RulesFile] = field(default_factory=list)
+    _sink: EventSink | None = None
     _session: Session | None = None
     _seen: set[Path] = field(default_factory=set)
     _given: str | None = None
 
-    def start(self, session: Session) -> None:
-        """Give nested rules from now on, to ``session`` (before: none)."""
+    def start(self, session: Session, sink: EventSink) -> None:
+        """Give nested rules from now on, to ``session`` (before: none), and
+        say which rules are in use on ``sink`` (now, and when one joins)."""
         self._session = session
+        self._sink = sink
+        self._announce()
+
+    def _announce(self) -> None:
+        files = tuple(rules.shown for rules in self.in_use)
+        if files and self._sink is not None:
+            self._sink.emit(RulesInUse(files=files))
 
     @property
     def in_use(self) -> list[RulesFile]:
@@ -320,6 +331,7 @@ class TurnRules:
             return ""
         self.nested.extend(taken)
         self.used.update((rules.shown, rules) for rules in taken)
+        self._announce()
         where = ", ".join(wheres)
         return (
             f"\n\n[rhema: project rules for {where} (they apply to files there, over the "

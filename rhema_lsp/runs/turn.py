@@ -379,7 +379,7 @@ class Turns:
             resolver = RulesResolver(resolver, rules, [spec.name for spec in tools.specs()])
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
-        rules.start(session)
+        rules.start(session, sink)
         self._point(RESUMED)
         if plan.prompt is not None:
             if not await store.turn_numbers.started(

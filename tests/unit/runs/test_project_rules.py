@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import anyio.lowlevel
 
-from rhema_lsp.engine import Message, Session, ToolCall, ToolResult
+from rhema_lsp.engine import Event, Message, RulesInUse, Session, ToolCall, ToolResult
 from rhema_lsp.runs.project_rules import (
     RULES_CAP,
     RulesResolver,
@@ -58,6 +58,14 @@ async def test_a_long_file_is_cut_on_a_character_boundary_with_a_note(tmp_path: 
     assert f"is {RULES_CAP * 2:,} bytes; only its first {RULES_CAP:,} are given" in root.text
 
 
+class _Seen:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def emit(self, event: Event) -> None:
+        self.events.append(event)
+
+
 class _Echo:
     """A resolver whose results are long, like a big read."""
 
@@ -81,7 +89,8 @@ async def test_nested_rules_fit_one_result_and_concurrent_calls_give_them_once(
     (deep / "AGENTS.md").write_text("B" * RULES_CAP)
     (deep / "x.py").write_text("")
     rules = TurnRules(gate_on(tmp_path), tmp_path, [])
-    rules.start(Session(history=[Message.user("go")]))
+    seen = _Seen()
+    rules.start(Session(history=[Message.user("go")]), seen)
     resolver = RulesResolver(_Echo(), rules, ["read_file"])  # type: ignore[arg-type]
     calls = [ToolCall(id=f"c{n}", name="read_file", args={"path": "a/b/x.py"}) for n in (1, 2)]
     results: list[ToolResult] = []
@@ -101,3 +110,7 @@ async def test_nested_rules_fit_one_result_and_concurrent_calls_give_them_once(
     later = await resolver.resolve_streaming(calls[0], None, print)  # type: ignore[arg-type]
     assert '<rules file="a/b/AGENTS.md">' in later.content
     assert [r.shown for r in rules.nested] == ["a/AGENTS.md", "a/b/AGENTS.md"]
+    assert seen.events == [
+        RulesInUse(files=("a/AGENTS.md",)),
+        RulesInUse(files=("a/AGENTS.md", "a/b/AGENTS.md")),
+    ]

@@ -296,9 +296,10 @@ class TurnRules:
                 continue
             is_dir = target.kind == "dir"
             for directory in self._directories(target.path, target.root, is_dir):
-                if directory not in self._seen and directory not in wanted:
+                if directory not in self._seen:
+                    # claimed with no await in between: concurrent calls give each once
+                    self._seen.add(directory)
                     wanted.append(directory)
-        self._seen.update(wanted)  # claimed before any await: concurrent calls give each once
         joined: list[tuple[Path, RulesFile]] = []
         for directory in wanted:
             rules = await _read_dir(self.gate, directory, "nested")

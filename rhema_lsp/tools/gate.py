@@ -103,6 +103,14 @@ def _head_of(data: bytes, limit: int) -> bytes:
     return data[:end]
 
 
+def _protected(target: Target) -> str | None:
+    """Why reading ``target`` needs the user's say-so (its real path's name
+    or the name it was asked by), or ``None``."""
+    return read_confirmation_reason(target.parts) or read_confirmation_reason(
+        [Path(target.requested).name]
+    )
+
+
 def unsafe_root_reason(path: Path) -> str | None:
     """Why ``path`` may not be a workspace folder, or ``None``.
 
@@ -169,9 +177,7 @@ class Gate:
         PathRefused
             The user did not allow it (declined, dismissed or timed out).
         """
-        reason = read_confirmation_reason(target.parts) or read_confirmation_reason(
-            [Path(target.requested).name]
-        )
+        reason = _protected(target)
         if reason is None:
             return
         shown = self.ws.display(target.path)
@@ -212,14 +218,18 @@ class Gate:
         text = await anyio.to_thread.run_sync(self._read_disk, target, limit, linked)
         return Snapshot(target, text, None, False)
 
+    def _refuse_linked(self, target: Target, advice: str = "") -> None:
+        """Refuse a file with other hard links (one may be outside the workspace)."""
+        info = self.ws.fs.lstat(target.path)
+        if info is not None and info.st_nlink > 1:
+            raise PathRefused(
+                f"{target.requested}: has {info.st_nlink} hard links and may be the same "
+                f"file as one outside the workspace{advice}"
+            )
+
     def _read_disk(self, target: Target, limit: int, linked: bool) -> str:
         if not linked:
-            info = self.ws.fs.lstat(target.path)
-            if info is not None and info.st_nlink > 1:
-                raise PathRefused(
-                    f"{target.requested}: has {info.st_nlink} hard links and may be the same "
-                    "file as one outside the workspace; open it in the editor to attach it"
-                )
+            self._refuse_linked(target, "; open it in the editor to attach it")
         data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 1)
         if size > limit:
             if b"\x00" in data[:8192]:
@@ -237,9 +247,7 @@ class Gate:
             A protected file, a missing one, not a regular file, hard-linked
             elsewhere, binary or not UTF-8.
         """
-        reason = read_confirmation_reason(target.parts) or read_confirmation_reason(
-            [Path(target.requested).name]
-        )
+        reason = _protected(target)
         if reason is not None:
             raise PathRefused(f"{target.requested}: not read of the agent's own accord ({reason})")
         document = self.editor.open_document(target.uri)
@@ -251,12 +259,7 @@ class Gate:
         return await anyio.to_thread.run_sync(self._head_disk, target, limit)
 
     def _head_disk(self, target: Target, limit: int) -> Head:
-        info = self.ws.fs.lstat(target.path)
-        if info is not None and info.st_nlink > 1:
-            raise PathRefused(
-                f"{target.requested}: has {info.st_nlink} hard links and may be the same "
-                "file as one outside the workspace"
-            )
+        self._refuse_linked(target)
         data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 4)
         return Head(decode_file(target, _head_of(data, limit), size), size)
 

@@ -3,7 +3,7 @@
 :class:`ServerState` is read by every command handler and shared by every
 run: the settings, the provider they resolve to (resolved once per
 settings), the editor, the workspace folders with their stores, the running
-runs, the client's features, the MCP hub, the run pipeline
+runs, the client's features, who answers the language tools, the MCP hub, the run pipeline
 (:class:`~rhema_lsp.runs.turn.Turns`, which keeps each session's context
 budget) and each session's event sequence numbers. It runs nothing itself:
 runs are executed by :mod:`rhema_lsp.server.execution`, and shown by
@@ -24,8 +24,10 @@ from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.server.clients import ClientFeatures
+from rhema_lsp.server.editor_language import EditorLanguage
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
+from rhema_lsp.tools import LanguageService
 
 if TYPE_CHECKING:
     from rhema_lsp.server.app import RhemaServer
@@ -42,6 +44,7 @@ class ServerState:
         self.server = server
         self.settings = Settings()
         self.editor = LspEditor(server)
+        self.editor_language = EditorLanguage(server)
         self.folders = Folders(server)
         self.runs = RunRegistry()
         self.client = ClientFeatures()
@@ -105,7 +108,19 @@ class ServerState:
     def place(self, state: FolderState) -> Workplace:
         """Where the runs of ``state``'s folder run: its store, confined to
         every workspace folder, through the client."""
-        return Workplace(state.store, state.path, self.folders.roots() or [state.path], self.editor)
+        return Workplace(
+            state.store,
+            state.path,
+            self.folders.roots() or [state.path],
+            self.editor,
+            language=self.language(),
+        )
+
+    def language(self) -> LanguageService | None:
+        """Who answers the language tools: the editor's own language servers
+        when the client declared ``language``, else none yet (the agent's own
+        language servers take this branch)."""
+        return self.editor_language if self.client.language else None
 
     def forget(self, session: str) -> None:
         """Drop what is kept of a deleted session."""

@@ -18,7 +18,11 @@ from rhema_lsp.contract import (
     COMMANDS,
     EVENT_MODELS,
     TURN,
+    DiagnosticsParams,
+    DiagnosticsResult,
     InitializationOptions,
+    LanguageParams,
+    LanguageResult,
     RhemaEventParams,
     TurnArgs,
     Wire,
@@ -137,6 +141,11 @@ LSP_NAMES = {
     "initializationOptions",
     "workspaceFolders",
     "editSelection",  # the client-side command rhema.editSelection
+    # Locations and symbols the language servers answer (rhema/language converts them)
+    "targetUri",
+    "targetRange",
+    "targetSelectionRange",
+    "selectionRange",
     # WorkspaceEdit and its change annotations (the Neovim review reads them)
     "workspaceEdit",
     "changeAnnotationSupport",
@@ -213,6 +222,8 @@ def test_neovim_reads_only_field_names_the_contract_has() -> None:
     for model in EVENT_MODELS:
         known |= json_field_names(model)
     known |= json_field_names(InitializationOptions) | json_field_names(Settings)
+    for language in (LanguageParams, LanguageResult, DiagnosticsParams, DiagnosticsResult):
+        known |= json_field_names(language)
     camel = set()
     for source in _lua().values():
         camel |= set(re.findall(r"\.([a-z]+[A-Z]\w*)\b", source))
@@ -223,7 +234,7 @@ def test_neovim_reads_only_field_names_the_contract_has() -> None:
 
 
 def test_the_language_request_serves_exactly_the_tools_lsp_methods() -> None:
-    from rhema_lsp.contract import LANGUAGE_METHODS, LanguageParams
+    from rhema_lsp.contract import LANGUAGE_METHODS
     from rhema_lsp.tools import LANGUAGE_METHODS as TOOLS_METHODS
 
     assert set(LANGUAGE_METHODS) == TOOLS_METHODS

@@ -192,6 +192,13 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"type": float, "metavar": "SHARE"},
     ),
     SettingFlag(
+        "diagnosticsWait",
+        "--diagnostics-wait",
+        "seconds an edit waits for the language server's problems of the edited version",
+        RUN,
+        {"type": float, "metavar": "SECONDS"},
+    ),
+    SettingFlag(
         "mcpServers",
         None,
         "",

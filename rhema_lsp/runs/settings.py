@@ -57,6 +57,7 @@ class Settings(BaseModel):
     mcp_start_timeout: float = Field(
         default=DEFAULT_START_TIMEOUT_S, alias="mcpStartTimeout", ge=1, le=600
     )
+    diagnostics_wait: float = Field(default=1.5, alias="diagnosticsWait", ge=0, le=60)
 
     @field_validator("thinking", mode="before")
     @classmethod

@@ -10,6 +10,10 @@ servers" in ``docs/protocol.md``). Rules:
   ``diagnostics`` its own wait plus :attr:`EditorLanguage.margin`; an
   unanswered request is withdrawn (``$/cancelRequest``, a late answer is
   ignored).
+- Versioned: ``diagnostics`` of ``version=None`` (the current text) ask
+  for the version the document sync holds now, so the client waits for
+  the problems of exactly the text the server sees (an edit's, once it is
+  applied); a document the client has not opened is asked as it is.
 - Checked: the answer is the contract's shape, and what it carries is LSP's
   (the ``result`` structures as the method's LSP result type, each
   diagnostic as a ``Diagnostic``), so the tools format only valid LSP.
@@ -39,7 +43,7 @@ from rhema_lsp.contract.language import (
     DiagnosticsResult,
     LanguageResult,
 )
-from rhema_lsp.tools import DiagnosticsAnswer, LanguageAnswer, LanguageFailed
+from rhema_lsp.tools import DiagnosticsAnswer, Editor, LanguageAnswer, LanguageFailed
 
 if TYPE_CHECKING:
     from rhema_lsp.server.app import RhemaServer
@@ -64,11 +68,13 @@ class EditorLanguage:
     def __init__(
         self,
         server: RhemaServer,
+        editor: Editor,
         *,
         timeout: float = REQUEST_TIMEOUT,
         margin: float = DIAGNOSTICS_MARGIN,
     ) -> None:
         self._server = server
+        self._editor = editor
         self.timeout = timeout
         self.margin = margin
 
@@ -86,6 +92,9 @@ class EditorLanguage:
         self, uri: str, version: int | None, *, wait: float
     ) -> DiagnosticsAnswer | None:
         wait = max(wait, 0.0)
+        if version is None:
+            document = self._editor.open_document(uri)
+            version = document.version if document is not None else None
         params = DiagnosticsParams(uri=uri, version=version, wait_ms=round(wait * 1000))
         answer = await self._ask(DIAGNOSTICS, params.wire(), wait + self.margin)
         if answer is None:

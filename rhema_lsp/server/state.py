@@ -44,7 +44,7 @@ class ServerState:
         self.server = server
         self.settings = Settings()
         self.editor = LspEditor(server)
-        self.editor_language = EditorLanguage(server)
+        self.editor_language = EditorLanguage(server, self.editor)
         self.folders = Folders(server)
         self.runs = RunRegistry()
         self.client = ClientFeatures()

@@ -5,11 +5,13 @@
  *
  * Contract: LSP methods go through `vscode.execute*Provider`, results as LSP
  * JSON (`./languageJson`), `source: "VS Code"`; `diagnostics` reads
- * `vscode.languages.getDiagnostics` once the document is at the asked
- * version and its diagnostics changed after that (settled for a moment, as
+ * `vscode.languages.getDiagnostics` at once when they changed since the
+ * document reached the asked version (each change is remembered with the
+ * document's version then), else once they change (settled for a moment, as
  * TypeScript reports syntax, semantic and suggestion problems one after the
- * other), or when `waitMs` is spent (`complete` then says whether the
- * document reached the version at all). A plain-text document has no
+ * other), else when `waitMs` is spent (`complete` then says whether the
+ * document reached the version at all: a set that did not change is not
+ * reported again). A plain-text document has no
  * language features: `null`. A provider's failure is an error reply with its
  * message; nothing here throws anything else.
  */
@@ -34,8 +36,26 @@ const SOURCE = 'VS Code';
 /** Milliseconds without a further diagnostics change after the first one for the asked version. */
 const SETTLE_MS = 250;
 
+/** Each document's version when its diagnostics last changed, by URI. */
+const reported = new Map<string, number>();
+
+function remember(event: vscode.DiagnosticChangeEvent): void {
+  for (const uri of event.uris) {
+    const key = uri.toString();
+    const document = vscode.workspace.textDocuments.find((open) => open.uri.toString() === key);
+    if (document !== undefined) reported.set(key, document.version);
+  }
+}
+
+/** The listeners keeping `reported`: one set for the extension's life, whichever client asks. */
+let tracking: vscode.Disposable | undefined;
+
 /** Answer `rhema/language` on `client` (register before it starts). */
 export function answerLanguage(client: LanguageClient): vscode.Disposable {
+  tracking ??= vscode.Disposable.from(
+    vscode.languages.onDidChangeDiagnostics(remember),
+    vscode.workspace.onDidCloseTextDocument((document) => reported.delete(document.uri.toString())),
+  );
   return client.onRequest(LANGUAGE_REQUEST, async (params: LanguageParams): Promise<LanguageResult | DiagnosticsResult | null> => {
     try {
       if (params.method === 'diagnostics') {
@@ -128,8 +148,8 @@ async function diagnosticsOf(params: DiagnosticsParams): Promise<DiagnosticsResu
   });
   const wanted = params.version;
   const atVersion = (): boolean => wanted === null || document.version >= wanted;
-  if (wanted === null) return now(true);
   const key = uri.toString();
+  if (wanted === null || (reported.get(key) ?? -1) >= wanted) return now(true);
   return new Promise((resolve) => {
     const subscriptions: vscode.Disposable[] = [];
     let settle: NodeJS.Timeout | undefined;

@@ -11,7 +11,8 @@ import pytest
 
 from tests.editors.fake_settings import settings_for
 from tests.editors.nvim.harness import run_nvim
-from tests.fakes.model_server import FakeModelServer
+from tests.editors.tool_results import tool_results
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 CORE = 'def greet(name: str) -> str:\n    return "hello " + name\n'
 USE = 'from pkg.core import greet\n\nprint(greet("Ann"))\n'
@@ -66,16 +67,21 @@ def test_the_other_attached_client_answers_the_lsp_methods(
         + r"""
 local r = {}
 -- diagnostics first: once basedpyright has analysed the file, the rest is warm.
-r.first_problems = ask('diagnostics', { uri = doc(use).uri, version = vim.lsp.util.buf_versions[vim.fn.bufnr(use)], waitMs = 20000 })
-r.definition = ask('textDocument/definition', { textDocument = doc(use), position = { line = 2, character = 8 } })
-r.references = ask('textDocument/references', {
-  textDocument = doc(core), position = { line = 0, character = 5 }, context = { includeDeclaration = true },
-})
+local use_version = vim.lsp.util.buf_versions[vim.fn.bufnr(use)]
+r.first_problems = ask('diagnostics', { uri = doc(use).uri, version = use_version, waitMs = 20000 })
+local function at(path, line, character)
+  return { textDocument = doc(path), position = { line = line, character = character } }
+end
+r.definition = ask('textDocument/definition', at(use, 2, 8))
+r.references = ask('textDocument/references', vim.tbl_extend('force', at(core, 0, 5), {
+  context = { includeDeclaration = true },
+}))
 r.outline = ask('textDocument/documentSymbol', { textDocument = doc(core) })
 r.symbols = ask('workspace/symbol', { query = 'greet' })
-r.rename = ask('textDocument/rename', { textDocument = doc(core), position = { line = 0, character = 5 }, newName = 'welcome' })
+local rename = vim.tbl_extend('force', at(core, 0, 5), { newName = 'welcome' })
+r.rename = ask('textDocument/rename', rename)
 vim.cmd.edit(T.workspace .. '/notes.txt')
-r.plain_text = ask('textDocument/definition', { textDocument = doc(T.workspace .. '/notes.txt'), position = { line = 0, character = 1 } })
+r.plain_text = ask('textDocument/definition', at(T.workspace .. '/notes.txt', 0, 1))
 r.core_uri, r.use_uri = doc(core).uri, doc(use).uri
 T.result = r
 """
@@ -121,7 +127,8 @@ vim.api.nvim_buf_set_lines(buf, 2, 3, false, { 'print(greet(42))' })
 local broken = vim.lsp.util.buf_versions[buf]
 r.broken = ask('diagnostics', { uri = doc(use).uri, version = broken, waitMs = 20000 })
 vim.api.nvim_buf_set_lines(buf, 2, 3, false, { 'print(greet("Bo"))' })
-r.fixed = ask('diagnostics', { uri = doc(use).uri, version = vim.lsp.util.buf_versions[buf], waitMs = 20000 })
+local fixed = vim.lsp.util.buf_versions[buf]
+r.fixed = ask('diagnostics', { uri = doc(use).uri, version = fixed, waitMs = 20000 })
 r.future = ask('diagnostics', { uri = doc(use).uri, version = broken + 100, waitMs = 300 })
 T.result = r
 """
@@ -138,9 +145,64 @@ T.result = r
     assert len(broken["diagnostics"]) == 1
     problem = broken["diagnostics"][0]
     assert problem["severity"] == 1 and problem["source"] == "basedpyright"
-    assert 'Literal[42]' in problem["message"]
+    assert "Literal[42]" in problem["message"]
     assert problem["range"]["start"] == {"line": 2, "character": 12}
     fixed = r["fixed"]["result"]
     assert fixed["complete"] is True and fixed["diagnostics"] == []
     # A version the buffer never reaches: the wait ends, and says so.
     assert r["future"]["result"]["complete"] is False
+
+
+def edit(old: str, new: str) -> tuple[str, dict[str, str]]:
+    """An ``edit_file`` call on pkg/use.py."""
+    return ("edit_file", {"path": "pkg/use.py", "old_text": old, "new_text": new})
+
+
+TURN = r"""
+vim.cmd('RhemaAsk Where is greet used? Then rename it.')
+T.idle()
+T.result = {
+  use = T.lines(vim.fn.bufnr(use)),
+  core = T.lines(vim.fn.bufnr(core)),
+  answer = require('rhema.runs').last['rhema.turn'],
+}
+"""
+
+
+def test_the_language_tools_are_answered_by_basedpyright_attached_in_neovim(
+    python_workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_reply(
+            ("definition", {"path": "pkg/use.py", "line": 3, "symbol": "greet"}),
+            ("references", {"path": "pkg/core.py", "line": 1, "symbol": "greet"}),
+            ("symbols", {"query": "", "path": "pkg/core.py"}),
+        ),
+        tool_reply(edit('greet("Ann")', "greet(4)")),
+        tool_reply(edit("greet(4)", 'greet("Bo")')),
+        tool_reply(
+            (
+                "rename_symbol",
+                {"path": "pkg/core.py", "line": 1, "symbol": "greet", "new_name": "welcome"},
+            )
+        ),
+        text_reply("Renamed greet to welcome."),
+    )
+    r = run_nvim(
+        BASEDPYRIGHT + TURN,
+        workspace=python_workspace,
+        tmp_path=tmp_path,
+        settings=settings_for(fake.base_url, diagnosticsWait=20),
+        timeout=180,
+    )
+    results = tool_results(fake.requests)
+    assert "pkg/core.py:1" in results["definition"], results
+    assert "pkg/use.py:1" in results["references"] and "pkg/use.py:3" in results["references"]
+    assert "greet" in results["symbols"]
+    broken, fixed = results["edit_file"], results["edit_file#2"]
+    assert "1 new error: pkg/use.py:3:" in broken and "Literal[4]" in broken, broken
+    assert "(basedpyright)" in broken
+    assert "1 error gone: pkg/use.py:3:" in fixed and "Literal[4]" in fixed, fixed
+    assert "welcome" in results["rename_symbol"], results["rename_symbol"]
+    assert r["use"] == ["from pkg.core import welcome", "", 'print(welcome("Bo"))']
+    assert r["core"][0] == "def welcome(name: str) -> str:"

@@ -61,12 +61,13 @@ async def client(tmp_path: Path, quiet_env: None) -> Any:
     loop = await start(tmp_path, declared, events=False)
     loop.__class__ = LanguageClient
     loop.asked_language = []
+    await loop.command("rhema.status", {})  # the service (and its editor) is up
     yield loop
     await stop(loop)
 
 
 def language(client: LanguageClient, **bounds: float) -> EditorLanguage:
-    return EditorLanguage(client.server, **bounds)
+    return EditorLanguage(client.server, client.server.started_service.state.editor, **bounds)
 
 
 async def test_a_client_that_declared_language_is_who_answers_the_tools(client: Any) -> None:
@@ -112,6 +113,21 @@ async def test_diagnostics_ask_for_the_version_and_the_wait(client: Any) -> None
     assert client.asked_language == [
         {"method": "diagnostics", "params": {"uri": URI, "version": 7, "waitMs": 1500}}
     ]
+
+
+async def test_diagnostics_of_the_current_text_ask_for_the_synced_version(
+    client: Any, tmp_path: Path
+) -> None:
+    uri = (tmp_path / "use.py").as_uri()
+    document = {"uri": uri, "languageId": "python", "version": 4, "text": "x = 1\n"}
+    client.notify("textDocument/didOpen", {"textDocument": document})
+    change = {"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"text": "x = 2\n"}]}
+    client.notify("textDocument/didChange", change)
+    answer = {"diagnostics": [], "source": "VS Code", "complete": True}
+    client.reply = lambda params: ("result", answer)
+    await language(client).diagnostics(uri, None, wait=1.0)
+    await language(client).diagnostics(URI, None, wait=1.0)
+    assert [asked["params"]["version"] for asked in client.asked_language] == [5, None]
 
 
 async def test_an_error_reply_is_a_clear_failure(client: Any) -> None:

@@ -180,6 +180,7 @@ function M.setup(opts, on_event)
     end,
   })
   vim.lsp.enable(M.name)
+  require('rhema.language').track()
   local group = vim.api.nvim_create_augroup('rhema.attach', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
     group = group,

@@ -7,14 +7,20 @@
 --- (`source = "nvim: <client name>"`); none attached is `null`. Positions are
 --- converted between that client's `offset_encoding` and rhema's, both ways.
 --- `diagnostics` reads `vim.diagnostic.get` (every namespace but rhema's)
---- once the buffer is at the asked version and a `DiagnosticChanged` came
---- after that (settled for a moment), or when `waitMs` is spent (`complete`
---- says whether the buffer reached the version at all). The handler runs in
+--- at once when another client's `DiagnosticChanged` came since the buffer
+--- reached the asked version (each is remembered with the buffer's version
+--- then: `M.track`), else once one comes (settled for a moment), else when
+--- `waitMs` is spent (`complete` says whether the buffer reached the version
+--- at all). The handler runs in
 --- the coroutine Neovim 0.11 gives a server request, and yields while it
 --- waits.
 local M = {}
 
 local SETTLE_MS = 250
+
+--- Each buffer's version when another client's diagnostics last changed.
+--- @type table<integer, integer>
+local reported = {}
 
 local function rhema_name()
   return require('rhema.client').name
@@ -178,6 +184,41 @@ local function rhema_namespaces()
   return mine
 end
 
+--- Whether a `DiagnosticChanged` is another client's (its items, or a clear).
+local function theirs(args)
+  local changed = args.data and args.data.diagnostics or {}
+  if #changed == 0 then
+    return true
+  end
+  local mine = rhema_namespaces()
+  for _, item in ipairs(changed) do
+    if not mine[item.namespace] then
+      return true
+    end
+  end
+  return false
+end
+
+--- Remember, for every buffer, the version its diagnostics last changed at
+--- (called once by `rhema.client.setup`).
+function M.track()
+  local group = vim.api.nvim_create_augroup('rhema.language', { clear = true })
+  vim.api.nvim_create_autocmd('DiagnosticChanged', {
+    group = group,
+    callback = function(args)
+      if theirs(args) then
+        reported[args.buf] = vim.lsp.util.buf_versions[args.buf]
+      end
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufUnload', {
+    group = group,
+    callback = function(args)
+      reported[args.buf] = nil
+    end,
+  })
+end
+
 --- The buffer's diagnostics as LSP `Diagnostic`s in rhema's encoding.
 local function current(bufnr, uri)
   local mine = rhema_namespaces()
@@ -228,7 +269,7 @@ local function diagnostics_answer(params)
   local function at_version()
     return version == vim.NIL or version == nil or (vim.lsp.util.buf_versions[bufnr] or 0) >= version
   end
-  if version == vim.NIL or version == nil then
+  if version == vim.NIL or version == nil or (reported[bufnr] or -1) >= version then
     return answer(true)
   end
   local co = coroutine.running()
@@ -249,16 +290,10 @@ local function diagnostics_answer(params)
       coroutine.resume(co)
     end
   end
-  local mine = rhema_namespaces()
   autocmd = vim.api.nvim_create_autocmd('DiagnosticChanged', {
     buffer = bufnr,
     callback = function(args)
-      local changed = args.data and args.data.diagnostics or {}
-      local theirs = #changed == 0
-      for _, item in ipairs(changed) do
-        theirs = theirs or not mine[item.namespace]
-      end
-      if theirs and at_version() then
+      if theirs(args) and at_version() then
         settle:stop()
         settle:start(SETTLE_MS, 0, vim.schedule_wrap(function()
           finish(true)

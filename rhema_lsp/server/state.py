@@ -3,7 +3,9 @@
 :class:`ServerState` is read by every command handler and shared by every
 run: the settings, the provider they resolve to (resolved once per
 settings), the editor, the workspace folders with their stores, the running
-runs, the client's features, the MCP hub, the run pipeline
+runs, the client's features, the MCP hub, the agent's own language
+servers (:meth:`ServerState.language` chooses who answers the language
+tools), the run pipeline
 (:class:`~rhema_lsp.runs.turn.Turns`, which keeps each session's context
 budget) and each session's event sequence numbers. It runs nothing itself:
 runs are executed by :mod:`rhema_lsp.server.execution`, and shown by
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.registry import RunRegistry
@@ -26,6 +29,7 @@ from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.server.clients import ClientFeatures
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
+from rhema_lsp.tools import LanguageService
 
 if TYPE_CHECKING:
     from rhema_lsp.server.app import RhemaServer
@@ -47,6 +51,7 @@ class ServerState:
         self.client = ClientFeatures()
         self.mcp = McpHub()
         self.turns = Turns(self.mcp)
+        self.languages = AgentLanguages(self.editor, self.folders.roots)
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
         self._resolving = anyio.Lock()
@@ -56,6 +61,7 @@ class ServerState:
         """Adopt new settings; the provider is resolved again on next use."""
         self.settings = settings
         self.editor.approval_timeout = settings.approval_timeout
+        self.languages.configured = settings.language_commands()
 
     async def provider(self) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings (callers
@@ -105,7 +111,13 @@ class ServerState:
     def place(self, state: FolderState) -> Workplace:
         """Where the runs of ``state``'s folder run: its store, confined to
         every workspace folder, through the client."""
-        return Workplace(state.store, state.path, self.folders.roots() or [state.path], self.editor)
+        roots = self.folders.roots() or [state.path]
+        return Workplace(state.store, state.path, roots, self.editor, language=self.language())
+
+    def language(self) -> LanguageService | None:
+        """Who answers the language tools: the agent's own language servers
+        (the one place this choice is made)."""
+        return self.languages
 
     def forget(self, session: str) -> None:
         """Drop what is kept of a deleted session."""

@@ -230,6 +230,16 @@ export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
 }
 
+/** One of the agent's own language servers: found on `PATH` (or configured) for a language, and whether it runs. */
+export interface LanguageServerStatus {
+  language: string;
+  name: string;
+  command: string[];
+  state: 'available' | 'running' | 'stopped';
+  folder: string | null;
+  pid: number | null;
+}
+
 /** A server's prompt to fill: `arguments` by name (strings). */
 export interface McpPromptArgs {
   server: string;
@@ -456,6 +466,7 @@ export interface StatusResult {
   mode: 'ask' | 'edit' | 'agent';
   running: string[];
   mcpServers: McpServerStatus[];
+  languageServers: LanguageServerStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

@@ -199,6 +199,12 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"type": float, "metavar": "SECONDS"},
     ),
     SettingFlag(
+        "languageServers",
+        None,
+        "",
+        why="a command per language is editor configuration; headless finds servers on PATH",
+    ),
+    SettingFlag(
         "mcpServers",
         None,
         "",

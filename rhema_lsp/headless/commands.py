@@ -134,4 +134,10 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
             f"  {server.name} ({server.transport}, {server.source}): "
             f"{server.state}, {server.tools} tool(s){deferred}{error}"
         )
+    languages = result.language_servers
+    print(f"language: {len(languages)} server(s)" if languages else "language: no servers found")
+    for language in languages:
+        where = f" in {language.folder}" if language.folder else ""
+        pid = f" (pid {language.pid})" if language.pid else ""
+        print(f"  {language.language}: {language.name}, {language.state}{where}{pid}")
     return Exit.OK

@@ -3,7 +3,9 @@
 :class:`ServerState` is read by every command handler and shared by every
 run: the settings, the provider they resolve to (resolved once per
 settings), the editor, the workspace folders with their stores, the running
-runs, the client's features, who answers the language tools, the MCP hub, the run pipeline
+runs, the client's features, the MCP hub, the editor's and the agent's
+own language servers (:meth:`ServerState.language` chooses who answers
+the language tools), the run pipeline
 (:class:`~rhema_lsp.runs.turn.Turns`, which keeps each session's context
 budget) and each session's event sequence numbers. It runs nothing itself:
 runs are executed by :mod:`rhema_lsp.server.execution`, and shown by
@@ -17,6 +19,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.registry import RunRegistry
@@ -50,6 +53,7 @@ class ServerState:
         self.client = ClientFeatures()
         self.mcp = McpHub()
         self.turns = Turns(self.mcp)
+        self.languages = AgentLanguages(self.editor, self.folders.roots)
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
         self._resolving = anyio.Lock()
@@ -59,6 +63,7 @@ class ServerState:
         """Adopt new settings; the provider is resolved again on next use."""
         self.settings = settings
         self.editor.approval_timeout = settings.approval_timeout
+        self.languages.configured = settings.language_commands()
 
     async def provider(self) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings (callers
@@ -108,19 +113,14 @@ class ServerState:
     def place(self, state: FolderState) -> Workplace:
         """Where the runs of ``state``'s folder run: its store, confined to
         every workspace folder, through the client."""
-        return Workplace(
-            state.store,
-            state.path,
-            self.folders.roots() or [state.path],
-            self.editor,
-            language=self.language(),
-        )
+        roots = self.folders.roots() or [state.path]
+        return Workplace(state.store, state.path, roots, self.editor, language=self.language())
 
     def language(self) -> LanguageService | None:
-        """Who answers the language tools: the editor's own language servers
-        when the client declared ``language``, else none yet (the agent's own
-        language servers take this branch)."""
-        return self.editor_language if self.client.language else None
+        """Who answers the language tools (the one place this choice is
+        made): the editor's own language servers when the client declared
+        ``language`` (``rhema/language``), else the agent's own."""
+        return self.editor_language if self.client.language else self.languages
 
     def forget(self, session: str) -> None:
         """Drop what is kept of a deleted session."""

@@ -11,6 +11,8 @@ problems gone. Rules:
 
 - Problems are compared as multisets of (severity, message, source, code):
   lines move with an edit; a moved problem is neither new nor gone.
+- When the pre-edit problems came late, the problems after the edit are
+  listed as they are (never guessed new).
 - Nothing is written when nothing changed, or when no server serves the
   file. A server that did not answer for the edited version in time is
   said, never passed off as "no problems".
@@ -39,6 +41,9 @@ class _Touched:
     before: list[Problem] | None
     """``None``: no server serves the file (nothing is reported)."""
     notes: list[str] = field(default_factory=list)
+    known: bool = True
+    """Whether ``before`` is the server's answer for the pre-edit text (it
+    may have been late): if not, the problems after are listed as they are."""
 
 
 class EditWatch:
@@ -79,6 +84,7 @@ class EditWatch:
             answer = None
         if answer is not None:
             entry.before = problems(answer.diagnostics, answer.source)
+            entry.known = answer.complete
         touched[uri] = entry
 
     def forget(self, call_id: str) -> None:
@@ -109,7 +115,13 @@ class EditWatch:
                 )
                 continue
             after = problems(answer.diagnostics, answer.source)
-            lines += _difference(shown, entry.before, after)
+            if entry.known:
+                lines += _difference(shown, entry.before, after)
+            elif after:
+                lines.append(
+                    f"{len(after)} problem{'s' if len(after) != 1 else ''} in {shown} now:"
+                )
+                lines += [f"  {_line(shown, p)}" for p in after]
         return "".join(f"\n{line}" for line in lines[: MAX_ITEMS + 2])
 
 
@@ -139,6 +151,8 @@ def _said(shown: str, found: list[Problem], how: str) -> list[str]:
         what = f"1 new {p.severity}" if how == "new" else f"1 {p.severity} gone"
         return [f"{what}: {shown}:{p.line + 1}: {p.message} ({p.source})"]
     head = f"{len(found)} new problems:" if how == "new" else f"{len(found)} problems gone:"
-    return [head] + [
-        f"  {shown}:{p.line + 1}: {p.severity}: {p.message} ({p.source})" for p in found
-    ]
+    return [head] + [f"  {_line(shown, p)}" for p in found]
+
+
+def _line(shown: str, p: Problem) -> str:
+    return f"{shown}:{p.line + 1}: {p.severity}: {p.message} ({p.source})"

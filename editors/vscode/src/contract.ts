@@ -260,6 +260,16 @@ export interface LanguageResult {
   source: string;
 }
 
+/** One of the agent's own language servers: found on `PATH` (or configured) for a language, and whether it runs. */
+export interface LanguageServerStatus {
+  language: string;
+  name: string;
+  command: string[];
+  state: 'available' | 'running' | 'stopped';
+  folder: string | null;
+  pid: number | null;
+}
+
 /** A server's prompt to fill: `arguments` by name (strings). */
 export interface McpPromptArgs {
   server: string;
@@ -486,6 +496,7 @@ export interface StatusResult {
   mode: 'ask' | 'edit' | 'agent';
   running: string[];
   mcpServers: McpServerStatus[];
+  languageServers: LanguageServerStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

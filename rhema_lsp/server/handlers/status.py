@@ -1,14 +1,18 @@
 """``rhema.status``: the version, the provider and where it came from, the
-folders, the mode, the running sessions and the MCP servers."""
+folders, the mode, the running sessions, the MCP servers and the agent's
+own language servers."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
+
 from rhema_lsp import __version__
 from rhema_lsp.contract import (
     STATUS,
+    LanguageServerStatus,
     McpServerStatus,
     ProviderSetup,
     ProviderStatus,
@@ -42,6 +46,7 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         provider = ProviderStatus(name=None, model=None, base_url=None, source=None, error=str(exc))
     configured = bool(settings.provider or settings.base_url)
     setup = await survey_setup(configured=configured)
+    languages = await anyio.to_thread.run_sync(state.languages.status)
     return StatusResult(
         version=__version__,
         provider=provider,
@@ -52,5 +57,9 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         mcp_servers=[
             McpServerStatus.model_validate(asdict(report))
             for report in await state.mcp.status(settings, check=args.check, editor=state.editor)
+        ],
+        language_servers=[
+            LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
+            for entry in languages
         ],
     )

@@ -20,6 +20,11 @@ servers" in ``docs/protocol.md``). Rules:
 - Never raises but :class:`~rhema_lsp.tools.LanguageFailed`, whose message
   says what the editor did (an error reply, a wrong answer, no answer):
   one tool call fails, the run and the server go on.
+
+:class:`EditorFirst` puts the agent's own language servers behind the
+editor's: a document no language server of the editor serves (its answer is
+``None``) is asked of the agent's own; only with neither do the tools say
+there is none. A failure of the editor's is not passed on to the agent's.
 """
 
 from __future__ import annotations
@@ -43,12 +48,18 @@ from rhema_lsp.contract.language import (
     DiagnosticsResult,
     LanguageResult,
 )
-from rhema_lsp.tools import DiagnosticsAnswer, Editor, LanguageAnswer, LanguageFailed
+from rhema_lsp.tools import (
+    DiagnosticsAnswer,
+    Editor,
+    LanguageAnswer,
+    LanguageFailed,
+    LanguageService,
+)
 
 if TYPE_CHECKING:
     from rhema_lsp.server.app import RhemaServer
 
-__all__ = ["EditorLanguage"]
+__all__ = ["EditorFirst", "EditorLanguage"]
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +143,29 @@ class EditorLanguage:
             raise LanguageFailed(
                 f"the editor's language features failed on {method}: {_cap(exc.message)}"
             ) from exc
+
+
+class EditorFirst:
+    """The editor's language servers, then the agent's own (see the module
+    docstring)."""
+
+    def __init__(self, editor: LanguageService, own: LanguageService) -> None:
+        self.editor = editor
+        self.own = own
+
+    async def request(
+        self, method: str, params: Mapping[str, Any], *, uri: str
+    ) -> LanguageAnswer | None:
+        answer = await self.editor.request(method, params, uri=uri)
+        return answer if answer is not None else await self.own.request(method, params, uri=uri)
+
+    async def diagnostics(
+        self, uri: str, version: int | None, *, wait: float
+    ) -> DiagnosticsAnswer | None:
+        answer = await self.editor.diagnostics(uri, version, wait=wait)
+        if answer is not None:
+            return answer
+        return await self.own.diagnostics(uri, version, wait=wait)
 
 
 _M = TypeVar("_M", bound=BaseModel)

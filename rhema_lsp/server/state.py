@@ -27,7 +27,7 @@ from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.server.clients import ClientFeatures
-from rhema_lsp.server.editor_language import EditorLanguage
+from rhema_lsp.server.editor_language import EditorFirst, EditorLanguage
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
 from rhema_lsp.tools import LanguageService
@@ -119,8 +119,11 @@ class ServerState:
     def language(self) -> LanguageService | None:
         """Who answers the language tools (the one place this choice is
         made): the editor's own language servers when the client declared
-        ``language`` (``rhema/language``), else the agent's own."""
-        return self.editor_language if self.client.language else self.languages
+        ``language`` (``rhema/language``), the agent's own for what none of
+        them serves; else the agent's own."""
+        if self.client.language:
+            return EditorFirst(self.editor_language, self.languages)
+        return self.languages
 
     def forget(self, session: str) -> None:
         """Drop what is kept of a deleted session."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from rhema_lsp.server.editor_language import EditorLanguage
+from rhema_lsp.server.editor_language import EditorFirst, EditorLanguage
 from rhema_lsp.tools import DiagnosticsAnswer, LanguageAnswer, LanguageFailed
 from tests.unit.server.loopback import Loopback, start, stop
 
@@ -74,7 +74,9 @@ async def test_a_client_that_declared_language_is_who_answers_the_tools(client: 
     await client.command("rhema.status", {})
     state = client.server.started_service.state
     assert state.client.language is True
-    assert state.language() is state.editor_language
+    chosen = state.language()
+    assert isinstance(chosen, EditorFirst)
+    assert (chosen.editor, chosen.own) == (state.editor_language, state.languages)
 
 
 async def test_a_client_that_did_not_declare_it_is_never_asked(
@@ -85,7 +87,7 @@ async def test_a_client_that_did_not_declare_it_is_never_asked(
         await plain.command("rhema.status", {})
         state = plain.server.started_service.state
         assert state.client.language is False
-        assert state.language() is None
+        assert state.language() is state.languages  # the agent's own
     finally:
         await stop(plain)
 
@@ -208,3 +210,50 @@ async def test_the_source_shown_to_the_model_is_one_short_line(client: Any) -> N
     answer = await language(client).request("textDocument/definition", DEFINITION, uri=URI)
     assert answer is not None and answer.result is None
     assert answer.source == ("VS Code " + "x" * 200)[:80]
+
+
+class Answers:
+    """A language service answering from a table (``None``: no server)."""
+
+    def __init__(self, name: str, serves: bool) -> None:
+        self.name, self.serves = name, serves
+        self.asked: list[str] = []
+
+    async def request(self, method: str, params: Any, *, uri: str) -> LanguageAnswer | None:
+        self.asked.append(method)
+        return LanguageAnswer(result=[], source=self.name) if self.serves else None
+
+    async def diagnostics(self, uri: str, version: Any, *, wait: float) -> Any:
+        self.asked.append("diagnostics")
+        return DiagnosticsAnswer(source=self.name) if self.serves else None
+
+
+@pytest.mark.parametrize(
+    ("editor_serves", "own_serves", "source", "own_asked"),
+    [
+        (True, True, "VS Code", []),
+        (False, True, "basedpyright", ["workspace/symbol"]),
+        (False, False, None, ["workspace/symbol"]),
+    ],
+)
+async def test_the_agents_own_servers_answer_what_the_editors_do_not(
+    editor_serves: bool, own_serves: bool, source: str | None, own_asked: list[str]
+) -> None:
+    editor, own = Answers("VS Code", editor_serves), Answers("basedpyright", own_serves)
+    both = EditorFirst(editor, own)
+    answer = await both.request("workspace/symbol", {"query": "g"}, uri=URI)
+    assert (answer.source if answer else None) == source
+    assert own.asked == own_asked
+    problems = await both.diagnostics(URI, 1, wait=0.1)
+    assert (problems.source if problems else None) == source
+
+
+async def test_a_failure_of_the_editors_is_not_passed_to_the_agents_own() -> None:
+    class Failing(Answers):
+        async def request(self, method: str, params: Any, *, uri: str) -> LanguageAnswer | None:
+            raise LanguageFailed("the editor's language features failed on workspace/symbol: x")
+
+    own = Answers("basedpyright", True)
+    with pytest.raises(LanguageFailed):
+        await EditorFirst(Failing("VS Code", True), own).request("workspace/symbol", {}, uri=URI)
+    assert own.asked == []

@@ -58,7 +58,7 @@ class LanguageClient(Loopback):
 @pytest.fixture
 async def client(tmp_path: Path, quiet_env: None) -> Any:
     declared = {"clientCapabilities": {"events": True, "language": True}}
-    loop = await start(tmp_path, declared, events=False)
+    loop: Any = await start(tmp_path, declared, events=False)
     loop.__class__ = LanguageClient
     loop.asked_language = []
     await loop.command("rhema.status", {})  # the service (and its editor) is up
@@ -67,7 +67,9 @@ async def client(tmp_path: Path, quiet_env: None) -> Any:
 
 
 def language(client: LanguageClient, **bounds: float) -> EditorLanguage:
-    return EditorLanguage(client.server, client.server.started_service.state.editor, **bounds)
+    service = client.server.started_service
+    assert service is not None
+    return EditorLanguage(client.server, service.state.editor, **bounds)
 
 
 async def test_a_client_that_declared_language_is_who_answers_the_tools(client: Any) -> None:
@@ -85,7 +87,9 @@ async def test_a_client_that_did_not_declare_it_is_never_asked(
     plain = await start(tmp_path, {})
     try:
         await plain.command("rhema.status", {})
-        state = plain.server.started_service.state
+        service = plain.server.started_service
+        assert service is not None
+        state = service.state
         assert state.client.language is False
         assert state.language() is state.languages  # the agent's own
     finally:

@@ -24,6 +24,7 @@ __all__ = [
     "EditResult",
     "FileConflict",
     "ForkResult",
+    "LanguageServerStatus",
     "McpPromptArgument",
     "McpPromptInfo",
     "McpPromptResult",
@@ -252,6 +253,20 @@ class ProviderStatus(Wire):
     context_window: int | None = None
 
 
+class LanguageServerStatus(Wire):
+    """One of the agent's own language servers: found on ``PATH`` (or
+    configured) for a language, and whether it runs."""
+
+    language: str
+    name: str
+    command: list[str]
+    state: Literal["available", "running", "stopped"]
+    """``available``: found, started on the first question; ``stopped``:
+    it ran and exited (started again on the next question)."""
+    folder: str | None = None
+    pid: int | None = None
+
+
 class McpServerStatus(Wire):
     """One MCP server: where it is configured, how it runs, and its tools."""
 
@@ -373,3 +388,6 @@ class StatusResult(Wire):
     running: list[str]
     mcp_servers: list[McpServerStatus] = Field(default_factory=list)
     rules: list[RulesStatus] = Field(default_factory=list)
+    language_servers: list[LanguageServerStatus] = Field(default_factory=list)
+    """The agent's own language servers (empty when the editor answers the
+    language tools itself)."""

@@ -138,6 +138,12 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     print(f"rules:    {_rules_line(result)}")
     for refused in (rules for rules in result.rules if rules.refused):
         print(f"  {refused.path}: not read — {refused.refused}")
+    languages = result.language_servers
+    print(f"language: {len(languages)} server(s)" if languages else "language: no servers found")
+    for language in languages:
+        where = f" in {language.folder}" if language.folder else ""
+        pid = f" (pid {language.pid})" if language.pid else ""
+        print(f"  {language.language}: {language.name}, {language.state}{where}{pid}")
     return Exit.OK
 
 

@@ -4,6 +4,9 @@
 /** The `rhema/event` notification method. */
 export const EVENT_METHOD = 'rhema/event';
 
+/** The `rhema/language` request method (server → client). */
+export const LANGUAGE_REQUEST = 'rhema/language';
+
 /** Every server command, by its short name. */
 export const ServerCommand = {
   turn: 'rhema.turn',
@@ -169,6 +172,7 @@ export interface ContextRef {
 export interface DeclaredCapabilities {
   events?: boolean;
   editSelection?: boolean;
+  language?: boolean;
 }
 
 /** Whether the session existed and is gone. */
@@ -181,6 +185,20 @@ export interface Detached {
   session: string;
   turn: number;
   started: boolean;
+}
+
+/** Which document's problems, at which version (`null`: its current text), waiting at most `waitMs` for the language servers to report on that version. */
+export interface DiagnosticsParams {
+  uri: string;
+  version: number | null;
+  waitMs: number;
+}
+
+/** A document's problems: raw LSP `Diagnostic` objects, who answered, and `complete: false` when the language servers had not reported on the asked version within the wait (the list is then the last known). */
+export interface DiagnosticsResult {
+  diagnostics: Record<string, unknown>[];
+  source: string;
+  complete: boolean;
 }
 
 /** Rewrite the selection in place. */
@@ -229,6 +247,28 @@ export interface ForkResult {
 /** The contract's part of `initializationOptions` (the settings are the rest). */
 export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
+}
+
+/** The params of `rhema/language`: `params` are the LSP method's own params, or `DiagnosticsParams` for `diagnostics`. */
+export interface LanguageParams {
+  method: 'textDocument/definition' | 'textDocument/references' | 'textDocument/documentSymbol' | 'textDocument/rename' | 'workspace/symbol' | 'diagnostics';
+  params: Record<string, unknown>;
+}
+
+/** An LSP method's answer: its raw LSP `result` (`null` for an empty one) and who answered (`"VS Code"`, `"nvim: basedpyright"`). */
+export interface LanguageResult {
+  result: unknown;
+  source: string;
+}
+
+/** One of the agent's own language servers: found on `PATH` (or configured) for a language, and whether it runs. */
+export interface LanguageServerStatus {
+  language: string;
+  name: string;
+  command: string[];
+  state: 'available' | 'running' | 'stopped';
+  folder: string | null;
+  pid: number | null;
 }
 
 /** A server's prompt to fill: `arguments` by name (strings). */
@@ -474,6 +514,7 @@ export interface StatusResult {
   running: string[];
   mcpServers: McpServerStatus[];
   rules: RulesStatus[];
+  languageServers: LanguageServerStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

@@ -1,15 +1,18 @@
 """``rhema.status``: the version, the provider and where it came from, the
-folders, the mode, the running sessions, the MCP servers and the project
-rules of each folder."""
+folders, the mode, the running sessions, the MCP servers, the project rules
+of each folder and the agent's own language servers."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
+
 from rhema_lsp import __version__
 from rhema_lsp.contract import (
     STATUS,
+    LanguageServerStatus,
     McpServerStatus,
     ProviderSetup,
     ProviderStatus,
@@ -57,6 +60,7 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
     ]
     configured = bool(settings.provider or settings.base_url)
     setup = await survey_setup(configured=configured)
+    languages = await anyio.to_thread.run_sync(state.languages.status)
     return StatusResult(
         version=__version__,
         provider=provider,
@@ -69,4 +73,8 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
             for report in await state.mcp.status(settings, check=args.check, editor=state.editor)
         ],
         rules=rules,
+        language_servers=[
+            LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
+            for entry in languages
+        ],
     )

@@ -1,9 +1,11 @@
 """The tools the model is offered, per mode, each with its argument model.
 
-``ask`` reads (``read_file``, ``list_dir``, ``find_files``, ``grep``);
-``edit`` adds ``edit_file``, ``write_file``, ``rename_path``,
+``ask`` and ``plan`` read (``read_file``, ``list_dir``, ``find_files``,
+``grep``); ``edit`` adds ``edit_file``, ``write_file``, ``rename_path``,
 ``delete_path``; ``agent`` adds ``run_command``. Read tools are
-replay-safe, every other tool is not. Argument names are snake_case, as the
+replay-safe, every other tool is not. ``update_plan``, offered in every
+mode, is not one of these: :mod:`~rhema_lsp.tools.planning` adds it around
+whatever resolver a run has. Argument names are snake_case, as the
 editor contract (docs/protocol.md, docs/architecture.md) fixes them.
 
 Each tool's :class:`~rhema_lsp.tools.arguments.ToolArguments` model below is
@@ -170,6 +172,7 @@ _READ = (ReadFile, ListDir, FindFiles, Grep)
 _EDIT = (EditFile, WriteFile, RenamePath, DeletePath)
 _BY_MODE: dict[str, tuple[type[ToolArguments], ...]] = {
     "ask": _READ,
+    "plan": _READ,
     "edit": _READ + _EDIT,
     "agent": (*_READ, *_EDIT, RunCommand),
 }

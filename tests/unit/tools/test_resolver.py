@@ -17,8 +17,10 @@ from .conftest import Bench
 
 
 def test_specs_per_mode(bench: Bench) -> None:
-    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in ("ask", "edit", "agent")}
+    modes = ("ask", "plan", "edit", "agent")
+    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in modes}
     assert names["ask"] == ["read_file", "list_dir", "find_files", "grep"]
+    assert names["plan"] == names["ask"]
     assert names["edit"] == names["ask"] + ["edit_file", "write_file", "rename_path", "delete_path"]
     assert names["agent"] == names["edit"] + ["run_command"]
     assert TOOLS_BY_MODE["agent"] == tuple(names["agent"])
@@ -118,6 +120,9 @@ def test_public_surface() -> None:
     assert set(tools.__all__) == {
         "READ_TOOLS",
         "TOOLS_BY_MODE",
+        "UPDATE_PLAN",
+        "Planning",
+        "latest_plan",
         "Access",
         "ConfirmCallback",
         "DiskEditor",

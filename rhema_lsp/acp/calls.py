@@ -24,6 +24,7 @@ KINDS: Mapping[str, ToolKind] = {
     "rename_path": "move",
     "delete_path": "delete",
     "run_command": "execute",
+    "update_plan": "think",
 }
 
 _VERBS = {
@@ -36,6 +37,7 @@ _VERBS = {
     "rename_path": "Rename",
     "delete_path": "Delete",
     "run_command": "Run",
+    "update_plan": "Update the plan",
 }
 _MAIN_ARGUMENT = ("path", "pattern", "command", "from")
 _TITLE_LIMIT = 80

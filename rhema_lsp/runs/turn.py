@@ -63,6 +63,7 @@ from rhema_lsp.engine import (
     ToolResolver,
     TurnEnd,
 )
+from rhema_lsp.mcp.catalog import MAX_TOOLS
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.runs.driver import Outcome, drive
@@ -347,7 +348,7 @@ class Turns:
             instructions = mcp_instructions(resolver)
             if decorate is not None:
                 resolver = decorate(tools, resolver)
-            resolver = Planning(resolver, sink.emit)
+            resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
         self._point(RESUMED)

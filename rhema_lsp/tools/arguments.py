@@ -138,7 +138,11 @@ def _plain(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, JsonValue]:
         node = {**options[0], **{k: v for k, v in node.items() if k != "anyOf"}}
     ref = node.get("$ref")
     if isinstance(ref, str):
-        node = {**defs[ref.rsplit("/", 1)[-1]], **{k: v for k, v in node.items() if k != "$ref"}}
+        model = defs[ref.rsplit("/", 1)[-1]]  # its docstring is for the reader, not the model
+        node = {
+            **{k: v for k, v in model.items() if k != "description"},
+            **{k: v for k, v in node.items() if k != "$ref"},
+        }
     plain: dict[str, JsonValue] = {
         key: value for key, value in node.items() if key in _PROPERTY_KEYWORDS
     }

@@ -97,15 +97,27 @@ class Planning(StreamingToolResolver):
         The run's resolver.
     on_plan
         Told each plan a call sets (a run emits it as a ``plan`` event).
+    limit
+        The most tools a request may carry, ``update_plan`` included (the
+        inner resolver's last tools give way to it), or ``None``.
     """
 
-    def __init__(self, inner: ToolResolver, on_plan: Callable[[PlanUpdate], None]) -> None:
+    def __init__(
+        self,
+        inner: ToolResolver,
+        on_plan: Callable[[PlanUpdate], None],
+        *,
+        limit: int | None = None,
+    ) -> None:
         self.inner = inner
         self.on_plan = on_plan
+        self.limit = limit
 
     def specs(self) -> list[ToolSpec]:
         """The inner tools, then ``update_plan``."""
         inner = [spec for spec in self.inner.specs() if spec.name != UPDATE_PLAN]
+        if self.limit is not None:
+            inner = inner[: max(self.limit - 1, 0)]
         return [*inner, _SPEC]
 
     def replay_safety(self, name: str) -> ReplaySafety:

@@ -29,6 +29,7 @@ KINDS: Mapping[str, ToolKind] = {
     "delete_path": "delete",
     "rename_symbol": "edit",
     "run_command": "execute",
+    "update_plan": "think",
 }
 
 _VERBS = {
@@ -46,6 +47,7 @@ _VERBS = {
     "delete_path": "Delete",
     "rename_symbol": "Rename symbol in",
     "run_command": "Run",
+    "update_plan": "Update the plan",
 }
 _MAIN_ARGUMENT = ("path", "pattern", "command", "from")
 _TITLE_LIMIT = 80

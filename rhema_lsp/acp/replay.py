@@ -4,7 +4,8 @@
 as ``user_message_chunk``, kept reasoning as ``agent_thought_chunk``, answers
 as ``agent_message_chunk``, and each tool call as one ``tool_call`` already
 in its final state (completed or failed, with its result's text), or
-``pending`` when a crash left it without a result. A call's result is the
+``pending`` when a crash left it without a result; then the session's plan
+(the last ``update_plan``), if it has one, as a ``plan`` update. A call's result is the
 first one after it under its id: ids are unique within a session, but a
 session stored before the engine made them so may repeat one.
 """
@@ -24,8 +25,9 @@ from acp.schema import (
 )
 
 from rhema_lsp.acp.calls import kind_of, title_of
-from rhema_lsp.acp.updates import SessionUpdate, text_content
+from rhema_lsp.acp.updates import SessionUpdate, plan_update, text_content
 from rhema_lsp.engine import Role, Session, TextPart, ThinkingPart, ToolCall, ToolResult
+from rhema_lsp.tools import latest_plan
 
 __all__ = ["replay"]
 
@@ -55,6 +57,9 @@ def replay(session: Session) -> list[SessionUpdate]:
                 )
             elif isinstance(part, ToolCall):
                 updates.append(_call(part, results.get((at, index))))
+    plan = latest_plan(session.history)
+    if plan is not None:
+        updates.append(plan_update(plan))
     return updates
 
 

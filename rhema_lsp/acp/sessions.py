@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 _DESCRIPTIONS: dict[Mode, tuple[str, str]] = {
     "ask": ("Ask", "Read and search the workspace; no changes"),
+    "plan": ("Plan", "Read and search, then propose a plan; switch to Edit or Agent to run it"),
     "edit": ("Edit", "Also change files, through the editor's buffers"),
     "agent": ("Agent", "Also run commands, each approved by you unless allow-listed"),
 }

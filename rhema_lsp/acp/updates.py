@@ -19,7 +19,8 @@ sent once, at the first of the user's approval, an edit applied, command
 output), command output -> ``tool_call_update`` content, ``tool_result`` ->
 ``tool_call_update`` (completed or failed, with a ``diff`` per file an edit
 changed and the result's text), ``context`` (the context fill after each
-step or compaction) -> ``usage_update`` (``used`` of ``size`` tokens, when
+step or compaction) -> ``usage_update``, ``plan`` (``update_plan``) ->
+``plan`` (the whole plan, each entry of ``medium`` priority) (``used`` of ``size`` tokens, when
 the window is known). So a call that waits for permission is
 ``pending`` until the user answers, as the protocol says, and
 :meth:`UpdateStream.sent` lets the permission request follow the updates
@@ -38,10 +39,12 @@ from typing import Any, Protocol
 import anyio
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     ContentToolCallContent,
     CurrentModeUpdate,
     FileEditToolCallContent,
+    PlanEntry,
     SessionInfoUpdate,
     TextContentBlock,
     ToolCallLocation,
@@ -56,16 +59,25 @@ from rhema_lsp.acp.calls import kind_of, title_of
 from rhema_lsp.engine import (
     ContextFill,
     Event,
+    PlanUpdate,
     TextDelta,
     ThinkingDelta,
     ToolCallArgsDelta,
     ToolOutputDelta,
     ToolResultEvent,
 )
+from rhema_lsp.engine import PlanEntry as EnginePlanEntry
 from rhema_lsp.engine import ToolCallStart as CallStarted
 from rhema_lsp.runs.merge import DeltaMerger
 
-__all__ = ["FileDiff", "SessionUpdate", "UpdateSender", "UpdateStream", "text_content"]
+__all__ = [
+    "FileDiff",
+    "SessionUpdate",
+    "UpdateSender",
+    "UpdateStream",
+    "plan_update",
+    "text_content",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +90,7 @@ SessionUpdate = (
     | CurrentModeUpdate
     | UsageUpdate
     | SessionInfoUpdate
+    | AgentPlanUpdate
 )
 """The ``session/update`` payloads this agent sends."""
 
@@ -118,6 +131,14 @@ def text_content(text: str) -> ContentToolCallContent:
     return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
 
 
+def plan_update(entries: Sequence[EnginePlanEntry]) -> AgentPlanUpdate:
+    """The ``plan`` update of a plan (ours has no priorities: ``medium``)."""
+    return AgentPlanUpdate(
+        session_update="plan",
+        entries=[PlanEntry(content=e.content, priority="medium", status=e.status) for e in entries],
+    )
+
+
 def _fenced(text: str) -> str:
     fence = "```"
     while fence in text:
@@ -152,6 +173,8 @@ class UpdateStream:
                 self._enqueue(
                     UsageUpdate(session_update="usage_update", used=event.tokens, size=event.window)
                 )
+        elif isinstance(event, PlanUpdate):
+            self._enqueue(plan_update(event.entries))
         elif isinstance(event, ThinkingDelta):
             self._enqueue(
                 AgentThoughtChunk(

@@ -18,6 +18,7 @@ from typing import Any
 from rhema_lsp.headless.errors import UsageError
 from rhema_lsp.providers.names import SettingNames
 from rhema_lsp.providers.presets import PRESETS, PROTOCOLS
+from rhema_lsp.vocabulary import MODES
 
 __all__ = [
     "ASK_MODE",
@@ -126,9 +127,10 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
     SettingFlag(
         "mode",
         "--mode",
-        "ask: read only; edit: change files; agent: also run commands",
+        "ask: read only; plan: read, then propose a plan; edit: change files; "
+        "agent: also run commands",
         RUN,
-        {"choices": ("ask", "edit", "agent")},
+        {"choices": MODES},
         command_defaults={"ask": ASK_MODE},
     ),
     SettingFlag(

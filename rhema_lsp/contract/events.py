@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from rhema_lsp.contract.base import Wire
+from rhema_lsp.vocabulary import PlanStatus
 
 __all__ = [
     "EVENT_METHOD",
@@ -22,6 +23,8 @@ __all__ = [
     "ContextPayload",
     "ErrorPayload",
     "EventPayload",
+    "PlanEntryBody",
+    "PlanPayload",
     "ProviderToolPayload",
     "RetryWaitPayload",
     "RhemaEventParams",
@@ -135,6 +138,21 @@ class ToolResultPayload(Wire):
     code: int | None = None
 
 
+class PlanEntryBody(Wire):
+    """One step of a plan: what it is, and where it stands."""
+
+    content: str
+    status: PlanStatus
+
+
+class PlanPayload(Wire):
+    """The model's plan (``update_plan``), whole: each one replaces the one
+    before. Kept in the session; ``rhema.openSession`` returns the latest."""
+
+    type: Literal["plan"] = "plan"
+    entries: list[PlanEntryBody]
+
+
 class ProviderToolPayload(Wire):
     """The provider ran one of its own tools inside the model call (web
     search, code execution, ...): not one of the agent's calls, no result
@@ -232,6 +250,7 @@ _AnyEvent = (
     | ToolOutputDeltaPayload
     | ToolStatusPayload
     | ToolResultPayload
+    | PlanPayload
     | UsagePayload
     | RetryWaitPayload
     | StepEndPayload

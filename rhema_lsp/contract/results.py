@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from rhema_lsp.contract.base import Wire
-from rhema_lsp.contract.events import RunStopReason, UsageTally
+from rhema_lsp.contract.events import PlanEntryBody, RunStopReason, UsageTally
 from rhema_lsp.engine.messages import Message
 from rhema_lsp.vocabulary import Mode, RewindWhat
 
@@ -127,7 +127,8 @@ class CompactionInfo(Wire):
 class OpenSessionResult(Wire):
     """A session's history, completed if a crash left it mid-round: the
     compacted view the model is sent (a summary message, then the latest
-    messages), or with ``full`` every stored message."""
+    messages), or with ``full`` every stored message; ``plan``: the plan
+    the model set last (``update_plan``), ``null`` when it set none."""
 
     session: str
     folder: str
@@ -135,6 +136,7 @@ class OpenSessionResult(Wire):
     messages: list[Message]
     resumed: ResumedCalls
     compaction: CompactionInfo | None = None
+    plan: list[PlanEntryBody] | None = None
 
 
 class CompactResult(Wire):

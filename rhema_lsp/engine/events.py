@@ -5,8 +5,9 @@ Who emits what: a provider emits the streaming deltas while it streams
 ``ProviderToolUse``, ``UsageUpdate``) and ``RetryWait`` between attempts; the agent emits the
 lifecycle (``StepStart``, ``ToolCallStart`` for calls the provider did not
 announce, ``ToolOutputDelta`` stamped with the call id, ``ToolResultEvent``,
-``StepEnd``); a driver emits ``TurnEnd`` and ``ErrorEvent`` around a run,
-and ``RulesInUse`` when it gives the model project rules.
+``StepEnd``); the ``update_plan`` tool emits ``PlanUpdate`` each time the
+model replaces its plan; a driver emits ``TurnEnd`` and ``ErrorEvent``
+around a run, and ``RulesInUse`` when it gives the model project rules.
 
 Events are ephemeral: none of them is ever appended to the history. Each one
 knows its wire name (``type``) and its payload as the editor contract spells
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from rhema_lsp.engine.output import StopReason, Usage
+from rhema_lsp.vocabulary import PlanStatus
 
 __all__ = [
     "CompactionEvent",
@@ -26,6 +28,8 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventSink",
+    "PlanEntry",
+    "PlanUpdate",
     "ProviderToolUse",
     "RetryWait",
     "RulesInUse",
@@ -187,6 +191,28 @@ class ToolResultEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanEntry:
+    """One step of the model's plan, and where it stands."""
+
+    content: str
+    status: PlanStatus
+
+    def payload(self) -> dict[str, Any]:
+        return {"content": self.content, "status": self.status}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanUpdate:
+    """The model's plan, whole: each update replaces the one before."""
+
+    type: ClassVar[str] = "plan"
+    entries: tuple[PlanEntry, ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "entries": [entry.payload() for entry in self.entries]}
+
+
+@dataclass(frozen=True, slots=True)
 class UsageUpdate:
     """The running token tally of the model call in flight. Cumulative: each
     event replaces the previous tally, never adds to it."""
@@ -323,6 +349,7 @@ Event = (
     | ToolOutputDelta
     | ToolStatusEvent
     | ToolResultEvent
+    | PlanUpdate
     | UsageUpdate
     | RetryWait
     | StepEnd

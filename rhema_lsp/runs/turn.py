@@ -16,7 +16,9 @@ in one transaction), registers the run in its
 2. opens the door's :class:`~rhema_lsp.runs.workplace.TurnOutput`;
 3. resolves the provider (a failure is the outcome, not an exception);
 4. builds the mode's tools on the door's editor, checkpointing into the
-   store, plus the MCP tools of the modes that have them;
+   store, plus the MCP tools of the modes that have them, plus
+   ``update_plan`` (:class:`~rhema_lsp.tools.Planning`: each plan is sent
+   as a ``plan`` event);
 5. completes a round a crash left open (the store's one resume entry point);
 6. commits the prompt with its ``TurnStart`` before the first model call
    (unless ``begin`` did, with a new session);
@@ -62,6 +64,7 @@ from rhema_lsp.engine import (
     ToolResolver,
     TurnEnd,
 )
+from rhema_lsp.mcp.catalog import MAX_TOOLS
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.runs.driver import Outcome, drive
@@ -90,7 +93,7 @@ from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.workplace import Backend, BackendSource, Decorate, Plan, TurnOutput, Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, TurnStart, title_from_prompt
-from rhema_lsp.tools import Editor, Workspace, WorkspaceTools
+from rhema_lsp.tools import Editor, Planning, Workspace, WorkspaceTools
 from rhema_lsp.tools.gate import Gate
 from rhema_lsp.vocabulary import Mode
 
@@ -377,6 +380,7 @@ class Turns:
             if decorate is not None:
                 resolver = decorate(tools, resolver)
             resolver = RulesResolver(resolver, rules, [spec.name for spec in tools.specs()])
+            resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
         rules.start(session, sink)
@@ -453,7 +457,7 @@ class Turns:
             be committed.
         """
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id)
-        tools = place.tools(mode, settings)
+        tools = Planning(place.tools(mode, settings), sink.emit)
         return await place.store.open_and_resume(ref.session, tools, sink, ctx)
 
     async def compact(
@@ -482,10 +486,11 @@ class Turns:
             with run.scope:
                 tools = place.tools(mode, settings, self.on_point)
                 ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
-                session, _ = await place.store.open_and_resume(ref.session, tools, sink, ctx)
+                resolver = Planning(tools, sink.emit)
+                session, _ = await place.store.open_and_resume(ref.session, resolver, sink, ctx)
                 rules = await self.rules(place, tools)
                 system = system_prompt(mode, place.folder) + rules_prompt(rules.root)
-                agent = self.agent(backend, settings, ref, tools, system, place.store)
+                agent = self.agent(backend, settings, ref, resolver, system, place.store)
                 done.before = agent.compactor().estimate(session)
                 # Committed (by the agent's compaction hook) before its event is sent.
                 done.record = await agent.compact(session, sink)

@@ -1,10 +1,12 @@
 """The tools the model is offered, per mode, each with its argument model.
 
-``ask`` reads (``read_file``, ``list_dir``, ``find_files``, ``grep``) and
-asks the language server (``diagnostics``, ``symbols``, ``definition``,
-``references``); ``edit`` adds ``edit_file``, ``write_file``,
+``ask`` and ``plan`` read (``read_file``, ``list_dir``, ``find_files``,
+``grep``) and ask the language server (``diagnostics``, ``symbols``,
+``definition``, ``references``); ``edit`` adds ``edit_file``, ``write_file``,
 ``rename_path``, ``delete_path``, ``rename_symbol``; ``agent`` adds
 ``run_command``. Read tools are replay-safe, every other tool is not.
+``update_plan``, offered in every mode, is not one of these:
+:mod:`~rhema_lsp.tools.planning` adds it around whatever resolver a run has.
 Argument names are snake_case, as the editor contract (docs/protocol.md,
 docs/architecture.md) fixes them.
 
@@ -253,6 +255,7 @@ _READ = (ReadFile, ListDir, FindFiles, Grep, Diagnostics, Symbols, Definition, R
 _EDIT = (EditFile, WriteFile, RenamePath, DeletePath, RenameSymbol)
 _BY_MODE: dict[str, tuple[type[ToolArguments], ...]] = {
     "ask": _READ,
+    "plan": _READ,
     "edit": _READ + _EDIT,
     "agent": (*_READ, *_EDIT, RunCommand),
 }

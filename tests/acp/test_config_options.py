@@ -58,7 +58,7 @@ async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(
         session = await conn.new_session(cwd=str(workspace))
         sid = session.session_id
         assert _current(session.config_options) == {
-            "mode": ("edit", ["ask", "edit", "agent"]),
+            "mode": ("edit", ["ask", "plan", "edit", "agent"]),
             "model": ("fake-model", ["fake-model", "fake-large"]),
         }
         with pytest.raises(RequestError, match="unknown model 'gpt-nope'"):
@@ -94,7 +94,7 @@ async def test_set_mode_tells_the_config_options_too(
         await conn.set_session_mode(mode_id="ask", session_id=session.session_id)
         await client.wait_for(lambda: bool(client.of(ConfigOptionUpdate)))
     (update,) = client.of(ConfigOptionUpdate)
-    assert _current(update.config_options)["mode"] == ("ask", ["ask", "edit", "agent"])
+    assert _current(update.config_options)["mode"] == ("ask", ["ask", "plan", "edit", "agent"])
 
 
 async def test_each_step_reports_the_context_fill_as_usage_update(

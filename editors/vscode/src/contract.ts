@@ -61,6 +61,7 @@ export type RhemaEvent =
   | ToolOutputDeltaPayload
   | ToolStatusPayload
   | ToolResultPayload
+  | PlanPayload
   | UsagePayload
   | RetryWaitPayload
   | StepEndPayload
@@ -332,7 +333,7 @@ export interface OpenSessionArgs {
   full?: boolean;
 }
 
-/** A session's history, completed if a crash left it mid-round: the compacted view the model is sent (a summary message, then the latest messages), or with `full` every stored message. */
+/** A session's history, completed if a crash left it mid-round: the compacted view the model is sent (a summary message, then the latest messages), or with `full` every stored message; `plan`: the plan the model set last (`update_plan`), `null` when it set none. */
 export interface OpenSessionResult {
   session: string;
   folder: string;
@@ -340,6 +341,19 @@ export interface OpenSessionResult {
   messages: Message[];
   resumed: ResumedCalls;
   compaction: CompactionInfo | null;
+  plan: PlanEntryBody[] | null;
+}
+
+/** One step of a plan: what it is, and where it stands. */
+export interface PlanEntryBody {
+  content: string;
+  status: 'pending' | 'in_progress' | 'completed';
+}
+
+/** The model's plan (`update_plan`), whole: each one replaces the one before. Kept in the session; `rhema.openSession` returns the latest. */
+export interface PlanPayload {
+  type: 'plan';
+  entries: PlanEntryBody[];
 }
 
 /** A position in a document, in the negotiated position encoding. */
@@ -429,7 +443,7 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | PlanPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** Who authored a message. */
@@ -510,7 +524,7 @@ export interface StatusResult {
   provider: ProviderStatus;
   setup: ProviderSetup;
   folders: string[];
-  mode: 'ask' | 'edit' | 'agent';
+  mode: 'ask' | 'plan' | 'edit' | 'agent';
   running: string[];
   mcpServers: McpServerStatus[];
   rules: RulesStatus[];
@@ -523,7 +537,7 @@ export interface StepArgs {
   prompt?: string | null;
   folder?: string | null;
   context?: ContextRef[];
-  mode?: 'ask' | 'edit' | 'agent' | null;
+  mode?: 'ask' | 'plan' | 'edit' | 'agent' | null;
   detach?: boolean | null;
 }
 
@@ -647,7 +661,7 @@ export interface TurnArgs {
   folder?: string | null;
   session?: string | null;
   context?: ContextRef[];
-  mode?: 'ask' | 'edit' | 'agent' | null;
+  mode?: 'ask' | 'plan' | 'edit' | 'agent' | null;
   maxSteps?: number | null;
   detach?: boolean | null;
 }

@@ -372,7 +372,8 @@ export class Rhema implements vscode.Disposable {
    * Send a prompt typed in the chat view as a turn of the current session.
    * Throws `NotSent` when it could not be sent (the view puts it back into the input).
    */
-  async chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void> {
+  /** A chat prompt on the current session; `mode`: this turn's mode instead of `rhema.mode` ("Run this plan"). */
+  async chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: 'edit' | 'agent'): Promise<void> {
     const folder =
       (context[0] ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(context[0].uri)) : undefined) ??
       vscode.workspace.workspaceFolders?.[0];
@@ -388,6 +389,7 @@ export class Rhema implements vscode.Disposable {
             folder: folder?.uri.toString(),
             session: this.status.session,
             context: context.length > 0 ? context : undefined,
+            mode,
           }),
           token,
           workDone,

@@ -35,7 +35,7 @@ export type WireProtocol = 'openai' | 'anthropic' | 'gemini';
 export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 
 export const THINKING: readonly Thinking[] = ['default', 'low', 'medium', 'high'];
-export const MODES: readonly Mode[] = ['ask', 'edit', 'agent'];
+export const MODES: readonly Mode[] = ['ask', 'plan', 'edit', 'agent'];
 export const SESSION_STORES: readonly SessionStore[] = ['workspace', 'user'];
 /** The server's provider presets; an empty `rhema.provider` lets the server choose. */
 export const PROVIDERS: readonly Provider[] = [

@@ -48,6 +48,12 @@ SAMPLES: list[Any] = [
         id="c1", status=engine.ToolStatus(activity="sub-agent", spent=Usage(input=1, output=2))
     ),
     engine.ToolResultEvent(id="c1", name="read_file", content="x", is_error=False, code=3),
+    engine.PlanUpdate(
+        entries=(
+            engine.PlanEntry("read the code", "completed"),
+            engine.PlanEntry("fix it", "in_progress"),
+        )
+    ),
     engine.UsageUpdate(usage=Usage(input=5, output=6, cache_read=4)),
     engine.RetryWait(error="overloaded", delay_seconds=1.5, attempt=1, total=3),
     engine.StepEnd(usage=Usage(input=1, output=1), stop_reason=engine.StopReason.TOOL_USE),

@@ -12,12 +12,14 @@ import pytest
 from rhema_lsp.engine import ReplaySafety, ToolCall, ToolContext
 from rhema_lsp.tools import TOOLS_BY_MODE, MemoryEditor, WorkspaceTools
 from rhema_lsp.tools.reading import PAGE_LINES
+from rhema_lsp.vocabulary import Mode
 
 from .conftest import Bench
 
 
 def test_specs_per_mode(bench: Bench) -> None:
-    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in ("ask", "edit", "agent")}
+    modes: tuple[Mode, ...] = ("ask", "plan", "edit", "agent")
+    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in modes}
     assert names["ask"] == [
         "read_file",
         "list_dir",
@@ -28,6 +30,7 @@ def test_specs_per_mode(bench: Bench) -> None:
         "definition",
         "references",
     ]
+    assert names["plan"] == names["ask"]
     assert names["edit"] == names["ask"] + [
         "edit_file",
         "write_file",
@@ -138,6 +141,9 @@ def test_public_surface() -> None:
         "LanguageAnswer",
         "LanguageFailed",
         "LanguageService",
+        "UPDATE_PLAN",
+        "Planning",
+        "latest_plan",
         "Access",
         "ConfirmCallback",
         "DiskEditor",

@@ -280,7 +280,7 @@ end
 --- @param context string|nil where the context came from
 function Panel:begin_turn(prompt, context)
   self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
-  self.open, self.turn = true, nil
+  self.open, self.turn, self.plan = true, nil, nil
   self:add({ kind = 'you', text = prompt, context = context })
   self:add({ kind = 'rhema' })
   self:wait_for_model()
@@ -289,8 +289,21 @@ end
 --- Continue the session's last turn (`:RhemaStep` without a prompt).
 function Panel:continue_turn()
   self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
-  self.open, self.turn = true, nil
+  self.open, self.turn, self.plan = true, nil, nil
   self:wait_for_model()
+end
+
+--- Show the model's plan (`update_plan`): one checklist per turn, ticked in
+--- place as later plans replace it.
+--- @param entries table[]|nil `{content, status}` each
+function Panel:show_plan(entries)
+  local block = self.plan
+  if not block then
+    block = self:add({ kind = 'plan' })
+    self.plan = block
+  end
+  block.entries = entries or {}
+  self:touch_block(block)
 end
 
 --- Remove `block` from the panel.
@@ -531,6 +544,8 @@ function Panel:on_event(params)
       block.status = 'done'
     end
     self:touch_block(block)
+  elseif kind == 'plan' then
+    self:show_plan(event.entries)
   elseif kind == 'provider_tool' then
     local detail = tostring(event.detail or ''):gsub('\n.*', '')
     self:add({
@@ -605,7 +620,11 @@ end
 --- The tool block of call `id` (created when new).
 function Panel:tool(id, name)
   local block = self.tools[id]
-  if block == nil then
+  if block == nil and name == 'update_plan' then
+    -- The plan's checklist shows these calls: their block is never added.
+    block = { kind = 'tool', id = id, name = name }
+    self.tools[id] = block
+  elseif block == nil then
     block = self:add({ kind = 'tool', id = id, name = name })
     self.tools[id] = block
   elseif name and not block.name then
@@ -630,7 +649,7 @@ end
 --- @param messages table[] the engine's messages
 function Panel:show_messages(messages)
   self.blocks, self.tools, self.dirty = {}, {}, nil
-  self.open, self.turn = false, nil
+  self.open, self.turn, self.plan = false, nil, nil
   self:stop_countdown()
   self.waiting, self.retrying = nil, nil
   local answering = false
@@ -649,7 +668,7 @@ function Panel:show_messages(messages)
     elseif role == 'assistant' then
       if not answering then
         self:add({ kind = 'rhema' })
-        answering = true
+        answering, self.plan = true, nil
       end
       for _, part in ipairs(content) do
         if part.type == 'thinking' then
@@ -659,6 +678,9 @@ function Panel:show_messages(messages)
         elseif part.type == 'tool_call' then
           local block = self:tool(part.id, part.name)
           block.args = vim.json.encode(part.args or vim.empty_dict())
+          if part.name == 'update_plan' and type(part.args) == 'table' then
+            self:show_plan(part.args.entries)
+          end
         end
       end
     elseif role == 'tool' then

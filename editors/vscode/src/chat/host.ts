@@ -25,7 +25,7 @@ import type { ContextItem } from '../protocol';
 export interface Extension {
   readonly session: string | undefined;
   start(): Promise<LanguageClient>;
-  chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void>;
+  chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: 'edit' | 'agent'): Promise<void>;
   /** Run the last failed turn again. */
   retry(): Promise<void>;
   cancel(): Promise<void>;
@@ -35,6 +35,8 @@ export interface Extension {
 
 const SESSION_KEY = 'rhema.chat.session';
 const SETTLE_MS = 300;
+/** What "Run this plan" sends: the plan itself is in the session's history. */
+const RUN_PLAN = 'Carry out the plan.';
 
 export class ChatSide implements ChatHost, vscode.Disposable {
   readonly view: ChatView;
@@ -201,6 +203,9 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       }
       case 'retry':
         await this.extension.retry();
+        return;
+      case 'runPlan':
+        await this.extension.chatTurn(RUN_PLAN, [], [], message.mode);
         return;
       case 'choose':
         if (message.provider === undefined) {

@@ -63,6 +63,7 @@ export type RhemaEvent =
   | StepEndPayload
   | CompactionPayload
   | ContextPayload
+  | RulesPayload
   | TurnEndPayload
   | ErrorPayload;
 
@@ -398,11 +399,27 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** Who authored a message. */
 export type Role = 'user' | 'assistant' | 'tool';
+
+/** The project rules files the run gives the model so far, by name (`AGENTS.md`, `pkg/AGENTS.md`; the user's own by its path): at the run's start when there are any, and again, with the whole list, when a nested one joins. */
+export interface RulesPayload {
+  type: 'rules';
+  files: string[];
+}
+
+/** One project rules file of a folder: `path` relative to the folder (the user's own by its full path), `scope` (`user`, `root`: in the system prompt of every turn; `nested`: given by a turn that worked in its directory), its size in `bytes`, whether only its start is given (`truncated`), and why it is not read at all (`refused`: a symbolic link out of the workspace, not a regular file, ...). */
+export interface RulesStatus {
+  folder: string;
+  path: string;
+  scope: 'user' | 'root' | 'nested';
+  bytes: number;
+  truncated: boolean;
+  refused: string | null;
+}
 
 /** One session. */
 export interface SessionArgs {
@@ -457,7 +474,7 @@ export interface StatusArgs {
   check?: boolean;
 }
 
-/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions and MCP servers. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers and the project rules in use. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
@@ -467,6 +484,7 @@ export interface StatusResult {
   running: string[];
   mcpServers: McpServerStatus[];
   languageServers: LanguageServerStatus[];
+  rules: RulesStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

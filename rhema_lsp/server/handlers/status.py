@@ -1,6 +1,6 @@
 """``rhema.status``: the version, the provider and where it came from, the
-folders, the mode, the running sessions, the MCP servers and the agent's
-own language servers."""
+folders, the mode, the running sessions, the MCP servers, the agent's own
+language servers and the project rules of each folder."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from rhema_lsp.contract import (
     McpServerStatus,
     ProviderSetup,
     ProviderStatus,
+    RulesStatus,
     StatusArgs,
     StatusResult,
 )
@@ -44,6 +45,19 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         )
     except ProviderError as exc:
         provider = ProviderStatus(name=None, model=None, base_url=None, source=None, error=str(exc))
+    roots = state.folders.roots()
+    rules = [
+        RulesStatus(
+            folder=str(folder),
+            path=found.shown,
+            scope=found.scope,
+            bytes=found.size,
+            truncated=found.truncated,
+            refused=found.refused,
+        )
+        for folder in roots
+        for found in await state.turns.rules_in_use(folder, roots, state.editor)
+    ]
     configured = bool(settings.provider or settings.base_url)
     setup = await survey_setup(configured=configured)
     languages = await anyio.to_thread.run_sync(state.languages.status)
@@ -51,7 +65,7 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         version=__version__,
         provider=provider,
         setup=ProviderSetup.model_validate(asdict(setup)),
-        folders=[str(root) for root in state.folders.roots()],
+        folders=[str(root) for root in roots],
         mode=settings.mode,
         running=state.runs.sessions(),
         mcp_servers=[
@@ -62,4 +76,5 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
             LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
             for entry in languages
         ],
+        rules=rules,
     )

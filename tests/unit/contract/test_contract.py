@@ -51,6 +51,7 @@ SAMPLES: list[Any] = [
     engine.ContextFill(tokens=3000, window=8192),
     engine.ContextFill(tokens=3000, window=None),
     engine.TurnEnd(stop_reason="cancelled", text="", steps=1, usage=Usage()),
+    engine.RulesInUse(files=("AGENTS.md", "pkg/AGENTS.md")),
     engine.ErrorEvent(message="boom"),
 ]
 

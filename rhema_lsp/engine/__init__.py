@@ -55,8 +55,20 @@ if TYPE_CHECKING:
         UsageUpdate,
     )
     from rhema_lsp.engine.ids import ENGINE_ID_PREFIX, CallIds, session_ids
+    from rhema_lsp.engine.images import (
+        IMAGE_MAX_BYTES,
+        ImageRefused,
+        ImageSupport,
+        SeesImages,
+        fit_images,
+        image_part,
+        refusal,
+        sniff_image,
+        support_of,
+    )
     from rhema_lsp.engine.messages import (
         Compaction,
+        ImagePart,
         JsonValue,
         Message,
         Part,
@@ -86,6 +98,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_THRESHOLD",
     "ENGINE_ID_PREFIX",
+    "IMAGE_MAX_BYTES",
     "PAUSE_CONTINUATIONS",
     "SUMMARY_HEADER",
     "TOOL_RESULT_CAP",
@@ -105,6 +118,9 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventSink",
+    "ImagePart",
+    "ImageRefused",
+    "ImageSupport",
     "JsonValue",
     "Message",
     "MissingProviderError",
@@ -120,6 +136,7 @@ __all__ = [
     "ResumeReport",
     "RetryWait",
     "Role",
+    "SeesImages",
     "Session",
     "StatusReporter",
     "Step",
@@ -148,14 +165,19 @@ __all__ = [
     "TurnEnd",
     "Usage",
     "UsageUpdate",
+    "fit_images",
+    "image_part",
     "invalid_json_arguments",
     "pending_calls",
     "record_result",
+    "refusal",
     "request_bytes",
     "resolve_call",
     "resume",
     "run_turn",
     "session_ids",
+    "sniff_image",
+    "support_of",
     "truncate_tool_result",
 ]
 

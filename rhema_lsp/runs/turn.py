@@ -52,7 +52,6 @@ from rhema_lsp.engine import (
     ContextBudget,
     ErrorEvent,
     EventSink,
-    Message,
     ProviderError,
     ResumeReport,
     Session,
@@ -60,6 +59,8 @@ from rhema_lsp.engine import (
     ToolContext,
     ToolResolver,
     TurnEnd,
+    refusal,
+    support_of,
 )
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import mcp_instructions
@@ -227,7 +228,7 @@ class Turns:
             ``session`` is unknown, or ``new_id`` taken.
         """
         if session is None:
-            first = None if plan.prompt is None else Message.user(plan.prompt)
+            first = plan.message()
             info = await store.create(plan.title, model=model, session_id=new_id, first=first)
             ref = TurnRef(info.id, 1)
         elif plan.prompt is None:
@@ -337,6 +338,9 @@ class Turns:
             backend = await backend_source()
         except ProviderError as exc:
             return Outcome(stop_reason="error", error=str(exc))
+        refused = refusal(plan.images, support_of(backend.provider))
+        if refused is not None:
+            return Outcome(stop_reason="error", error=refused)
         store, ref = place.store, run.ref
         resolver: ToolResolver | None = None
         instructions = ""
@@ -352,7 +356,9 @@ class Turns:
             if not await store.turn_numbers.started(
                 ref.session, ref.turn
             ):  # begin stored a new one's
-                session.history.append(Message.user(plan.prompt))
+                prompt = plan.message()
+                assert prompt is not None
+                session.history.append(prompt)
                 start = TurnStart(ref.turn, title_from_prompt(plan.title))
                 await store.commit(ref.session, session, turn=start)
             report.started = True

@@ -1,0 +1,68 @@
+"""Images from Neovim: in the chat, `#image:path` attaches that file and a
+bare `#image` the file name under the cursor; each reaches the model as an
+image, byte-exact; a missing one is refused before anything is sent."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from tests.editors.fake_settings import settings_for
+from tests.editors.nvim.harness import run_nvim
+from tests.fakes.mcp_server import PNG
+from tests.fakes.model_server import FakeModelServer, text_reply
+
+GIF = (
+    b"GIF89a\x01\x00\x01\x00\x80\x00\x00\xff\x00\x00\x00\x00\x00"
+    b"!\xf9\x04\x00\x00\x00\x00\x00,\x00\x00\x00\x00\x01\x00\x01\x00\x00\x02\x02D\x01\x00;"
+)
+"""A 1x1 GIF."""
+
+IMAGES = r"""
+vim.cmd.edit(T.workspace .. '/notes.md')
+T.attached()
+vim.api.nvim_win_set_cursor(0, { 1, 8 })
+vim.cmd('RhemaChat')
+local chat = require('rhema.chat')
+vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { '#image:nope.png what?' })
+local r = { refused = chat.send(), refused_input = T.lines(chat.input) }
+vim.api.nvim_buf_set_lines(chat.input, 0, -1, false,
+  { 'What is wrong in #image:shots/page.png and #image ?' })
+r.sent = chat.send()
+T.idle()
+r.panel = T.panel_lines()
+T.result = r
+"""
+
+
+def image_urls(body: dict[str, object]) -> list[bytes]:
+    out = []
+    for message in body["messages"]:  # type: ignore[attr-defined]
+        content = message.get("content")
+        if message["role"] == "user" and isinstance(content, list):
+            for part in content:
+                if part["type"] == "image_url":
+                    out.append(base64.b64decode(part["image_url"]["url"].split(",", 1)[1]))
+    return out
+
+
+def test_image_mentions_reach_the_model(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "shots").mkdir()
+    (workspace / "shots" / "page.png").write_bytes(PNG)
+    (workspace / "dot.gif").write_bytes(GIF)
+    (workspace / "notes.md").write_text("see the dot.gif here\n")
+    fake.script(text_reply("The page is blank."))
+    r = run_nvim(
+        IMAGES,
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings_for(fake.base_url, model="fake-vision-model"),
+    )
+    assert r["refused"] is False
+    assert r["refused_input"] == ["#image:nope.png what?"]
+    assert r["sent"] is True
+    assert len(fake.requests) == 1
+    assert image_urls(fake.requests[0]) == [PNG, GIF]
+    assert any("The page is blank." in line for line in r["panel"])

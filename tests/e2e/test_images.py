@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import base64
 import sqlite3
-import struct
 import sys
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -20,31 +18,13 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.e2e.editor_client import EDITORS, start_editor
+from tests.fakes.images import images_sent, png
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 from tests.fakes.wire import Wire
 
 ROOT = Path(__file__).resolve().parents[2]
 VISION = "fake-vision-model"
 """A model name that says it reads images (see ``providers/images.py``)."""
-
-
-def png(width: int = 3, height: int = 2, extra: bytes = b"") -> bytes:
-    """A real PNG (``extra``: an ancillary chunk to make it larger)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    rows = b"".join(b"\x00" + bytes([255, 0, 0] * width) for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    text = chunk(b"tEXt", b"pad\x00" + extra) if extra else b""
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + text
-        + chunk(b"IDAT", zlib.compress(rows))
-        + chunk(b"IEND", b"")
-    )
 
 
 def settings(fake: FakeModelServer, wire: Wire, **extra: Any) -> dict[str, Any]:
@@ -63,37 +43,6 @@ def env_for(tmp_path: Path) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "OPENAI_API_KEY": "",
     }
-
-
-def images_sent(wire: str, body: dict[str, Any]) -> list[tuple[str, bytes]]:
-    """Every image block of a request body, as (media type, decoded bytes),
-    with where each wire puts it."""
-    found: list[tuple[str, bytes]] = []
-    if wire == "openai":
-        for message in body["messages"]:
-            content = message.get("content")
-            if message["role"] == "user" and isinstance(content, list):
-                for part in content:
-                    if part["type"] == "image_url":
-                        head, data = part["image_url"]["url"].split(",", 1)
-                        assert head.endswith(";base64")
-                        found.append((head[5:].split(";")[0], base64.b64decode(data)))
-    elif wire == "anthropic":
-        for message in body["messages"]:
-            for block in message["content"]:
-                inner = block.get("content") if block["type"] == "tool_result" else [block]
-                for item in inner if isinstance(inner, list) else []:
-                    if item["type"] == "image":
-                        source = item["source"]
-                        assert source["type"] == "base64"
-                        found.append((source["media_type"], base64.b64decode(source["data"])))
-    else:
-        for content in body["contents"]:
-            for part in content["parts"]:
-                if "inline_data" in part:
-                    inline = part["inline_data"]
-                    found.append((inline["mime_type"], base64.b64decode(inline["data"])))
-    return found
 
 
 @pytest.mark.parametrize("wire", ["openai", "anthropic", "gemini"])

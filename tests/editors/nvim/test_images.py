@@ -4,11 +4,11 @@ image, byte-exact; a missing one is refused before anything is sent."""
 
 from __future__ import annotations
 
-import base64
 from pathlib import Path
 
 from tests.editors.fake_settings import settings_for
 from tests.editors.nvim.harness import run_nvim
+from tests.fakes.images import images_sent
 from tests.fakes.mcp_server import PNG
 from tests.fakes.model_server import FakeModelServer, text_reply
 
@@ -35,17 +35,6 @@ T.result = r
 """
 
 
-def image_urls(body: dict[str, object]) -> list[bytes]:
-    out = []
-    for message in body["messages"]:  # type: ignore[attr-defined]
-        content = message.get("content")
-        if message["role"] == "user" and isinstance(content, list):
-            for part in content:
-                if part["type"] == "image_url":
-                    out.append(base64.b64decode(part["image_url"]["url"].split(",", 1)[1]))
-    return out
-
-
 def test_image_mentions_reach_the_model(
     fake: FakeModelServer, workspace: Path, tmp_path: Path
 ) -> None:
@@ -64,5 +53,5 @@ def test_image_mentions_reach_the_model(
     assert r["refused_input"] == ["#image:nope.png what?"]
     assert r["sent"] is True
     assert len(fake.requests) == 1
-    assert image_urls(fake.requests[0]) == [PNG, GIF]
+    assert images_sent("openai", fake.requests[0]) == [("image/png", PNG), ("image/gif", GIF)]
     assert any("The page is blank." in line for line in r["panel"])

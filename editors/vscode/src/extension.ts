@@ -35,6 +35,7 @@ import {
   type ContextItem,
   type EditArgs,
   type EditResult,
+  type ImageArg,
   type OpenSessionResult,
   type Range,
   type RhemaEventParams,
@@ -372,7 +373,7 @@ export class Rhema implements vscode.Disposable {
    * Send a prompt typed in the chat view as a turn of the current session.
    * Throws `NotSent` when it could not be sent (the view puts it back into the input).
    */
-  async chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void> {
+  async chatTurn(prompt: string, context: ContextItem[], mentions: string[], images: ImageArg[] = []): Promise<void> {
     const folder =
       (context[0] ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(context[0].uri)) : undefined) ??
       vscode.workspace.workspaceFolders?.[0];
@@ -388,6 +389,7 @@ export class Rhema implements vscode.Disposable {
             folder: folder?.uri.toString(),
             session: this.status.session,
             context: context.length > 0 ? context : undefined,
+            images: images.length > 0 ? images : undefined,
           }),
           token,
           workDone,

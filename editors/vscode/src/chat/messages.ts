@@ -8,7 +8,7 @@
  * the session changed). Types only: shared by the extension and the webview
  * bundle.
  */
-import type { ChangedFile, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { ChangedFile, ImageArg, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -122,7 +122,7 @@ export type ToView =
 /** View → extension. */
 export type FromView =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; images?: ImageArg[] }
   | { type: 'stop' }
   | { type: 'openFile'; path: string; line?: number; find?: string }
   | { type: 'openDiff'; turn: number; uri: string }

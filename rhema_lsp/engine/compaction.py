@@ -36,6 +36,7 @@ from rhema_lsp.engine.events import CompactionEvent, ContextFill, Event, EventSi
 from rhema_lsp.engine.images import fit_images, support_of
 from rhema_lsp.engine.messages import (
     Compaction,
+    ImagePart,
     Message,
     Role,
     Session,
@@ -115,6 +116,8 @@ def _render(message: Message) -> str:
         elif isinstance(part, ToolResult):
             status = "error" if part.is_error else "result"
             lines.append(f"[tool {status}] {_clip(part.content, RESULT_LIMIT)}")
+        elif isinstance(part, ImagePart):
+            lines.append(f"[{message.role.value} attached an image: {part.label}]")
     return "\n".join(lines)
 
 

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError, image_block, text_block
+from acp.schema import ImageContentBlock, TextContentBlock, UserMessageChunk
 
 from tests.acp.client import RecordingClient, start_agent
+from tests.fakes.images import images_sent
 from tests.fakes.mcp_server import PNG
 from tests.fakes.model_server import FakeModelServer, text_reply
 
@@ -22,7 +24,7 @@ VISION = ("--model", "fake-vision-model")
 async def test_an_image_block_reaches_the_model_as_an_image(
     fake: FakeModelServer, state: Path, workspace: Path
 ) -> None:
-    fake.script(text_reply("A tiny image."))
+    fake.script(text_reply("A tiny image."), text_reply("Still tiny."))
     async with start_agent(RecordingClient(), fake, state, *VISION) as (conn, init):
         assert init.agent_capabilities is not None
         prompts = init.agent_capabilities.prompt_capabilities
@@ -38,9 +40,17 @@ async def test_an_image_block_reaches_the_model_as_an_image(
     assert response.stop_reason == "end_turn"
     content = fake.requests[0]["messages"][-1]["content"]
     assert content[0] == {"type": "text", "text": "What is this?"}
-    head, data = content[1]["image_url"]["url"].split(",", 1)
-    assert head == "data:image/png;base64"
-    assert base64.b64decode(data) == PNG
+    assert images_sent("openai", fake.requests[0]) == [("image/png", PNG)]
+
+    # Loaded in a new agent: the image is shown again, and sent again.
+    later = RecordingClient()
+    async with start_agent(later, fake, state, *VISION) as (conn, _init):
+        await conn.load_session(cwd=str(workspace), session_id=session.session_id)
+        await conn.prompt(session_id=session.session_id, prompt=[text_block("And now?")])
+    shown = [update.content for update in later.of(UserMessageChunk)]
+    assert [type(block) for block in shown[:2]] == [TextContentBlock, ImageContentBlock]
+    assert base64.b64decode(shown[1].data) == PNG
+    assert images_sent("openai", fake.requests[1]) == [("image/png", PNG)]
 
 
 async def test_an_image_to_a_model_without_vision_is_refused_before_any_request(

@@ -1,7 +1,8 @@
 """Images in the real VS Code chat view (code-server): an image pasted into the
-input shows as a chip and reaches the model with the prompt, byte-exact (the
-screenshot of the chip is kept among the artifacts); `@file:` of an image in
-the workspace reaches it too."""
+input, or dropped on it, shows as a chip and reaches the model with the
+prompt, byte-exact (the screenshot of the chips is kept among the artifacts);
+`@file:` of an image in the workspace reaches it too, and the follow-up
+replays the earlier images from the store."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ def test_an_image_pasted_into_the_chat_input_reaches_the_model(
     (vscode.workspace / "diagram.png").write_bytes(png(4, 4))
     clip = vscode.workspace.parent / "clipboard.png"
     clip.write_bytes(pasted)
+    dropped = png(7, 3)
+    dropped_file = vscode.workspace.parent / "mockup.png"
+    dropped_file.write_bytes(dropped)
     model.script(text_reply("A blue rectangle."), text_reply("A small square."))
     shot = artifacts / "chat-image-pasted.png"
     vscode.drive(
@@ -41,6 +45,8 @@ def test_an_image_pasted_into_the_chat_input_reaches_the_model(
             chat({"click": "#input"}),
             chat({"pasteImage": str(clip), "name": "image.png"}),
             chat({"waitFor": ".image-chip", "hasText": "pasted-1.png"}),
+            chat({"pasteImage": str(dropped_file), "name": "mockup.png", "drop": True}),
+            chat({"waitFor": ".image-chip", "hasText": "mockup.png"}),
             {"typeText": "What is in this screenshot?"},
             {"screenshot": str(shot)},
             {"press": "Enter"},
@@ -54,7 +60,7 @@ def test_an_image_pasted_into_the_chat_input_reaches_the_model(
     )
     first, second = model.requests
     assert first["messages"][-1]["content"][0]["text"] == "What is in this screenshot?"
-    assert [data for _, data in images_sent("openai", first)] == [pasted]
-    # The follow-up replays the pasted image (from the store) and adds the file's.
-    assert [data for _, data in images_sent("openai", second)] == [pasted, png(4, 4)]
+    assert [data for _, data in images_sent("openai", first)] == [pasted, dropped]
+    # The follow-up replays the earlier images (from the store) and adds the file's.
+    assert [data for _, data in images_sent("openai", second)] == [pasted, dropped, png(4, 4)]
     assert shot.stat().st_size > 0

@@ -4,8 +4,8 @@
 image's bytes go to the content-addressed blobs (:mod:`.blobs`, the table
 checkpoints use; the same image in many turns or sessions is stored once)
 and the part keeps ``sha256`` with ``data`` empty. :func:`loaded_message`
-reads a row back, filling each image's ``data`` from its blob, checked
-against its hash. A missing or damaged image blob is a
+reads a row back, filling each image's ``data`` from its blob (which
+:func:`~.blobs.get_blob` checks against its hash). A missing or damaged image blob is a
 :class:`~rhema_lsp.sessions.errors.SessionStoreError` naming it: nothing
 is guessed. Both run inside the caller's transaction.
 """
@@ -13,7 +13,6 @@ is guessed. Both run inside the caller's transaction.
 from __future__ import annotations
 
 import base64
-import hashlib
 import sqlite3
 
 from rhema_lsp.engine import ImagePart, Message, ToolResult
@@ -44,8 +43,6 @@ def _loaded(conn: sqlite3.Connection, image: ImagePart) -> ImagePart:
             f"image {image.name or image.sha256[:12]} of the session cannot be read "
             f"from the store ({exc}); rewind the conversation before it to go on"
         ) from exc
-    if hashlib.sha256(raw).hexdigest() != image.sha256:  # get_blob checks; kept explicit
-        raise SessionStoreError(f"image {image.sha256[:12]} is damaged in the store")
     return image.model_copy(update={"data": base64.b64encode(raw).decode("ascii")})
 
 

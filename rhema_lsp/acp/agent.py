@@ -74,6 +74,7 @@ from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
 from rhema_lsp.engine import Event, ImageRefused, Session
+from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.refs import TurnRef
@@ -176,22 +177,28 @@ class RhemaAcpAgent:
             real_folder(extra, "additional directory") for extra in additional or []
         ]
         fs = self._capabilities.fs
+        editor = AcpEditor(
+            self.client,
+            session_id,
+            roots,
+            read_through=bool(fs and fs.read_text_file),
+            write_through=bool(fs and fs.write_text_file),
+        )
+        unique = list(dict.fromkeys(roots))
         session = AcpSession(
             id=session_id,
             cwd=folder,
-            roots=list(dict.fromkeys(roots)),
+            roots=unique,
             mode=self.settings.mode,
             store=await self.stores.of(folder),
-            editor=AcpEditor(
-                self.client,
-                session_id,
-                roots,
-                read_through=bool(fs and fs.read_text_file),
-                write_through=bool(fs and fs.write_text_file),
-            ),
+            editor=editor,
             stored=stored,
             mcp_servers=client_servers(servers),
+            languages=AgentLanguages(editor, lambda: unique, self.settings.language_commands()),
         )
+        previous = self.sessions.get(session_id)
+        if previous is not None and previous.languages is not None:
+            await previous.languages.aclose()  # loaded again: its servers are replaced
         self.sessions[session_id] = session
         return session
 
@@ -274,9 +281,11 @@ class RhemaAcpAgent:
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Forget the session on this connection (its prompt, if one runs,
         is cancelled and answers ``cancelled``); it stays in its store."""
-        self._session(session_id)
+        session = self._session(session_id)
         self.runs.cancel(session_id)
         del self.sessions[session_id]
+        if session.languages is not None:
+            await session.languages.aclose()
         return CloseSessionResponse()
 
     async def list_sessions(
@@ -409,10 +418,14 @@ class RhemaAcpAgent:
 
     async def shutdown(self) -> None:
         """Cancel every prompt, give them a moment to checkpoint, close the
-        stores, stop the MCP servers (once: later calls return at once)."""
+        stores, stop the MCP servers and the sessions' language servers
+        (once: later calls return at once)."""
         if self._closed:
             return
         self._closed = True
         await self.runs.stop_all()
         await self.stores.close()
         await self.mcp.aclose()
+        for session in list(self.sessions.values()):
+            if session.languages is not None:
+                await session.languages.aclose()

@@ -22,6 +22,7 @@ from acp.schema import ListSessionsResponse, SessionInfo, SessionMode, SessionMo
 
 from rhema_lsp.acp.editor import AcpEditor
 from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
+from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation
@@ -82,11 +83,22 @@ class AcpSession:
     """The MCP servers the client passed for this session."""
     model: str | None = None
     """The model chosen for this session (``None``: the provider's own)."""
+    languages: AgentLanguages | None = None
+    """The agent's own language servers for this session (started lazily,
+    stopped when the session is closed or the agent shuts down)."""
 
     @property
     def place(self) -> Workplace:
-        """Where its turns run: its folder's store, its roots, its editor."""
-        return Workplace(self.store, self.cwd, self.roots, self.editor, self.mcp_servers)
+        """Where its turns run: its folder's store, its roots, its editor,
+        its language servers."""
+        return Workplace(
+            self.store,
+            self.cwd,
+            self.roots,
+            self.editor,
+            self.mcp_servers,
+            language=self.languages,
+        )
 
     def modes(self) -> SessionModeState:
         """Its mode among those offered, as ACP shows them."""

@@ -348,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(exc: Exception) -> int:
-    from rhema_lsp.headless.jsonrpc import ServerGone
+    from rhema_lsp.jsonrpc.child import ServerGone
 
     if isinstance(exc, HeadlessError):
         sys.stderr.write(f"rhema-lsp: {exc}\n")

@@ -5,7 +5,8 @@ Who emits what: a provider emits the streaming deltas while it streams
 ``ProviderToolUse``, ``UsageUpdate``) and ``RetryWait`` between attempts; the agent emits the
 lifecycle (``StepStart``, ``ToolCallStart`` for calls the provider did not
 announce, ``ToolOutputDelta`` stamped with the call id, ``ToolResultEvent``,
-``StepEnd``); a driver emits ``TurnEnd`` and ``ErrorEvent`` around a run.
+``StepEnd``); a driver emits ``TurnEnd`` and ``ErrorEvent`` around a run,
+and ``RulesInUse`` when it gives the model project rules.
 
 Events are ephemeral: none of them is ever appended to the history. Each one
 knows its wire name (``type``) and its payload as the editor contract spells
@@ -27,6 +28,7 @@ __all__ = [
     "EventSink",
     "ProviderToolUse",
     "RetryWait",
+    "RulesInUse",
     "StepEnd",
     "StepStart",
     "TextDelta",
@@ -268,6 +270,18 @@ class ContextFill:
 
 
 @dataclass(frozen=True, slots=True)
+class RulesInUse:
+    """The project rules files a run gives the model so far (its folder's
+    ``AGENTS.md`` and the like, then the nested ones as they join), by name."""
+
+    type: ClassVar[str] = "rules"
+    files: tuple[str, ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "files": list(self.files)}
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnd:
     """A driver's run ended. ``stop_reason`` is a contract stop reason, which
     adds ``max_steps``, ``cancelled`` and ``error`` to the model's own."""
@@ -314,6 +328,7 @@ Event = (
     | StepEnd
     | CompactionEvent
     | ContextFill
+    | RulesInUse
     | TurnEnd
     | ErrorEvent
 )

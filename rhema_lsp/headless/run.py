@@ -37,9 +37,9 @@ from rhema_lsp.contract import (
 from rhema_lsp.headless.connection import ClientOptions, Connection, stderr_note
 from rhema_lsp.headless.editor import HeadlessEditor
 from rhema_lsp.headless.errors import Exit, UsageError
-from rhema_lsp.headless.jsonrpc import StdioEndpoint
 from rhema_lsp.headless.render import JsonRenderer, TerminalRenderer
 from rhema_lsp.headless.wire import ContractDrift, read_event
+from rhema_lsp.jsonrpc.child import StdioEndpoint
 
 __all__ = ["AskOptions", "ask"]
 

@@ -111,6 +111,8 @@ class Workplace:
             review=settings.review,
             journal=StoreJournal(self.store, on_point),
             env=os.environ,
+            language=self.language,
+            diagnostics_wait=settings.diagnostics_wait,
         )
 
 

@@ -231,7 +231,7 @@ class Execution:
 
     async def shutdown(self) -> None:
         """Cancel every run, give them a moment to checkpoint, end the tasks
-        left, stop the MCP servers, close the stores (once: later calls
+        left, stop the MCP servers and the language servers, close the stores (once: later calls
         return at once)."""
         if self._closed:
             return
@@ -243,4 +243,5 @@ class Execution:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await state.mcp.aclose()
+        await state.languages.aclose()
         await state.folders.close()

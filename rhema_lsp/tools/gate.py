@@ -27,6 +27,11 @@ gate keeps one set of rules for all of them:
   (package managers such as pnpm hard-link every dependency into
   ``node_modules``); an attachment has no such reason, and the user can
   still attach it from an open buffer.
+- :meth:`Gate.head` is the start of a file the agent reads of its own
+  accord (a project rules file): confined like the rest, never a protected
+  file (refused, not asked about: nobody asked to read it), the buffer
+  before the disk, a regular file without other hard links, at most
+  ``limit`` bytes of it (cut on a character boundary) and its full size.
 - :func:`unsafe_root_reason` says why a folder may not be a workspace root
   at all (``/``, the home directory): confining to it would confine nothing.
 
@@ -49,7 +54,7 @@ from rhema_lsp.tools.reading import MAX_FILE_BYTES, decode_file
 from rhema_lsp.tools.rules import read_confirmation_reason
 from rhema_lsp.tools.workspace import Access, Target, Workspace
 
-__all__ = ["ALLOW_READ", "Gate", "Snapshot", "unsafe_root_reason"]
+__all__ = ["ALLOW_READ", "Gate", "Head", "Snapshot", "unsafe_root_reason"]
 
 ALLOW_READ = "Allow"
 """The approving choice of a protected read's question."""
@@ -75,6 +80,38 @@ class Snapshot:
     text: str | None
     version: int | None
     is_open: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The start of a document (:meth:`Gate.head`): at most the limit's bytes
+    of its text, and the whole text's size in bytes."""
+
+    text: str
+    size: int
+
+    @property
+    def cut(self) -> bool:
+        """Whether the text is shorter than the document."""
+        return len(self.text.encode("utf-8", "surrogatepass")) < self.size
+
+
+def _head_of(data: bytes, limit: int) -> bytes:
+    """``data`` cut to at most ``limit`` bytes on a UTF-8 character boundary."""
+    if len(data) <= limit:
+        return data
+    end = limit
+    while end > 0 and (data[end] & 0xC0) == 0x80:
+        end -= 1
+    return data[:end]
+
+
+def _protected(target: Target) -> str | None:
+    """Why reading ``target`` needs the user's say-so (its real path's name
+    or the name it was asked by), or ``None``."""
+    return read_confirmation_reason(target.parts) or read_confirmation_reason(
+        [Path(target.requested).name]
+    )
 
 
 def unsafe_root_reason(path: Path) -> str | None:
@@ -143,9 +180,7 @@ class Gate:
         PathRefused
             The user did not allow it (declined, dismissed or timed out).
         """
-        reason = read_confirmation_reason(target.parts) or read_confirmation_reason(
-            [Path(target.requested).name]
-        )
+        reason = _protected(target)
         if reason is None:
             return
         shown = self.ws.display(target.path)
@@ -186,9 +221,18 @@ class Gate:
         text = await anyio.to_thread.run_sync(self._read_disk, target, limit, linked)
         return Snapshot(target, text, None, False)
 
+    def _refuse_linked(self, target: Target, advice: str = "") -> None:
+        """Refuse a file with other hard links (one may be outside the workspace)."""
+        info = self.ws.fs.lstat(target.path)
+        if info is not None and info.st_nlink > 1:
+            raise PathRefused(
+                f"{target.requested}: has {info.st_nlink} hard links and may be the same "
+                f"file as one outside the workspace{advice}"
+            )
+
     def _read_disk(self, target: Target, limit: int, linked: bool) -> str:
         if not linked:
-            self._check_links(target)
+            self._refuse_linked(target, "; open it in the editor to attach it")
         data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 1)
         if size > limit:
             if b"\x00" in data[:8192]:
@@ -196,13 +240,31 @@ class Gate:
             raise _too_large(target.requested, size, limit)
         return decode_file(target, data, size)
 
-    def _check_links(self, target: Target) -> None:
-        info = self.ws.fs.lstat(target.path)
-        if info is not None and info.st_nlink > 1:
-            raise PathRefused(
-                f"{target.requested}: has {info.st_nlink} hard links and may be the same "
-                "file as one outside the workspace; open it in the editor to attach it"
-            )
+    async def head(self, target: Target, limit: int) -> Head:
+        """The first ``limit`` bytes of resolved ``target``'s text (see the
+        module docstring).
+
+        Raises
+        ------
+        ToolError
+            A protected file, a missing one, not a regular file, hard-linked
+            elsewhere, binary or not UTF-8.
+        """
+        reason = _protected(target)
+        if reason is not None:
+            raise PathRefused(f"{target.requested}: not read of the agent's own accord ({reason})")
+        document = self.editor.open_document(target.uri)
+        if document is not None:
+            data = document.text.encode("utf-8", "surrogatepass")
+            return Head(_head_of(data, limit).decode("utf-8", "surrogatepass"), len(data))
+        if target.kind != "file":
+            raise ToolError(f"{target.requested}: not a regular file")
+        return await anyio.to_thread.run_sync(self._head_disk, target, limit)
+
+    def _head_disk(self, target: Target, limit: int) -> Head:
+        self._refuse_linked(target)
+        data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 4)
+        return Head(decode_file(target, _head_of(data, limit), size), size)
 
     async def read(
         self, raw: object, *, limit: int = MAX_FILE_BYTES, attached: bool = False
@@ -280,7 +342,7 @@ class Gate:
         head, _ = self.ws.fs.read_bytes(target.path, max_bytes=16)
         if sniff_image(head) is None:
             return None
-        self._check_links(target)
+        self._refuse_linked(target, "; open it in the editor to attach it")
         data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 1)
         if size > limit:
             raise ToolError(

@@ -4,6 +4,9 @@
 /** The `rhema/event` notification method. */
 export const EVENT_METHOD = 'rhema/event';
 
+/** The `rhema/language` request method (server → client). */
+export const LANGUAGE_REQUEST = 'rhema/language';
+
 /** Every server command, by its short name. */
 export const ServerCommand = {
   turn: 'rhema.turn',
@@ -63,6 +66,7 @@ export type RhemaEvent =
   | StepEndPayload
   | CompactionPayload
   | ContextPayload
+  | RulesPayload
   | TurnEndPayload
   | ErrorPayload;
 
@@ -168,6 +172,7 @@ export interface ContextRef {
 export interface DeclaredCapabilities {
   events?: boolean;
   editSelection?: boolean;
+  language?: boolean;
 }
 
 /** Whether the session existed and is gone. */
@@ -180,6 +185,20 @@ export interface Detached {
   session: string;
   turn: number;
   started: boolean;
+}
+
+/** Which document's problems, at which version (`null`: its current text), waiting at most `waitMs` for the language servers to report on that version. */
+export interface DiagnosticsParams {
+  uri: string;
+  version: number | null;
+  waitMs: number;
+}
+
+/** A document's problems: raw LSP `Diagnostic` objects, who answered, and `complete: false` when the language servers had not reported on the asked version within the wait (the list is then the last known). */
+export interface DiagnosticsResult {
+  diagnostics: Record<string, unknown>[];
+  source: string;
+  complete: boolean;
 }
 
 /** Rewrite the selection in place. */
@@ -244,6 +263,28 @@ export interface ImagePart {
 /** The contract's part of `initializationOptions` (the settings are the rest). */
 export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
+}
+
+/** The params of `rhema/language`: `params` are the LSP method's own params, or `DiagnosticsParams` for `diagnostics`. */
+export interface LanguageParams {
+  method: 'textDocument/definition' | 'textDocument/references' | 'textDocument/documentSymbol' | 'textDocument/rename' | 'workspace/symbol' | 'diagnostics';
+  params: Record<string, unknown>;
+}
+
+/** An LSP method's answer: its raw LSP `result` (`null` for an empty one) and who answered (`"VS Code"`, `"nvim: basedpyright"`). */
+export interface LanguageResult {
+  result: unknown;
+  source: string;
+}
+
+/** One of the agent's own language servers: found on `PATH` (or configured) for a language, and whether it runs. */
+export interface LanguageServerStatus {
+  language: string;
+  name: string;
+  command: string[];
+  state: 'available' | 'running' | 'stopped';
+  folder: string | null;
+  pid: number | null;
 }
 
 /** A server's prompt to fill: `arguments` by name (strings). */
@@ -404,11 +445,27 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** Who authored a message. */
 export type Role = 'user' | 'assistant' | 'tool';
+
+/** The project rules files the run gives the model so far, by name (`AGENTS.md`, `pkg/AGENTS.md`; the user's own by its path): at the run's start when there are any, and again, with the whole list, when a nested one joins. */
+export interface RulesPayload {
+  type: 'rules';
+  files: string[];
+}
+
+/** One project rules file of a folder: `path` relative to the folder (the user's own by its full path), `scope` (`user`, `root`: in the system prompt of every turn; `nested`: given by a turn that worked in its directory), its size in `bytes`, whether only its start is given (`truncated`), and why it is not read at all (`refused`: a symbolic link out of the workspace, not a regular file, ...). */
+export interface RulesStatus {
+  folder: string;
+  path: string;
+  scope: 'user' | 'root' | 'nested';
+  bytes: number;
+  truncated: boolean;
+  refused: string | null;
+}
 
 /** One session. */
 export interface SessionArgs {
@@ -463,7 +520,7 @@ export interface StatusArgs {
   check?: boolean;
 }
 
-/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions and MCP servers. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers and the project rules in use. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
@@ -472,6 +529,8 @@ export interface StatusResult {
   mode: 'ask' | 'edit' | 'agent';
   running: string[];
   mcpServers: McpServerStatus[];
+  rules: RulesStatus[];
+  languageServers: LanguageServerStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

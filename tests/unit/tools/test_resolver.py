@@ -18,8 +18,23 @@ from .conftest import Bench
 
 def test_specs_per_mode(bench: Bench) -> None:
     names = {mode: [s.name for s in bench.make(mode).specs()] for mode in ("ask", "edit", "agent")}
-    assert names["ask"] == ["read_file", "list_dir", "find_files", "grep"]
-    assert names["edit"] == names["ask"] + ["edit_file", "write_file", "rename_path", "delete_path"]
+    assert names["ask"] == [
+        "read_file",
+        "list_dir",
+        "find_files",
+        "grep",
+        "diagnostics",
+        "symbols",
+        "definition",
+        "references",
+    ]
+    assert names["edit"] == names["ask"] + [
+        "edit_file",
+        "write_file",
+        "rename_path",
+        "delete_path",
+        "rename_symbol",
+    ]
     assert names["agent"] == names["edit"] + ["run_command"]
     assert TOOLS_BY_MODE["agent"] == tuple(names["agent"])
 
@@ -116,8 +131,13 @@ def test_public_surface() -> None:
     import rhema_lsp.tools as tools
 
     assert set(tools.__all__) == {
+        "LANGUAGE_METHODS",
         "READ_TOOLS",
         "TOOLS_BY_MODE",
+        "DiagnosticsAnswer",
+        "LanguageAnswer",
+        "LanguageFailed",
+        "LanguageService",
         "Access",
         "ConfirmCallback",
         "DiskEditor",

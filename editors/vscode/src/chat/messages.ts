@@ -65,7 +65,7 @@ export type Item =
   | { kind: 'answer'; text: string }
   | ToolCard
   | { kind: 'provider'; name: string; detail: string }
-  | { kind: 'notice'; level: 'error' | 'info' | 'compaction'; text: string }
+  | { kind: 'notice'; level: 'error' | 'info' | 'compaction' | 'rules'; text: string }
   /** A provider retry: `waiting` counts down, then `retried` (it went on) or `failed` (the run ended in error). */
   | { kind: 'retry'; attempt: number; total: number; delaySeconds: number; error: string; state: 'waiting' | 'retried' | 'failed' }
   | {

@@ -14,7 +14,9 @@
  * next. A turn's changed files are one `changes` item, replaced as the turn
  * changes more (decisions kept); while the turn runs (`live`) the card stays
  * below its output: new items go above it and the stream continues the item
- * before it, so a card listed mid-answer never splits the answer. `waiting` says what the run
+ * before it, so a card listed mid-answer never splits the answer. The rules
+ * files a turn gives the model are one `rules` notice, completed in place.
+ * `waiting` says what the run
  * waits for: the model (from the prompt or a step's start to its first
  * output) or the user (an approval). `apply` mutates the state and returns
  * the indices of the items it touched, so the view re-renders only those.
@@ -215,6 +217,19 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
     case 'context':
       state.context = { tokens: event.tokens, window: event.window };
       return [];
+    case 'rules': {
+      // One line per turn naming every rules file given so far, updated in place.
+      const text = `Rules: ${event.files.join(', ')}`;
+      for (let index = state.items.length - 1; index >= 0; index--) {
+        const item = state.items[index];
+        if (item?.kind === 'user') break;
+        if (item?.kind === 'notice' && item.level === 'rules') {
+          item.text = text;
+          return [index];
+        }
+      }
+      return push(state, { kind: 'notice', level: 'rules', text });
+    }
     case 'error':
       return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: event.message })];
     case 'turn_end': {

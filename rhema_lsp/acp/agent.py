@@ -69,11 +69,11 @@ from rhema_lsp.acp.errors import (
 )
 from rhema_lsp.acp.handshake import initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
-from rhema_lsp.acp.prompt import PromptBlock, user_text
+from rhema_lsp.acp.prompt import PromptBlock, user_prompt
 from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
-from rhema_lsp.engine import Event, Session
+from rhema_lsp.engine import Event, ImageRefused, Session
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
@@ -366,7 +366,13 @@ class RhemaAcpAgent:
                     content=TextContentBlock(type="text", text=f"⚠ {notice}\n\n"),
                 ),
             )
-        text = user_text(prompt, session.cwd)
+        try:
+            asked = user_prompt(prompt, session.cwd)
+        except ImageRefused as exc:
+            raise RequestError(INVALID_PARAMS, f"an image of the prompt is refused: {exc}") from exc
+        text = asked.text
+        if not text.strip() and asked.images:
+            text = "(the user attached an image)"
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")
         run = Run(session=session_id, turn=0)
@@ -386,6 +392,7 @@ class RhemaAcpAgent:
                 lambda: self.models.provider(session.model),
                 settings,
                 self.client,
+                asked.images,
             )
         except SessionBusyError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc

@@ -22,7 +22,7 @@ from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
 from rhema_lsp.contract import RunStopReason
-from rhema_lsp.engine import EventSink, ToolResolver
+from rhema_lsp.engine import EventSink, ImagePart, ToolResolver
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
@@ -74,9 +74,11 @@ async def run_prompt(
     backend: BackendSource,
     settings: Settings,
     client: UpdateSender,
+    images: tuple[ImagePart, ...] = (),
 ) -> Outcome:
-    """Run ``text`` as the next turn of ``session``, registered as ``run``
-    (its turn is decided here, after the session is stored).
+    """Run ``text`` (and ``images``) as the next turn of ``session``,
+    registered as ``run`` (its turn is decided here, after the session is
+    stored).
 
     Raises
     ------
@@ -84,7 +86,9 @@ async def run_prompt(
         The session cannot be stored or read (``SessionBusyError``: another
         window runs it).
     """
-    plan = Plan(prompt=text, title=text, mode=session.mode, max_steps=settings.max_steps)
+    plan = Plan(
+        prompt=text, title=text, mode=session.mode, max_steps=settings.max_steps, images=images
+    )
     stored = session.id if session.stored else None
     ref = await turns.begin(
         session.store, stored, plan, new_id=session.id, model=settings.model or ""

@@ -58,8 +58,20 @@ if TYPE_CHECKING:
         UsageUpdate,
     )
     from rhema_lsp.engine.ids import ENGINE_ID_PREFIX, CallIds, session_ids
+    from rhema_lsp.engine.images import (
+        IMAGE_MAX_BYTES,
+        ImageRefused,
+        ImageSupport,
+        SeesImages,
+        fit_images,
+        image_part,
+        refusal,
+        sniff_image,
+        support_of,
+    )
     from rhema_lsp.engine.messages import (
         Compaction,
+        ImagePart,
         JsonValue,
         Message,
         Part,
@@ -89,6 +101,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_THRESHOLD",
     "ENGINE_ID_PREFIX",
+    "IMAGE_MAX_BYTES",
     "PAUSE_CONTINUATIONS",
     "SUMMARY_HEADER",
     "TOOL_RESULT_CAP",
@@ -108,6 +121,9 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventSink",
+    "ImagePart",
+    "ImageRefused",
+    "ImageSupport",
     "JsonValue",
     "Message",
     "MissingProviderError",
@@ -126,6 +142,7 @@ __all__ = [
     "RetryWait",
     "Role",
     "RulesInUse",
+    "SeesImages",
     "Session",
     "StatusReporter",
     "Step",
@@ -154,14 +171,19 @@ __all__ = [
     "TurnEnd",
     "Usage",
     "UsageUpdate",
+    "fit_images",
+    "image_part",
     "invalid_json_arguments",
     "pending_calls",
     "record_result",
+    "refusal",
     "request_bytes",
     "resolve_call",
     "resume",
     "run_turn",
     "session_ids",
+    "sniff_image",
+    "support_of",
     "truncate_tool_result",
 ]
 

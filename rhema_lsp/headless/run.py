@@ -26,6 +26,7 @@ from rhema_lsp.contract import (
     TURN,
     ContextRef,
     Detached,
+    ImageArg,
     RhemaEventParams,
     RunStopReason,
     SessionsArgs,
@@ -53,6 +54,7 @@ class AskOptions(ClientOptions):
 
     prompt: str = ""
     files: tuple[Path, ...] = ()
+    images: tuple[ImageArg, ...] = ()
     session: str | None = None
     resume_last: bool = False
     json: bool = False
@@ -228,6 +230,7 @@ async def _ask(
             folder=str(options.folder),
             session=session,
             context=[ContextRef(uri=path.as_uri()) for path in options.files],
+            images=list(options.images),
         )
         turn_id = connection.endpoint.next_id()
 

@@ -55,7 +55,6 @@ from rhema_lsp.engine import (
     ContextBudget,
     ErrorEvent,
     EventSink,
-    Message,
     ProviderError,
     ResumeReport,
     Session,
@@ -63,6 +62,8 @@ from rhema_lsp.engine import (
     ToolContext,
     ToolResolver,
     TurnEnd,
+    refusal,
+    support_of,
 )
 from rhema_lsp.mcp.catalog import MAX_TOOLS
 from rhema_lsp.mcp.hub import McpHub
@@ -260,7 +261,7 @@ class Turns:
             ``session`` is unknown, or ``new_id`` taken.
         """
         if session is None:
-            first = None if plan.prompt is None else Message.user(plan.prompt)
+            first = plan.message()
             info = await store.create(plan.title, model=model, session_id=new_id, first=first)
             ref = TurnRef(info.id, 1)
         elif plan.prompt is None:
@@ -370,6 +371,9 @@ class Turns:
             backend = await backend_source()
         except ProviderError as exc:
             return Outcome(stop_reason="error", error=str(exc))
+        refused = refusal(plan.images, support_of(backend.provider))
+        if refused is not None:
+            return Outcome(stop_reason="error", error=refused)
         store, ref = place.store, run.ref
         resolver: ToolResolver | None = None
         instructions = ""
@@ -389,7 +393,9 @@ class Turns:
             if not await store.turn_numbers.started(
                 ref.session, ref.turn
             ):  # begin stored a new one's
-                session.history.append(Message.user(plan.prompt))
+                prompt = plan.message()
+                assert prompt is not None
+                session.history.append(prompt)
                 start = TurnStart(ref.turn, title_from_prompt(plan.title))
                 await store.commit(ref.session, session, turn=start)
             report.started = True

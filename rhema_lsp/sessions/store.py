@@ -56,6 +56,7 @@ from rhema_lsp.sessions.errors import (
     UnknownSessionError,
 )
 from rhema_lsp.sessions.fork import copy_session
+from rhema_lsp.sessions.images import stored_body
 from rhema_lsp.sessions.leases import Lease, LeaseRow, is_live, refuse_if_live
 from rhema_lsp.sessions.location import StoreLocation, database_path
 from rhema_lsp.sessions.reading import read_session
@@ -229,7 +230,7 @@ class SessionStore:
             if first is not None:
                 conn.execute(
                     "INSERT INTO messages (session_id, seq, body) VALUES (?, 0, ?)",
-                    (session_id, first.model_dump_json()),
+                    (session_id, stored_body(conn, first)),
                 )
                 start_turn(conn, session_id, TurnStart(1, clean), 0)
                 self._event("commit.written")

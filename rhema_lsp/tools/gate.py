@@ -17,6 +17,8 @@ gate keeps one set of rules for all of them:
   the user allows it, the editor's buffer before the disk, only regular
   files (a FIFO, a device or a socket is refused without a blocking open),
   at most ``limit`` bytes, and never on the event loop.
+- :meth:`Gate.read_attachment` is :meth:`Gate.read_document` that also
+  takes an image (by its bytes' signature) as bytes, within its own limit.
 - :meth:`Gate.read_document` is :meth:`read` for a document the editor
   names: a document that exists only in the editor (``untitled:``) is its
   buffer; a ``file://`` document is confined and read like any other path,
@@ -45,6 +47,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from rhema_lsp.engine import sniff_image
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.reading import MAX_FILE_BYTES, decode_file
@@ -297,6 +300,24 @@ class Gate:
         ToolError
             Refused or unreadable, as :meth:`read`.
         """
+        read = await self.read_attachment(uri, limit=limit)
+        assert isinstance(read, str)  # no image limit: never bytes
+        return read
+
+    async def read_attachment(
+        self, uri: str, *, limit: int = MAX_FILE_BYTES, image_limit: int = 0
+    ) -> str | bytes:
+        """A document the editor names as context: its text as
+        :meth:`read_document` reads it, or, with ``image_limit``, the bytes
+        of a file on disk whose signature says it is an image
+        (:func:`~rhema_lsp.engine.sniff_image`; the name does not count), at
+        most ``image_limit`` of them.
+
+        Raises
+        ------
+        ToolError
+            Refused or unreadable, as :meth:`read`; an image over ``image_limit``.
+        """
         if not uri.lower().startswith("file:"):
             document = self.editor.open_document(uri)
             if document is None:
@@ -307,7 +328,25 @@ class Gate:
         document = self.editor.open_document(uri)
         if document is not None:
             return _capped(uri, document.text, limit)
+        if image_limit and target.kind == "file":
+            image = await anyio.to_thread.run_sync(self._read_image, target, image_limit)
+            if image is not None:
+                return image
         snap = await self.snapshot(target, limit=limit, linked=False)
         if snap.text is None:
             raise ToolError(f"{uri}: no such file")
         return snap.text
+
+    def _read_image(self, target: Target, limit: int) -> bytes | None:
+        """The bytes of ``target`` when they are an image, ``None`` when not."""
+        head, _ = self.ws.fs.read_bytes(target.path, max_bytes=16)
+        if sniff_image(head) is None:
+            return None
+        self._refuse_linked(target, "; open it in the editor to attach it")
+        data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 1)
+        if size > limit:
+            raise ToolError(
+                f"{target.requested}: the image is {size:,} bytes, over the {limit:,} an "
+                "attached image may hold; attach a smaller or downscaled copy"
+            )
+        return data

@@ -245,6 +245,22 @@ export interface ForkResult {
   turns: number;
 }
 
+/** An image attached to the prompt by value (pasted, dropped, named on the command line): its bytes as base64. Its type is read from the bytes (PNG, JPEG, GIF or WebP), never from `name`. */
+export interface ImageArg {
+  data: string;
+  name?: string | null;
+}
+
+/** An image the user attached or a tool returned. */
+export interface ImagePart {
+  type: 'image';
+  media_type: string;
+  data: string;
+  sha256: string;
+  size: number;
+  name: string;
+}
+
 /** The contract's part of `initializationOptions` (the settings are the rest). */
 export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
@@ -324,7 +340,7 @@ export interface McpServerStatus {
 /** One message of the conversation: a role and its ordered parts. */
 export interface Message {
   role: Role;
-  content: (TextPart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
+  content: (TextPart | ImagePart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
 }
 
 /** One session; `full`: every stored message rather than the compacted view the model is sent. */
@@ -537,6 +553,7 @@ export interface StepArgs {
   prompt?: string | null;
   folder?: string | null;
   context?: ContextRef[];
+  images?: ImageArg[];
   mode?: 'ask' | 'plan' | 'edit' | 'agent' | null;
   detach?: boolean | null;
 }
@@ -630,6 +647,7 @@ export interface ToolResult {
   content: string;
   is_error: boolean;
   code: number | null;
+  images: ImagePart[];
 }
 
 /** A tool result was recorded. */
@@ -661,6 +679,7 @@ export interface TurnArgs {
   folder?: string | null;
   session?: string | null;
   context?: ContextRef[];
+  images?: ImageArg[];
   mode?: 'ask' | 'plan' | 'edit' | 'agent' | null;
   maxSteps?: number | null;
   detach?: boolean | null;

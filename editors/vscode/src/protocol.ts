@@ -28,6 +28,7 @@ export type {
   CommandTypes,
   EditArgs,
   EditResult,
+  ImageArg,
   Message,
   OpenSessionResult,
   Position,

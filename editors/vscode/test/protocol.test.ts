@@ -42,6 +42,7 @@ describe('statusSummary', () => {
     running: [],
     mcpServers: [],
     rules: [],
+    languageServers: [],
   };
 
   it('names the provider, model, how it was chosen, and the mode', () => {

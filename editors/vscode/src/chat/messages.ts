@@ -8,7 +8,7 @@
  * the session changed). Types only: shared by the extension and the webview
  * bundle.
  */
-import type { ChangedFile, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { ChangedFile, ImageArg, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -124,7 +124,7 @@ export type ToView =
 /** View → extension. */
 export type FromView =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; images?: ImageArg[] }
   | { type: 'stop' }
   | { type: 'openFile'; path: string; line?: number; find?: string }
   | { type: 'openDiff'; turn: number; uri: string }

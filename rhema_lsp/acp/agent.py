@@ -22,9 +22,11 @@ MCP: the servers the client passes with ``session/new`` or ``session/load``
 gets their tools, each call asked through ``session/request_permission``;
 every server stops when the agent shuts down.
 
-Options: each session's ``configOptions`` (mode and model, as CodeCompanion
-and Zed switch them) come from :mod:`~rhema_lsp.acp.config`; a session's
-chosen model is its next request's. The module holds the SDK's ``Agent``
+Options: each session's ``configOptions`` (mode, model and thinking, as
+CodeCompanion and Zed switch them) come from :mod:`~rhema_lsp.acp.config`
+and change through :mod:`~rhema_lsp.acp.options` (kept with the session in
+its store, taken up again when it is reopened); a session's chosen model
+and thinking level are its next request's. The module holds the SDK's ``Agent``
 methods together, one idea, about 430 lines.
 """
 
@@ -42,8 +44,7 @@ from acp.schema import (
     AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
-    ConfigOptionUpdate,
-    CurrentModeUpdate,
+    DeleteSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -51,14 +52,12 @@ from acp.schema import (
     NewSessionResponse,
     PromptResponse,
     ResumeSessionResponse,
-    SessionConfigOptionBoolean,
-    SessionConfigOptionSelect,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
 )
 
-from rhema_lsp.acp.config import MODE, MODEL, SessionModels, mode_named
+from rhema_lsp.acp.config import MODE, SessionModels
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import (
     INTERNAL_ERROR,
@@ -69,6 +68,7 @@ from rhema_lsp.acp.errors import (
 )
 from rhema_lsp.acp.handshake import initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
+from rhema_lsp.acp.options import ConfigOptions, SessionOptions, restore_choices
 from rhema_lsp.acp.prompt import PromptBlock, user_text
 from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
@@ -80,7 +80,12 @@ from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
-from rhema_lsp.sessions import SessionBusyError, SessionStoreError, UnknownSessionError
+from rhema_lsp.sessions import (
+    SessionBusyError,
+    SessionStore,
+    SessionStoreError,
+    UnknownSessionError,
+)
 
 __all__ = ["RhemaAcpAgent"]
 
@@ -122,6 +127,7 @@ class RhemaAcpAgent:
         self._capabilities = ClientCapabilities()
         self._provider: ResolvedProvider | None = None
         self.models = SessionModels(settings, self._resolved_provider)
+        self.options = SessionOptions(self.models)
         self._closed = False
         self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
         """Withdraws the agent's unanswered requests about a session (set by
@@ -175,12 +181,14 @@ class RhemaAcpAgent:
         roots = [folder] + [
             real_folder(extra, "additional directory") for extra in additional or []
         ]
+        self.stores.name(roots)
         fs = self._capabilities.fs
         session = AcpSession(
             id=session_id,
             cwd=folder,
             roots=list(dict.fromkeys(roots)),
             mode=self.settings.mode,
+            thinking=self.settings.thinking,
             store=await self.stores.of(folder),
             editor=AcpEditor(
                 self.client,
@@ -260,6 +268,7 @@ class RhemaAcpAgent:
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         session = await self._open(session_id, cwd, additional, servers, stored=True)
+        await restore_choices(session)
         try:
             if self.runs.is_running(session_id):
                 return session, await store.load(session_id)
@@ -279,61 +288,71 @@ class RhemaAcpAgent:
         del self.sessions[session_id]
         return CloseSessionResponse()
 
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Delete a stored session (of a folder this connection named): its
+        prompt here, if one runs, is stopped first; a session another window
+        runs is refused (-32602), one no store has is -32002."""
+        session = self.sessions.get(session_id)
+        store = session.store if session is not None else await self._store_of(session_id)
+        self.runs.cancel(session_id)
+        await self.runs.wait_finished(session_id)
+        try:
+            await store.delete(session_id)
+        except SessionBusyError as exc:
+            raise to_request_error(SessionBusy(str(exc))) from exc
+        except SessionStoreError as exc:
+            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+        self.sessions.pop(session_id, None)
+        return DeleteSessionResponse()
+
+    async def _store_of(self, session_id: str) -> SessionStore:
+        """The store, among those of the folders named, that holds ``session_id``.
+
+        Raises
+        ------
+        RequestError
+            None does.
+        """
+        for store in await self.stores.named():
+            try:
+                await store.info(session_id)
+            except UnknownSessionError:
+                continue
+            except SessionStoreError as exc:
+                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+            return store
+        raise to_request_error(UnknownSession(session_id, "the folders this client named"))
+
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        """The stored sessions of ``cwd``'s folder (else of every folder
-        opened), a page at a time (:func:`~rhema_lsp.acp.sessions.list_page`)."""
-        stores = [await self.stores.of(real_folder(cwd, "cwd"))] if cwd else self.stores.opened()
+        """The stored sessions of ``cwd``'s folder (else of every folder this
+        client named: each session's ``cwd`` and additional directories), a
+        page at a time (:func:`~rhema_lsp.acp.sessions.list_page`)."""
+        if cwd:
+            stores = [await self.stores.of(real_folder(cwd, "cwd"))]
+        else:
+            stores = await self.stores.named()
         return await list_page(stores, cursor)
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
-        """Switch the session's tool set; the next prompt uses it."""
-        session = self._session(session_id)
-        session.mode = mode_named(mode_id)
-        await self.client.session_update(
-            session_id,
-            ConfigOptionUpdate(
-                session_update="config_option_update",
-                config_options=await self._options(session),
-            ),
-        )
+        """Switch the session's tool set; the next prompt uses it (one change
+        with the ``mode`` option: :mod:`~rhema_lsp.acp.options`)."""
+        await self.options.change(self._session(session_id), MODE, mode_id, self.client)
         return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """Change one of the session's options (:mod:`~rhema_lsp.acp.config`)."""
+        """Change one of the session's options (:mod:`~rhema_lsp.acp.options`)."""
         session = self._session(session_id)
-        if config_id == MODE and isinstance(value, str):
-            session.mode = mode_named(value)
-            await self.client.session_update(
-                session_id,
-                CurrentModeUpdate(
-                    session_update="current_mode_update", current_mode_id=session.mode
-                ),
-            )
-        elif config_id == MODEL and isinstance(value, str):
-            offered = await self.models.offered(session.model)
-            if value not in offered:
-                raise RequestError(
-                    INVALID_PARAMS,
-                    f"unknown model {value!r}: {', '.join(offered) or 'none set up'}",
-                )
-            session.model = value
-        else:
-            raise RequestError(
-                INVALID_PARAMS,
-                f"unknown option {config_id!r} (or value {value!r}): options {MODE}, {MODEL}",
-            )
-        return SetSessionConfigOptionResponse(config_options=await self._options(session))
+        options = await self.options.change(session, config_id, value, self.client)
+        return SetSessionConfigOptionResponse(config_options=options)
 
-    async def _options(
-        self, session: AcpSession
-    ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
-        return list(await self.models.options(session.mode, session.model))
+    async def _options(self, session: AcpSession) -> ConfigOptions:
+        return await self.options.listed(session)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -366,7 +385,7 @@ class RhemaAcpAgent:
         except SessionRunningError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
         try:
-            settings = self.settings
+            settings = self.settings.model_copy(update={"thinking": session.thinking})
             if session.model is not None:
                 settings = settings.model_copy(update={"model": session.model})
             outcome = await run_prompt(

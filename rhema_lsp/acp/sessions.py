@@ -3,10 +3,11 @@
 An :class:`AcpSession` is one ``session/new`` or ``session/load``: a stored
 session of the folder it was started in (its ``cwd``; the same SQLite store
 the LSP server keeps, so a session started here continues in VS Code and
-back), the roots its tools are confined to, its mode, its editor and the MCP
-servers the client passed. :class:`Stores` opens each folder's store once
-per connection and closes them all at shutdown. The session modes offered
-(:data:`SESSION_MODES`) are the contract's, one per tool set.
+back), the roots its tools are confined to, its mode, model and thinking
+level, its editor and the MCP servers the client passed. :class:`Stores`
+opens each folder's store once per connection and closes them all at
+shutdown. The session modes offered (:data:`SESSION_MODES`) are the
+contract's, one per tool set.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from acp.schema import ListSessionsResponse, SessionInfo, SessionMode, SessionMo
 from rhema_lsp.acp.editor import AcpEditor
 from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
 from rhema_lsp.mcp import McpServerConfig
+from rhema_lsp.runs.settings import Thinking
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation
 from rhema_lsp.tools.gate import unsafe_root_reason
@@ -82,6 +84,8 @@ class AcpSession:
     """The MCP servers the client passed for this session."""
     model: str | None = None
     """The model chosen for this session (``None``: the provider's own)."""
+    thinking: Thinking = "default"
+    """How much the model reasons (the ``thinking`` setting's levels)."""
 
     @property
     def place(self) -> Workplace:
@@ -102,10 +106,31 @@ class Stores:
         self.location = location
         self._stores: dict[Path, SessionStore] = {}
         self._notices: dict[Path, str] = {}
+        self._named: dict[Path, None] = {}
 
     def opened(self) -> list[SessionStore]:
         """Every store opened so far."""
         return list(self._stores.values())
+
+    def name(self, folders: Sequence[Path]) -> None:
+        """Remember ``folders`` (a session's ``cwd`` and additional
+        directories) as named by the client: :meth:`named` lists their stores."""
+        self._named.update(dict.fromkeys(folders))
+
+    async def named(self) -> list[SessionStore]:
+        """The stores of every folder the client named that has one (listing
+        makes none: a folder without ``.rhema`` is left out, in the workspace
+        location), and of every folder opened.
+
+        Raises
+        ------
+        RequestError
+            One cannot be opened.
+        """
+        for folder in self._named:
+            if self.location == "user" or (folder / ".rhema").exists():
+                await self.of(folder)
+        return self.opened()
 
     async def of(self, folder: Path) -> SessionStore:
         """``folder``'s store, opened on first use.

@@ -18,6 +18,7 @@ from acp import RequestError
 from acp.schema import PromptResponse, SessionInfoUpdate, StopReason, Usage
 
 from rhema_lsp.acp.errors import INTERNAL_ERROR
+from rhema_lsp.acp.options import keep_choices
 from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
@@ -91,6 +92,8 @@ async def run_prompt(
     )
     session.stored = True
     run.turn = ref.turn
+    if stored is None:  # the choices made before the session was stored
+        await keep_choices(session)
     output = AcpOutput(client, session.id)
     if stored is None:  # its first prompt titled it: session lists can show it
         output.stream.send(

@@ -89,10 +89,11 @@ async def _start(
 async def turn(service: AgentService, args: TurnArgs, request: Request) -> TurnResult | Detached:
     state = service.state
     folder = await folder_for(state, args.folder, args.context, args.session)
+    chosen = await service.execution.chosen(folder, args.session)
     plan = Plan(
         prompt=await prompt_with_context(state, args.prompt, args.context, folder),
         title=args.prompt,
-        mode=args.mode or state.settings.mode,
+        mode=args.mode or chosen.mode,
         max_steps=args.max_steps or state.settings.max_steps,
     )
     report: TurnReport[None] | Detached = await _start(
@@ -117,12 +118,13 @@ async def step(service: AgentService, args: StepArgs, request: Request) -> StepR
     if args.session is None and args.prompt is None:
         raise FolderError("`prompt` is required to start a new session")
     folder = await folder_for(state, args.folder, args.context, args.session)
+    chosen = await service.execution.chosen(folder, args.session)
     plan = Plan(
         prompt=None
         if args.prompt is None
         else await prompt_with_context(state, args.prompt, args.context, folder),
         title=args.prompt or "",
-        mode=args.mode or state.settings.mode,
+        mode=args.mode or chosen.mode,
         max_steps=1,
         single_step=True,
     )

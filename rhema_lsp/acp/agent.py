@@ -26,8 +26,14 @@ Options: each session's ``configOptions`` (mode, model and thinking, as
 CodeCompanion and Zed switch them) come from :mod:`~rhema_lsp.acp.config`
 and change through :mod:`~rhema_lsp.acp.options` (kept with the session in
 its store, taken up again when it is reopened); a session's chosen model
-and thinking level are its next request's. The module holds the SDK's ``Agent``
-methods together, one idea, about 430 lines.
+and thinking level are its next request's.
+
+Slash commands (:mod:`~rhema_lsp.acp.commands`, the built-in ones in
+:mod:`~rhema_lsp.acp.builtin_commands`) are offered to each session as it
+opens (``available_commands_update``; a new session's right after its
+answer); a prompt naming one runs it instead of a turn.
+
+The module holds the SDK's ``Agent`` methods together, one idea.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ from acp.schema import (
     TextContentBlock,
 )
 
+from rhema_lsp.acp.builtin_commands import CommandSeat, Discard, builtin_commands
+from rhema_lsp.acp.commands import update_message
 from rhema_lsp.acp.config import MODE, SessionModels
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import (
@@ -68,12 +76,12 @@ from rhema_lsp.acp.errors import (
 )
 from rhema_lsp.acp.handshake import initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
-from rhema_lsp.acp.options import ConfigOptions, SessionOptions, restore_choices
+from rhema_lsp.acp.options import SessionOptions, restore_choices
 from rhema_lsp.acp.prompt import PromptBlock, user_text
 from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
-from rhema_lsp.engine import Event, Session
+from rhema_lsp.engine import Session
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.refs import TurnRef
@@ -82,7 +90,6 @@ from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
 from rhema_lsp.sessions import (
     SessionBusyError,
-    SessionStore,
     SessionStoreError,
     UnknownSessionError,
 )
@@ -90,13 +97,6 @@ from rhema_lsp.sessions import (
 __all__ = ["RhemaAcpAgent"]
 
 logger = logging.getLogger(__name__)
-
-
-class _Discard:
-    """An event sink for work nobody watches (resuming a session on load)."""
-
-    def emit(self, event: Event) -> None:
-        """Drop ``event``."""
 
 
 class RhemaAcpAgent:
@@ -132,6 +132,17 @@ class RhemaAcpAgent:
         self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
         """Withdraws the agent's unanswered requests about a session (set by
         the transport: ``$/cancel_request`` for each) once its prompt ends."""
+        self.after_answer: Callable[[str, dict[str, Any]], None] | None = None
+        """Queues a notification to follow the answer naming a session (set
+        by the transport)."""
+        self.commands = builtin_commands(
+            CommandSeat(
+                self.turns,
+                self.runs,
+                lambda s: s.settings(self.settings),
+                lambda s: self.models.provider(s.model),
+            )
+        )
 
     # -- connection ------------------------------------------------------------
 
@@ -215,10 +226,12 @@ class RhemaAcpAgent:
         session = await self._open(
             secrets.token_hex(8), cwd, additional_directories, mcp_servers, stored=False
         )
+        if self.after_answer is not None:  # the client is told of the session first
+            self.after_answer(session.id, update_message(session.id, self.commands.update()))
         return NewSessionResponse(
             session_id=session.id,
             modes=session.modes(),
-            config_options=await self._options(session),
+            config_options=await self.options.listed(session),
         )
 
     async def load_session(
@@ -234,8 +247,9 @@ class RhemaAcpAgent:
         session, history = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
         for update in replay(history):
             await self.client.session_update(session_id, update)
+        await self.client.session_update(session_id, self.commands.update())
         return LoadSessionResponse(
-            modes=session.modes(), config_options=await self._options(session)
+            modes=session.modes(), config_options=await self.options.listed(session)
         )
 
     async def resume_session(
@@ -249,8 +263,9 @@ class RhemaAcpAgent:
         """As ``session/load``, without replaying the history (the client
         still shows it)."""
         session, _ = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
+        await self.client.session_update(session_id, self.commands.update())
         return ResumeSessionResponse(
-            modes=session.modes(), config_options=await self._options(session)
+            modes=session.modes(), config_options=await self.options.listed(session)
         )
 
     async def _reopen(
@@ -274,7 +289,7 @@ class RhemaAcpAgent:
                 return session, await store.load(session_id)
             ref = TurnRef(session_id, info.turns)
             history, _ = await self.turns.reopen(
-                session.place, ref, session.mode, self.settings, _Discard()
+                session.place, ref, session.mode, self.settings, Discard()
             )
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
@@ -293,7 +308,7 @@ class RhemaAcpAgent:
         prompt here, if one runs, is stopped first; a session another window
         runs is refused (-32602), one no store has is -32002."""
         session = self.sessions.get(session_id)
-        store = session.store if session is not None else await self._store_of(session_id)
+        store = session.store if session is not None else await self.stores.holding(session_id)
         self.runs.cancel(session_id)
         await self.runs.wait_finished(session_id)
         try:
@@ -304,24 +319,6 @@ class RhemaAcpAgent:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         self.sessions.pop(session_id, None)
         return DeleteSessionResponse()
-
-    async def _store_of(self, session_id: str) -> SessionStore:
-        """The store, among those of the folders named, that holds ``session_id``.
-
-        Raises
-        ------
-        RequestError
-            None does.
-        """
-        for store in await self.stores.named():
-            try:
-                await store.info(session_id)
-            except UnknownSessionError:
-                continue
-            except SessionStoreError as exc:
-                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-            return store
-        raise to_request_error(UnknownSession(session_id, "the folders this client named"))
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
@@ -351,9 +348,6 @@ class RhemaAcpAgent:
         options = await self.options.change(session, config_id, value, self.client)
         return SetSessionConfigOptionResponse(config_options=options)
 
-    async def _options(self, session: AcpSession) -> ConfigOptions:
-        return await self.options.listed(session)
-
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
@@ -379,15 +373,24 @@ class RhemaAcpAgent:
         text = user_text(prompt, session.cwd)
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")
+        command = self.commands.match(text)
+        if command is not None:  # a slash command runs instead of a turn
+            said = await command[0].run(session, command[1])
+            await self.client.session_update(
+                session_id,
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=said),
+                ),
+            )
+            return PromptResponse(stop_reason="end_turn")
         run = Run(session=session_id, turn=0)
         try:
             self.runs.add(run)
         except SessionRunningError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
         try:
-            settings = self.settings.model_copy(update={"thinking": session.thinking})
-            if session.model is not None:
-                settings = settings.model_copy(update={"model": session.model})
+            settings = session.settings(self.settings)
             outcome = await run_prompt(
                 self.turns,
                 session,

@@ -90,6 +90,7 @@ async def connect(
     # The SDK's Agent protocol lists every optional method; its router
     # serves only the ones an agent has, answering the rest "method not found".
     agent.withdraw_requests = transport.withdraw
+    agent.after_answer = transport.after_answer
     connection = AgentSideConnection(
         cast("Agent", agent), transport, listening=False, use_unstable_protocol=True
     )

@@ -22,11 +22,11 @@ from acp import RequestError
 from acp.schema import ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
 
 from rhema_lsp.acp.editor import AcpEditor
-from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
+from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, UnknownSession, to_request_error
 from rhema_lsp.mcp import McpServerConfig
-from rhema_lsp.runs.settings import Thinking
+from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.runs.workplace import Workplace
-from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation
+from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation, UnknownSessionError
 from rhema_lsp.tools.gate import unsafe_root_reason
 from rhema_lsp.vocabulary import MODES, Mode
 
@@ -92,6 +92,14 @@ class AcpSession:
         """Where its turns run: its folder's store, its roots, its editor."""
         return Workplace(self.store, self.cwd, self.roots, self.editor, self.mcp_servers)
 
+    def settings(self, agent: Settings) -> Settings:
+        """The settings of its requests: the ``agent``'s, with its mode,
+        model and thinking level."""
+        chosen = agent.model_copy(update={"thinking": self.thinking, "mode": self.mode})
+        if self.model is not None:
+            chosen = chosen.model_copy(update={"model": self.model})
+        return chosen
+
     def modes(self) -> SessionModeState:
         """Its mode among those offered, as ACP shows them."""
         return SessionModeState(current_mode_id=self.mode, available_modes=SESSION_MODES)
@@ -131,6 +139,24 @@ class Stores:
             if self.location == "user" or (folder / ".rhema").exists():
                 await self.of(folder)
         return self.opened()
+
+    async def holding(self, session_id: str) -> SessionStore:
+        """The store, among those :meth:`named` lists, that holds ``session_id``.
+
+        Raises
+        ------
+        RequestError
+            None does (-32002), or one cannot be read.
+        """
+        for store in await self.named():
+            try:
+                await store.info(session_id)
+            except UnknownSessionError:
+                continue
+            except SessionStoreError as exc:
+                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+            return store
+        raise to_request_error(UnknownSession(session_id, "the folders this client named"))
 
     async def of(self, folder: Path) -> SessionStore:
         """``folder``'s store, opened on first use.

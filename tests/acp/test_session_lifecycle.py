@@ -38,7 +38,8 @@ async def test_resume_continues_a_stored_session_without_replaying_it(
     async with start_agent(client, fake, state) as (conn, _init):
         resumed = await conn.resume_session(session_id=sid, cwd=str(workspace))
         assert resumed.modes is not None and resumed.config_options
-        assert client.updates == []  # nothing replayed
+        # nothing replayed: the session's commands only
+        assert [type(u).__name__ for _, u in client.updates] == ["AvailableCommandsUpdate"]
         answer = await conn.prompt(session_id=sid, prompt=[text_block("two")])
         with pytest.raises(RequestError, match="no session nope"):
             await conn.resume_session(session_id="nope", cwd=str(workspace))

@@ -210,6 +210,7 @@ class RhemaAcpAgent:
             ),
             stored=stored,
             mcp_servers=client_servers(servers),
+            terminals=self.client if self._capabilities.terminal else None,
         )
         self.sessions[session_id] = session
         return session

@@ -17,6 +17,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from acp import RequestError
 from acp.schema import ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
@@ -86,6 +87,10 @@ class AcpSession:
     """The model chosen for this session (``None``: the provider's own)."""
     thinking: Thinking = "default"
     """How much the model reasons (the ``thinking`` setting's levels)."""
+    terminals: Any = None
+    """The client's terminal requests, when it declared ``terminal``
+    (:class:`~rhema_lsp.acp.terminals.TerminalClient`); ``None``: commands
+    run in the agent's process."""
 
     @property
     def place(self) -> Workplace:

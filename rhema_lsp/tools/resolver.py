@@ -30,7 +30,7 @@ from rhema_lsp.engine.tools import (
     ToolContext,
 )
 from rhema_lsp.tools.arguments import ToolArguments
-from rhema_lsp.tools.commands import is_allowlisted, run_shell
+from rhema_lsp.tools.commands import Shell, is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import ToolError
@@ -132,6 +132,8 @@ class WorkspaceTools(StreamingToolResolver):
         self.command_allowlist = tuple(command_allowlist)
         self.journal: Journal = journal if journal is not None else EditJournal()
         self.env = dict(os.environ if env is None else env)
+        self.shell: Shell = run_shell
+        """Runs approved commands (a door may put its own in place)."""
         self.editing = Editing(self.gate, self.journal, review)
         self._handlers: dict[str, _Handler] = dict(
             [
@@ -230,7 +232,7 @@ class WorkspaceTools(StreamingToolResolver):
             if answer != "Run":
                 raise ToolError(f"the user did not approve running {command!r}; nothing was run")
         run.status(ToolStatus(activity=f"running in {self.ws.folder}"))
-        outcome = await run_shell(
+        outcome = await self.shell(
             command, self.ws.folder, self.ws.fs, self.env, timeout, run.ctx.cancel, run.progress
         )
         if outcome.status == "timeout":

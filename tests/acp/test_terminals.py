@@ -88,7 +88,7 @@ class TerminalClient(RecordingClient):
         await self._procs[terminal_id].wait()
         await self._pumps[terminal_id]
         code = self._procs[terminal_id].returncode
-        return WaitForTerminalExitResponse(exit_code=code if code and code >= 0 else code)
+        return WaitForTerminalExitResponse(exit_code=code)
 
     async def terminal_output(
         self, session_id: str, terminal_id: str, **kwargs: Any
@@ -145,7 +145,7 @@ async def test_an_approved_command_runs_in_the_clients_terminal(
     assert client.created == [("/bin/sh", ["-c", "echo rhema-$((6*7))"], str(workspace))]
     assert client.calls == ["create", "wait", "output", "release"]
     assert set(_terminal_shown(client)) == {"t0"}  # live, and with the result
-    result = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
+    result = next(m for m in fake.requests[1]["messages"] if m["role"] == "tool")["content"]
     assert "rhema-42" in result and "[exit code 0]" in result
 
 
@@ -178,5 +178,5 @@ async def test_without_the_capability_commands_run_in_the_agent(
         sid = (await conn.new_session(cwd=str(workspace))).session_id
         await conn.prompt(session_id=sid, prompt=[text_block("run")])
     assert client.calls == []
-    result = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"][0]["content"]
+    result = next(m for m in fake.requests[1]["messages"] if m["role"] == "tool")["content"]
     assert "here" in result

@@ -92,6 +92,7 @@ def initialize_result() -> dict[str, Any]:
             "mcpCapabilities": {"http": True, "sse": False},
             "sessionCapabilities": {
                 "list": {},
+                "delete": {},
                 "additionalDirectories": {},
                 "resume": {},
                 "close": {},

@@ -18,7 +18,9 @@ from acp import RequestError
 from acp.schema import PromptResponse, SessionInfoUpdate, StopReason, Usage
 
 from rhema_lsp.acp.errors import INTERNAL_ERROR
+from rhema_lsp.acp.options import keep_choices
 from rhema_lsp.acp.sessions import AcpSession
+from rhema_lsp.acp.terminals import TerminalShell
 from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
 from rhema_lsp.contract import RunStopReason
@@ -95,6 +97,8 @@ async def run_prompt(
     )
     session.stored = True
     run.turn = ref.turn
+    if stored is None:  # the choices made before the session was stored
+        await keep_choices(session)
     output = AcpOutput(client, session.id)
     if stored is None:  # its first prompt titled it: session lists can show it
         output.stream.send(
@@ -102,6 +106,10 @@ async def run_prompt(
         )
 
     def decorate(workspace: WorkspaceTools, resolver: ToolResolver) -> ToolResolver:
+        if session.terminals is not None:  # commands run in the client's terminals
+            workspace.shell = TerminalShell(
+                session.terminals, session.id, session.editor, output.stream
+            )
         return AcpTools(workspace, session.editor, output.stream, resolver)
 
     report: TurnReport[None] = await turns.run(

@@ -14,6 +14,7 @@ runs are executed by :mod:`rhema_lsp.server.execution`, and shown by
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import TYPE_CHECKING
 
@@ -56,6 +57,7 @@ class ServerState:
         self.languages = AgentLanguages(self.editor, self.folders.roots)
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
+        self._for_model: dict[ProviderSettings, ResolvedProvider] = {}
         self._resolving = anyio.Lock()
         self._seq: dict[str, int] = {}
 
@@ -65,9 +67,11 @@ class ServerState:
         self.editor.approval_timeout = settings.approval_timeout
         self.languages.configured = settings.language_commands()
 
-    async def provider(self) -> ResolvedProvider:
+    async def provider(self, model: str | None = None) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings (callers
-        at the same time, a status and a turn, share one resolution).
+        at the same time, a status and a turn, share one resolution); with
+        ``model`` (a session's stored choice) other than the settings', the
+        same provider for that model (resolved once per model and settings).
 
         Raises
         ------
@@ -75,7 +79,13 @@ class ServerState:
             None can be set up from the settings and the environment.
         """
         async with self._resolving:
-            return await self._resolve()
+            provider = await self._resolve()
+            if model is None or model == provider.model:
+                return provider
+            wanted = dataclasses.replace(ProviderSettings.of(self.settings), model=model)
+            if wanted not in self._for_model:
+                self._for_model[wanted] = await resolve_provider(wanted)
+            return self._for_model[wanted]
 
     async def _resolve(self) -> ResolvedProvider:
         wanted = ProviderSettings.of(self.settings)

@@ -50,6 +50,7 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.sessions.append import Committed, append_new
 from rhema_lsp.sessions.checkpoints import Checkpoints
+from rhema_lsp.sessions.choices import SessionChoices
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
@@ -102,6 +103,8 @@ class SessionStore:
         What each turn changed in the workspace, and the rewinds.
     turn_numbers
         The turns' numbers: reserved when a turn starts, never reused.
+    choices
+        Each session's mode, model and thinking level, as the user left them.
     """
 
     def __init__(
@@ -126,6 +129,7 @@ class SessionStore:
         self._held: dict[str, Lease] = {}
         self.checkpoints = Checkpoints(db, self._committed)
         self.turn_numbers = TurnNumbers(db, str(folder))
+        self.choices = SessionChoices(db, str(folder))
 
     @classmethod
     async def open(

@@ -35,7 +35,7 @@ from rhema_lsp.engine.tools import (
 )
 from rhema_lsp.tools.after_edit import EditWatch
 from rhema_lsp.tools.arguments import ToolArguments
-from rhema_lsp.tools.commands import is_allowlisted, run_shell
+from rhema_lsp.tools.commands import Shell, is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import ToolError
@@ -152,8 +152,10 @@ class WorkspaceTools(StreamingToolResolver):
         self.env = dict(os.environ if env is None else env)
         self.diagnostics_wait = diagnostics_wait
         self.watch = None if language is None else EditWatch(self.ws, language, diagnostics_wait)
-        self.editing = Editing(self.gate, self.journal, review, self.watch)
         self.language = LanguageTools(self.gate, language)
+        self.shell: Shell = run_shell
+        """Runs approved commands (a door may put its own in place)."""
+        self.editing = Editing(self.gate, self.journal, review, self.watch)
         self._handlers: dict[str, _Handler] = dict(
             [
                 _parsed(ReadFile, self._read_file),
@@ -296,7 +298,7 @@ class WorkspaceTools(StreamingToolResolver):
             if answer != "Run":
                 raise ToolError(f"the user did not approve running {command!r}; nothing was run")
         run.status(ToolStatus(activity=f"running in {self.ws.folder}"))
-        outcome = await run_shell(
+        outcome = await self.shell(
             command, self.ws.folder, self.ws.fs, self.env, timeout, run.ctx.cancel, run.progress
         )
         if outcome.status == "timeout":

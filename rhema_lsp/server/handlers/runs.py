@@ -91,10 +91,11 @@ async def turn(service: AgentService, args: TurnArgs, request: Request) -> TurnR
     state = service.state
     folder = await folder_for(state, args.folder, args.context, args.session)
     prompt, images = await prompt_and_images(state, args.prompt, args.context, args.images, folder)
+    chosen = await service.execution.chosen(folder, args.session)
     plan = Plan(
         prompt=prompt,
         title=args.prompt,
-        mode=args.mode or state.settings.mode,
+        mode=args.mode or chosen.mode,
         max_steps=args.max_steps or state.settings.max_steps,
         images=images,
     )
@@ -128,10 +129,11 @@ async def step(service: AgentService, args: StepArgs, request: Request) -> StepR
         )
     elif args.images:
         raise BadArguments("`images` go with a `prompt`")
+    chosen = await service.execution.chosen(folder, args.session)
     plan = Plan(
         prompt=prompt,
         title=args.prompt or "",
-        mode=args.mode or state.settings.mode,
+        mode=args.mode or chosen.mode,
         max_steps=1,
         single_step=True,
         images=images,

@@ -14,7 +14,12 @@ from pydantic import ConfigDict, ValidationError
 
 from rhema_lsp.contract.base import Wire
 
-__all__ = ["DeclaredCapabilities", "InitializationOptions", "declared_capabilities"]
+__all__ = ["ASK_TEXT", "DeclaredCapabilities", "InitializationOptions", "declared_capabilities"]
+
+ASK_TEXT = "rhema/askText"
+"""The server's request for a line of text, to a client that declared
+``askText``: params ``{message, value}`` (the question, the text filled in),
+result ``{value: string | null}`` (``null``: dismissed)."""
 
 
 class DeclaredCapabilities(Wire):
@@ -28,6 +33,8 @@ class DeclaredCapabilities(Wire):
     """It implements the client-side command ``rhema.editSelection``."""
     language: bool = False
     """It answers ``rhema/language`` from the editor's own language servers."""
+    ask_text: bool = False
+    """It answers ``rhema/askText`` (an MCP form's free-text field)."""
 
 
 class InitializationOptions(Wire):

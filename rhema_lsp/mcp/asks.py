@@ -11,11 +11,15 @@ These are the SDK's client callbacks, built per connection by
   plain request with no tools, capped at :data:`SAMPLING_MAX_TOKENS`. A
   refusal answers the spec's "user rejected" error (code -1).
 - **elicitation** (``elicitation/create``): a form goes to the editor's
-  :class:`~rhema_lsp.mcp.host.FormFiller`, or else through ``confirm``, one
-  question per field, when every field offers choices (a boolean, an enum, a
-  default); a form with a free-text field no editor prompt can take is
-  declined, and the log says so. A URL is opened (``show_document``) once
-  the user agreed to it.
+  :class:`~rhema_lsp.mcp.host.FormFiller`, or else is asked one question per
+  field once the user chose ``Answer`` (``Deny`` declines): a field with
+  choices (a boolean, an enum) through ``confirm``, a free-text field (a
+  string, a number, a multiple choice as its labels separated by commas)
+  through the editor's :class:`~rhema_lsp.mcp.host.TextAsker`, its default
+  filled in, a number or a choice asked again until it is one. Dismissing
+  any question cancels the form. An editor that cannot ask for text offers a
+  field's default as its one choice, and a form with a required free-text field is declined (the log
+  says so). A URL is opened (``show_document``) once the user agreed to it.
 
 Nothing here raises into the SDK: a failure is an answer (``ErrorData``).
 """
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import mcp_types
@@ -34,7 +39,7 @@ from rhema_lsp.engine.messages import Message
 from rhema_lsp.engine.output import StopReason
 from rhema_lsp.engine.provider import ProviderError
 from rhema_lsp.engine.request import ChatParams, ModelRequest
-from rhema_lsp.mcp.host import FormFiller, RunHost, opener
+from rhema_lsp.mcp.host import AskText, FormFiller, RunHost, opener, text_asker
 from rhema_lsp.tools.editor import DENY
 
 __all__ = ["SAMPLING_MAX_TOKENS", "Callbacks", "callbacks"]
@@ -160,10 +165,13 @@ async def _form_by_questions(
     properties = schema.get("properties")
     fields: dict[str, Any] = dict(properties) if isinstance(properties, Mapping) else {}
     required = set(schema.get("required") or [])
-    questions: list[tuple[str, str, dict[str, Any]]] = []
+    ask_text = text_asker(host.editor)
+    questions: list[_Question] = []
     for name, field in fields.items():
-        choices = _choices(field) if isinstance(field, Mapping) else {}
-        if not choices:
+        if not isinstance(field, Mapping):
+            continue
+        choices = _choices(field, free_text=ask_text is not None)
+        if not choices and ask_text is None:
             if name in required:
                 logger.warning(
                     "MCP server %s asked for a form with the free-text field %s, which this "
@@ -173,8 +181,8 @@ async def _form_by_questions(
                 )
                 return mcp_types.ElicitResult(action="decline")
             continue
-        title = field.get("title") or field.get("description") or name
-        questions.append((name, str(title), choices))
+        title = str(field.get("title") or field.get("description") or name)
+        questions.append(_Question(name, title, choices, field, name in required))
     start = await host.editor.confirm(
         f"The MCP server {server} asks: {message} ({len(questions)} question(s))",
         [DENY, ANSWER],
@@ -182,16 +190,108 @@ async def _form_by_questions(
     if start != ANSWER:
         return mcp_types.ElicitResult(action="decline" if start == DENY else "cancel")
     content: dict[str, Any] = {}
-    for name, title, choices in questions:
-        answer = await host.editor.confirm(f"{server}: {title}", [*choices, CANCEL])
-        if answer is None or answer == CANCEL:
+    for question in questions:
+        if question.choices or ask_text is None:
+            answer = await host.editor.confirm(
+                f"{server}: {question.title}", [*question.choices, CANCEL]
+            )
+            if answer is None or answer == CANCEL:
+                return mcp_types.ElicitResult(action="cancel")
+            content[question.name] = question.choices[answer]
+            continue
+        value = await _ask_field(server, question, ask_text)
+        if value is _CANCELLED:
             return mcp_types.ElicitResult(action="cancel")
-        content[name] = choices[answer]
+        if value is not _SKIPPED:
+            content[question.name] = value
     return mcp_types.ElicitResult(action="accept", content=content)
 
 
-def _choices(field: Mapping[str, Any]) -> dict[str, Any]:
-    """A field's answers by label, or none when it is free text."""
+@dataclass(frozen=True, slots=True)
+class _Question:
+    """One field of a form, as it is asked: by ``confirm`` when it has
+    ``choices``, else as text."""
+
+    name: str
+    title: str
+    choices: dict[str, Any]
+    field: Mapping[str, Any]
+    required: bool
+
+
+_CANCELLED, _SKIPPED = object(), object()
+_TRIES = 3
+
+
+async def _ask_field(server: str, question: _Question, ask_text: AskText) -> Any:
+    """A free-text field's value, asked until it parses (at most
+    :data:`_TRIES` times); ``_CANCELLED`` when dismissed, ``_SKIPPED`` when an
+    optional field is left empty."""
+    kind = question.field.get("type")
+    default = question.field.get("default")
+    options = _item_choices(question.field)
+    if options:
+        labels = {v: k for k, v in options.items()}
+        shown = default if isinstance(default, list) else []
+        value = ", ".join(str(labels.get(item, item)) for item in shown)
+        hint = f" (one or more of {', '.join(options)}, separated by commas)"
+    else:
+        value = "" if default is None else str(default)
+        hint = {"number": " (a number)", "integer": " (a whole number)"}.get(str(kind), "")
+    described = question.field.get("description")
+    about = f" — {described}" if described and described != question.title else ""
+    prompt = f"{server}: {question.title}{hint}{about}"
+    for _ in range(_TRIES):
+        answer = await ask_text(prompt, value)
+        if answer is None:
+            return _CANCELLED
+        text = answer.strip()
+        if not text:
+            if not question.required:
+                return _SKIPPED
+            prompt = f"{server}: {question.title}{hint} (required){about}"
+            continue
+        parsed = _parse(text, question.field)
+        if parsed is not None:
+            return parsed
+        value, prompt = text, f"{server}: {question.title}{hint}: {text!r} is not one{about}"
+    return _CANCELLED
+
+
+def _parse(text: str, field: Mapping[str, Any]) -> Any:
+    """``text`` as a value of ``field``'s JSON Schema type; ``None`` when it is not one."""
+    kind = field.get("type")
+    options = _item_choices(field)
+    if options:
+        by_label = {label.casefold(): value for label, value in options.items()}
+        by_label.update({str(value).casefold(): value for value in options.values()})
+        picked = [by_label.get(word.strip().casefold()) for word in text.split(",") if word.strip()]
+        return picked if picked and None not in picked else None
+    if kind == "integer":
+        try:
+            return int(text)
+        except ValueError:
+            return None
+    if kind == "number":
+        try:
+            number = float(text)
+        except ValueError:
+            return None
+        return int(number) if number.is_integer() and "." not in text else number
+    return text
+
+
+def _item_choices(field: Mapping[str, Any]) -> dict[str, Any]:
+    """A multiple-choice field's (``type: array``) answers by label, or none."""
+    items = field.get("items")
+    if field.get("type") != "array" or not isinstance(items, Mapping):
+        return {}
+    return _choices(items)
+
+
+def _choices(field: Mapping[str, Any], *, free_text: bool = False) -> dict[str, Any]:
+    """A field's answers by label, or none when it is free text (with
+    ``free_text``, a field with only a default is free text too)."""
     kind = field.get("type")
     if kind == "boolean":
         return {"Yes": True, "No": False}
@@ -203,7 +303,7 @@ def _choices(field: Mapping[str, Any]) -> dict[str, Any]:
         names = field.get("enumNames")
         labels = names if isinstance(names, list) and len(names) == len(values) else values
         return {str(label): value for label, value in zip(labels, values, strict=True)}
-    if "default" in field:
+    if "default" in field and not free_text:
         return {f"{field['default']} (default)": field["default"]}
     return {}
 

@@ -13,8 +13,11 @@ An :class:`~rhema_lsp.tools.editor.Editor` may implement, beyond
   that cannot open pages still works: the page is logged and shown in the
   server's status instead;
 - :class:`FormFiller` (``fill_form``: show a form, return what the user
-  entered); without it a form is asked through ``confirm``, one question
-  per field, when every field has choices (a boolean, an enum).
+  entered); without it a form is asked one question per field: a field with
+  choices (a boolean, an enum) through ``confirm``, a free-text one through
+  :class:`TextAsker` (``ask_text``, when ``asks_text``: LSP's ``rhema/askText``
+  for a client that declared it); a required free-text field no prompt can
+  take declines the form.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Any, Protocol, runtime_checkable
 from rhema_lsp.engine.provider import ModelProvider
 from rhema_lsp.tools.editor import Editor
 
-__all__ = ["DocumentOpener", "FormFiller", "RunHost", "opener"]
+__all__ = ["DocumentOpener", "FormFiller", "RunHost", "TextAsker", "opener", "text_asker"]
 
 logger = logging.getLogger(__name__)
 
@@ -50,6 +53,32 @@ class FormFiller(Protocol):
         """Ask the user to fill the flat JSON Schema ``schema``; the values,
         or ``None`` when declined."""
         ...
+
+
+@runtime_checkable
+class TextAsker(Protocol):
+    """An editor that can ask the user for a line of text (an elicitation's
+    free-text field)."""
+
+    @property
+    def asks_text(self) -> bool:
+        """Whether this editor's client can take a line of text now."""
+        ...
+
+    async def ask_text(self, message: str, value: str) -> str | None:
+        """Ask ``message``, ``value`` filled in; the answer, or ``None`` when
+        the user dismissed the question."""
+        ...
+
+
+AskText = Callable[[str, str], Awaitable[str | None]]
+
+
+def text_asker(editor: Editor) -> AskText | None:
+    """How ``editor`` asks for a line of text, or ``None`` when it cannot."""
+    if isinstance(editor, TextAsker) and editor.asks_text:
+        return editor.ask_text
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,9 @@ the expected text confirms it; anything else is the client's real text,
 which wins (a later edit computed on it, or refused by it, tells the model).
 
 Pages for the user (an MCP server's sign-in) open with ``window/showDocument``
-(``external``) when the client supports it.
+(``external``) when the client supports it. A line of text (an MCP form's
+free-text field) is asked with ``rhema/askText`` of a client that declared
+``askText``, under the same timeout as a confirmation.
 
 Confirmations never hang a run: an unanswered question counts as declined
 after ``approval_timeout`` seconds (and is withdrawn with ``$/cancelRequest``),
@@ -43,6 +45,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from rhema_lsp.contract.client import ASK_TEXT
 from rhema_lsp.tools import EditOutcome, OpenDocument
 from rhema_lsp.tools.editor import not_landed, unmet_expectations
 from rhema_lsp.tools.positions import uri_to_path
@@ -286,6 +289,35 @@ class LspEditor:
         if title is None and isinstance(answer, dict):
             title = answer.get("title")
         return title if title in choices else None
+
+    @property
+    def asks_text(self) -> bool:
+        """Whether the client declared ``rhema/askText``."""
+        return self._server.client_features.ask_text
+
+    async def ask_text(self, message: str, value: str) -> str | None:
+        """Ask the user for a line of text (``rhema/askText``); ``None`` when
+        dismissed, unanswered in time or answered with an error."""
+        msg_id = str(uuid.uuid4())
+        pending = asyncio.wrap_future(
+            self._server.protocol.send_request(
+                ASK_TEXT, {"message": message, "value": value}, msg_id=msg_id
+            )
+        )
+        try:
+            async with asyncio.timeout(self.approval_timeout):
+                answer = await asyncio.shield(pending)
+        except TimeoutError:
+            self._server.protocol.withdraw_request(msg_id)
+            logger.info("no answer to a question in %ss: dismissed", self.approval_timeout)
+            return None
+        except JsonRpcException as exc:
+            logger.info("the editor answered a question with an error (%s): dismissed", exc)
+            return None
+        text = getattr(answer, "value", None)
+        if text is None and isinstance(answer, dict):
+            text = answer.get("value")
+        return text if isinstance(text, str) else None
 
     async def show_document(self, uri: str) -> bool:
         """Open ``uri`` in the user's browser; ``False`` when the client

@@ -89,6 +89,9 @@ class MemoryEditor(DiskEditor):
         self.asked: list[tuple[str, tuple[str, ...]]] = []
         self.shown: list[str] = []
         self.on_show: Callable[[str], None] | None = None
+        self.asks_text = False
+        self.texts: list[str | None] = []
+        self.text_asked: list[tuple[str, str]] = []
 
     def open(self, uri: str, text: str, version: int = 1) -> None:
         """Open ``uri`` with ``text`` (as the user opening a file)."""
@@ -108,6 +111,12 @@ class MemoryEditor(DiskEditor):
         """Record the question; answer the next of :attr:`answers`, else :attr:`answer`."""
         self.asked.append((message, tuple(choices)))
         return self.answers.pop(0) if self.answers else self.answer
+
+    async def ask_text(self, message: str, value: str) -> str | None:
+        """Record the question; answer the next of :attr:`texts` (``None``
+        when none is left: dismissed). Only asked when :attr:`asks_text`."""
+        self.text_asked.append((message, value))
+        return self.texts.pop(0) if self.texts else None
 
     async def show_document(self, uri: str) -> bool:
         """Record the page and hand it to :attr:`on_show`; shown if there is one."""

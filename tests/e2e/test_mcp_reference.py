@@ -183,3 +183,46 @@ async def test_everything_over_http_samples_and_lists_roots(
 
     assert tmp_path.as_uri() in roots.content
     assert not sampled.is_error and "over http" in sampled.content
+
+
+@pytest.mark.parametrize("answer", ["Answer", "Deny"])
+async def test_everythings_form_is_asked_field_by_field_or_refused(
+    hub: McpHub, tmp_path: Path, answer: str
+) -> None:
+    editor = MemoryEditor([tmp_path])
+    editor.asks_text = True
+    editor.answers = [answer, "Yes", "Joey", "Wonder Woman", "Dogs"]
+    editor.texts = [
+        "Ada Lovelace",
+        "",
+        "ada@example.com",
+        "",
+        "",
+        "7",
+        "",
+        "Piano, drums",
+        "Salmon",
+    ]
+    resolver = await tools_for(hub, tmp_path, editor, everything=everything_stdio(allow=["*"]))
+    await eventually(
+        lambda: "everything__trigger-elicitation-request" in {s.name for s in resolver.specs()}
+    )
+
+    form = await call(resolver, "everything__trigger-elicitation-request", {})
+
+    if answer == "Deny":
+        assert "declined" in form.content and editor.text_asked == []
+        return
+    assert "- Name: Ada Lovelace" in form.content, form.content
+    assert "- Agreed to terms: true" in form.content and "- Favorite Integer: 7" in form.content
+    assert '"untitledMultipleSelectEnum": [\n      "Piano",\n      "Drums"\n    ]' in form.content
+    assert '"titledMultipleSelectEnum": [\n      "fish-2"\n    ]' in form.content
+    assert '"legacyTitledEnum": "pet-2"' in form.content
+    assert "firstLine" not in form.content  # left empty: not sent
+    questions = [question for question, _value in editor.text_asked]
+    assert questions[0] == "everything: String — Your full, legal name"
+    assert editor.text_asked[5] == (
+        "everything: Integer (a whole number) — Your favorite integer (do not give us your "
+        "phone number, pin, or other sensitive info)",
+        "42",
+    )

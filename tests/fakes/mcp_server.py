@@ -10,10 +10,11 @@ working directory), ``slow`` (waits; writes the file
 ``$FAKE_MCP_MARKS/cancelled`` when the call is cancelled) and ``crash`` (the
 process exits); ``steps`` (progress), ``grow`` (adds the tool ``grown``
 and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
-form elicitation: a boolean and an enum), ``roots``, ``chatty`` (logs at
-info and debug), ``meet`` (says ``met`` only when two calls of it run at
-once). A resource ``fake://notes/readme``, a prompt ``review``
-(``path``, ``focus``), and ``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
+form elicitation: a boolean and an enum), ``sign_up`` (a form of free
+text), ``roots``, ``chatty`` (logs at info and debug), ``meet`` (says
+``met`` only when two calls of it run at once). A resource
+``fake://notes/readme``, a prompt ``review`` (``path``, ``focus``), and
+``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
 ``$FAKE_MCP_MANY=N`` adds the tools ``tool_000`` ... (``tool_042`` converts
 Celsius to Fahrenheit, the others look up inventory records).
 It speaks the handshake era (``initialize``, sessions) as
@@ -158,6 +159,20 @@ async def order(ctx: Context) -> str:
     if result.action == "accept":
         return f"ordered: confirm={result.data.confirm} size={result.data.size}"
     return f"no order: {result.action}"
+
+
+class Member(BaseModel):
+    name: str
+    age: int
+    team: str = "blue"
+
+
+@app.tool(description="Asks the user to sign up (a form of free-text fields).")
+async def sign_up(ctx: Context) -> str:
+    result = await ctx.elicit("Sign up for the club", Member)
+    if result.action == "accept":
+        return f"member: {result.data.name}, {result.data.age}, {result.data.team}"
+    return f"no member: {result.action}"
 
 
 @app.tool(description="The client's roots.")

@@ -91,9 +91,9 @@ function pythonFromPythonExtension(): string | undefined {
 
 /**
  * What this client implements: it renders `rhema/event`, implements `rhema.editSelection`,
- * and answers `rhema/language` from VS Code's language features (./language).
+ * answers `rhema/language` from VS Code's language features (./language) and `rhema/askText` (mcp.ts).
  */
-const DECLARED: DeclaredCapabilities = { events: true, editSelection: true, language: true };
+const DECLARED: DeclaredCapabilities = { events: true, editSelection: true, language: true, askText: true };
 
 /** Create (not start) the client for the current settings. */
 export function createClient(onProblem: (problem: string) => void): LanguageClient {

@@ -174,6 +174,7 @@ export interface DeclaredCapabilities {
   events?: boolean;
   editSelection?: boolean;
   language?: boolean;
+  askText?: boolean;
 }
 
 /** Whether the session existed and is gone. */

@@ -51,6 +51,7 @@ import {
   showStatus,
   undoLastTurn,
 } from './sessions';
+import { answerAskText, pickMcpServer } from './mcp';
 import { Runs } from './runs';
 import { statusText, type StatusState } from './status';
 import { ChatSide } from './chat/host';
@@ -103,6 +104,8 @@ export class Rhema implements vscode.Disposable {
       ['rhema.compactSession', () => compactSession(this)],
       ['rhema.showStatus', () => this.showStatus()],
       ['rhema.restartServer', () => this.restart()],
+      ['rhema.mcpServers', () => pickMcpServer(this)],
+      ['rhema.restartMcpServer', () => pickMcpServer(this)],
       ['rhema.openChat', () => this.chat.view.focus()],
     ];
     for (const [id, handler] of commands) {
@@ -161,6 +164,7 @@ export class Rhema implements vscode.Disposable {
     await client.start();
     // The client's own handler, plus: the chat says what waits for the user.
     client.onRequest(ShowMessageRequest.type, (params) => this.question(params));
+    this.disposables.push(answerAskText(client));
     return client;
   }
 

@@ -21,6 +21,7 @@ import {
   type UndoTurnArgs,
 } from './protocol';
 import { ERROR_GLYPH } from './render';
+import { mcpStatusLines } from './mcp';
 
 /** What the session commands need of the extension. */
 export interface SessionHost {
@@ -110,6 +111,7 @@ export async function showStatus(host: SessionHost): Promise<StatusResult> {
   host.output.appendLine(`  folders: ${status.folders.join(', ') || '(none)'}`);
   host.output.appendLine(`  session: ${host.session ?? '(new)'}`);
   if (status.running.length > 0) host.output.appendLine(`  running: ${status.running.join(', ')}`);
+  for (const line of mcpStatusLines(status)) host.output.appendLine(line);
   if (status.provider.error) {
     void vscode.window.showWarningMessage('Rhema: no model provider works yet: choose one in the chat.');
   } else {

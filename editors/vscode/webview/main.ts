@@ -5,7 +5,9 @@
  * keeps following; sending a prompt follows again), shows the setup card
  * while no provider works, and runs the input: Enter sends, Shift+Enter is a
  * new line, ↑/↓ walk the history (kept in the webview's state across
- * reloads), `@` completes mentions (↑/↓ pick one), Stop while running. A
+ * reloads), `@` completes mentions (↑/↓ pick one), `/` at the start the
+ * MCP servers' prompts (`slash.ts`, listed by the extension when `/` is
+ * first typed), Stop while running. A
  * prompt the extension could not send comes back into the input with the
  * error and a Retry. Code blocks' Copy and Insert go through the extension
  * (clipboard, active editor).
@@ -25,6 +27,7 @@ import { button, el } from './cards';
 import { renderMarkdown } from './markdown';
 import { TranscriptView } from './render';
 import { showSetup } from './setup';
+import { SlashList } from './slash';
 
 interface VsCodeApi {
   postMessage(message: FromView): void;
@@ -54,6 +57,7 @@ const attachments = new Attachments(input, $<HTMLElement>('attachments'));
 const post = (message: FromView): void => vscode.postMessage(message);
 const view = new TranscriptView(transcript, $<HTMLElement>('meter'), $<HTMLElement>('working'), post);
 let state: TranscriptState = emptyState();
+const slash = new SlashList(post);
 
 // ----- following the output -----
 let following = true;
@@ -116,6 +120,10 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
       break;
     case 'sendFailed':
       sendFailed(message.text, message.message);
+      break;
+    case 'prompts':
+      slash.listed(message.prompts, message.error);
+      if (document.activeElement === input) suggest();
       break;
   }
 });
@@ -183,6 +191,7 @@ function submit(): void {
   sendError.hidden = true;
   following = true;
   hideCompletions();
+  slash.stale();
   remember();
   const images = attachments.take();
   post(images.length > 0 ? { type: 'send', text, images } : { type: 'send', text });
@@ -199,7 +208,7 @@ function hideCompletions(): void {
 
 /** The highlighted suggestion, moved by ↑/↓ (`step`), or read (no step). */
 function chosen(step = 0): HTMLElement | undefined {
-  const options = [...completions.children] as HTMLElement[];
+  const options = [...completions.querySelectorAll<HTMLElement>('.completion')];
   if (options.length === 0) return undefined;
   const at = Math.max(0, options.findIndex((option) => option.classList.contains('selected')));
   const next = (at + step + options.length) % options.length;
@@ -211,6 +220,13 @@ function chosen(step = 0): HTMLElement | undefined {
 }
 
 function complete(word: string): void {
+  if (word.startsWith('/')) {
+    input.value = slash.complete(input.value, input.selectionStart, word);
+    input.selectionStart = input.selectionEnd = word.length + 1;
+    hideCompletions();
+    input.focus();
+    return;
+  }
   const at = mentionAt(input.value, input.selectionStart);
   if (at === undefined) return;
   const insert = word.endsWith(':') ? `@${word}` : `@${word} `;
@@ -223,19 +239,30 @@ function complete(word: string): void {
 function suggest(): void {
   const at = mentionAt(input.value, input.selectionStart);
   const words = at === undefined ? [] : MENTION_WORDS.filter((w) => w.startsWith(at.word) && w !== at.word);
-  if (words.length === 0) return hideCompletions();
+  const offered = slash.suggestions(input.value, input.selectionStart);
+  if (words.length === 0 && offered === undefined) return hideCompletions();
+  const option = (label: string, word: string, detail = ''): HTMLElement => {
+    const element = document.createElement('div');
+    element.className = 'completion';
+    element.setAttribute('role', 'option');
+    element.dataset.word = word;
+    element.textContent = label;
+    if (detail) element.append(el('span', 'completion-detail', ` ${detail}`));
+    element.addEventListener('mousedown', (event) => {
+      event.preventDefault();
+      complete(word);
+    });
+    return element;
+  };
+  if (offered !== undefined && offered.items.length === 0) {
+    const note = el('div', 'completion-note', offered.note);
+    completions.replaceChildren(note);
+    completions.hidden = false;
+    return;
+  }
   completions.replaceChildren(
-    ...words.map((word) => {
-      const option = document.createElement('div');
-      option.className = 'completion';
-      option.setAttribute('role', 'option');
-      option.textContent = `@${word}`;
-      option.addEventListener('mousedown', (event) => {
-        event.preventDefault();
-        complete(word);
-      });
-      return option;
-    }),
+    ...(offered?.items ?? []).map((item) => option(`/${item.command}`, `/${item.command}`, item.detail)),
+    ...words.map((word) => option(`@${word}`, word)),
   );
   completions.hidden = false;
   chosen();
@@ -248,13 +275,14 @@ input.addEventListener('input', () => {
 });
 input.addEventListener('keydown', (event) => {
   measureKey(event);
-  if (!completions.hidden && (event.key === 'ArrowDown' || event.key === 'ArrowUp')) {
+  const offering = !completions.hidden && chosen() !== undefined;
+  if (offering && (event.key === 'ArrowDown' || event.key === 'ArrowUp')) {
     event.preventDefault();
     chosen(event.key === 'ArrowDown' ? 1 : -1);
-  } else if ((event.key === 'Enter' || event.key === 'Tab') && !event.shiftKey && !event.isComposing && !completions.hidden) {
+  } else if ((event.key === 'Enter' || event.key === 'Tab') && !event.shiftKey && !event.isComposing && offering) {
     event.preventDefault();
     const option = chosen();
-    if (option !== undefined) complete((option.textContent ?? '@').slice(1));
+    if (option?.dataset.word !== undefined) complete(option.dataset.word);
   } else if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
     event.preventDefault();
     submit();

@@ -21,7 +21,8 @@ for name in pairs(vim.api.nvim_get_commands({})) do
   end
 end
 table.sort(r.commands)
-for _, tag in ipairs({ 'rhema-chat', 'rhema-chat-keys', 'rhema-mentions', 'rhema.chat()' }) do
+for _, tag in ipairs({ 'rhema-chat', 'rhema-chat-keys', 'rhema-mentions', 'rhema.chat()',
+                       'rhema-mcp' }) do
   if not pcall(vim.cmd.help, tag) then
     table.insert(r.missing, tag)
   end
@@ -59,7 +60,10 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaCompact",
         "RhemaDiff",
         "RhemaEdit",
+        "RhemaMcp",
+        "RhemaMcpRestart",
         "RhemaNew",
+        "RhemaPrompt",
         "RhemaRetry",
         "RhemaReview",
         "RhemaRewind",

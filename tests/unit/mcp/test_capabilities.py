@@ -171,6 +171,44 @@ async def test_a_form_elicitation_is_asked_field_by_field(
         assert editor.asked[2][1] == ("small", "large", "Cancel")
 
 
+@pytest.mark.parametrize(("texts", "expected"), [
+    (["Ada", "36", ""], "member: Ada, 36, blue"),  # the optional field left empty
+    (["Ada", "old", "36", "red"], "member: Ada, 36, red"),  # not a number: asked again
+    (["Ada", None], "no member: cancel"),  # dismissed
+])  # fmt: skip
+async def test_free_text_fields_are_asked_as_text_by_an_editor_that_can(
+    hub: McpHub, tmp_path: Path, marks: Path, texts: list[str | None], expected: str
+) -> None:
+    editor = MemoryEditor([tmp_path], answer="Answer")
+    editor.asks_text = True
+    editor.texts = list(texts)
+    resolver = await run_with(hub, tmp_path, editor, fake=fake_stdio(marks, allow=["*"]))
+
+    result = await call(resolver, "fake__sign_up", {})
+
+    assert result.content == expected
+    assert editor.asked == [
+        ("The MCP server fake asks: Sign up for the club (3 question(s))", ("Deny", "Answer"))
+    ]
+    asked = editor.text_asked
+    assert asked[0] == ("fake: Name", "") and asked[1] == ("fake: Age (a whole number)", "")
+    if len(asked) > 3:
+        assert asked[2] == ("fake: Age (a whole number): 'old' is not one", "old")
+        assert asked[3] == ("fake: Team", "blue")  # the default filled in
+
+
+async def test_free_text_fields_decline_the_form_where_no_text_can_be_asked(
+    hub: McpHub, tmp_path: Path, marks: Path
+) -> None:
+    editor = MemoryEditor([tmp_path], answer="Answer")
+    resolver = await run_with(hub, tmp_path, editor, fake=fake_stdio(marks, allow=["*"]))
+
+    result = await call(resolver, "fake__sign_up", {})
+
+    assert result.content == "no member: decline"
+    assert editor.asked == [] and editor.text_asked == []
+
+
 async def test_the_servers_instructions_join_the_system_prompt(
     hub: McpHub, tmp_path: Path, marks: Path
 ) -> None:

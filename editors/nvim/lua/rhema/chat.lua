@@ -14,7 +14,9 @@
 --- directory) attaches that image file, and a bare `#image` the file name
 --- under the cursor in the source buffer: each is one more `context` ref,
 --- which the server reads through its gate and sends as an image when its
---- bytes are one. Sent prompts are kept in `history` (and
+--- bytes are one. A prompt that starts with a slash command (an MCP server's
+--- prompt, see rhema.mcp) sends the prompt's text. Sent prompts are kept in
+--- `history` (and
 --- on disk, across restarts), recalled with `<C-p>`/`<C-n>` (and
 --- `<Up>`/`<Down>` on the first/last line). Every panel gets `gf`
 --- (`rhema.jump`), `i` (to the input), `R` (retry the failed turn), and the
@@ -257,12 +259,19 @@ function M.context(text)
   return context, nil, src
 end
 
---- Omni completion of the mentions in the input (`i_CTRL-X_CTRL-O`).
+--- Omni completion of the mentions in the input (`i_CTRL-X_CTRL-O`), and
+--- of the slash commands (MCP prompts, rhema.mcp) at its start.
 function M.omnifunc(findstart, base)
   if findstart == 1 then
     local line = vim.api.nvim_get_current_line():sub(1, vim.fn.col('.') - 1)
+    if vim.fn.line('.') == 1 and line:match('^/%S*$') then
+      return 0
+    end
     local start = line:find('#[%w_]*$')
     return start and start - 1 or -3
+  end
+  if vim.startswith(base, '/') then
+    return require('rhema.mcp').complete(base)
   end
   local items = {}
   for _, kind in ipairs(M.mention_kinds) do
@@ -378,7 +387,23 @@ function M.send()
   remember(text)
   recall = nil
   set_input({ '' })
-  runs.run('turn', { prompt = text, context = context }, src or M.source_buffer() or M.input)
+  local bufnr = src or M.source_buffer() or M.input
+  local mcp = require('rhema.mcp')
+  if not mcp.is_slash(text) then
+    runs.run('turn', { prompt = text, context = context }, bufnr)
+    return true
+  end
+  -- A slash command: an MCP server's prompt, filled in, is the turn's prompt.
+  mcp.expand(text, bufnr, function(expanded, why)
+    if not expanded then
+      notify(why)
+      if vim.trim(table.concat(input_lines(), '\n')) == '' then
+        set_input(vim.split(text, '\n', { plain = true }))
+      end
+      return
+    end
+    runs.run('turn', { prompt = expanded, context = context }, bufnr)
+  end)
   return true
 end
 

@@ -141,13 +141,14 @@ local function attach_without_filetype(bufnr)
 end
 
 --- The `initializationOptions`: the settings, and what this client can show
---- (it renders `rhema/event`, implements `rhema.editSelection`, and answers
---- `rhema/language` from the other attached clients: rhema.language).
+--- (it renders `rhema/event`, implements `rhema.editSelection`, answers
+--- `rhema/language` from the other attached clients: rhema.language, and
+--- `rhema/askText`: rhema.mcp).
 --- @param settings table
 --- @return table
 function M.init_options(settings)
   local options = vim.deepcopy(settings)
-  options.clientCapabilities = { events = true, editSelection = true, language = true }
+  options.clientCapabilities = { events = true, editSelection = true, language = true, askText = true }
   return options
 end
 
@@ -171,6 +172,9 @@ function M.setup(opts, on_event)
       ['workspace/applyEdit'] = apply_edit,
       ['rhema/language'] = function(err, params, ctx)
         return require('rhema.language').handle(err, params, ctx)
+      end,
+      ['rhema/askText'] = function(err, params, ctx)
+        return require('rhema.mcp').ask_text(err, params, ctx)
       end,
     },
     on_exit = function(_, _, client_id)

@@ -222,6 +222,27 @@ function M.define()
   command('RhemaStatus', function()
     runs.status(vim.api.nvim_get_current_buf())
   end, { desc = 'Show the Rhema server and provider' })
+  command('RhemaMcp', function()
+    require('rhema.mcp').servers(vim.api.nvim_get_current_buf())
+  end, { desc = "Show Rhema's MCP servers (pick one to restart it)" })
+  command('RhemaMcpRestart', function(opts)
+    require('rhema.mcp').restart(opts.args, vim.api.nvim_get_current_buf())
+  end, {
+    nargs = 1,
+    complete = function()
+      return require('rhema.mcp').names()
+    end,
+    desc = 'Restart one of Rhema\'s MCP servers',
+  })
+  command('RhemaPrompt', function(opts)
+    require('rhema.mcp').prompt_command(opts)
+  end, {
+    nargs = '+',
+    complete = function(lead, line)
+      return require('rhema.mcp').complete_command(lead, line)
+    end,
+    desc = "Send an MCP server's prompt as a Rhema turn: {command} [arguments]",
+  })
 end
 
 --- The client-side command of the "Rhema: edit selection" code action.

@@ -1,5 +1,6 @@
---- `:checkhealth rhema`: Neovim's version, the server command, and the
---- provider the server resolves (asked through `rhema.status`).
+--- `:checkhealth rhema`: Neovim's version, the server command, the
+--- provider the server resolves and the MCP servers, started and waited for
+--- (asked through `rhema.status {check = true}`).
 ---
 --- Contract: uses the running rhema client when there is one; otherwise it
 --- starts a temporary client (attached to no buffer), asks it, and stops it.
@@ -94,8 +95,8 @@ local function check_provider()
   end
   local response, problem = client:request_sync('workspace/executeCommand', {
     command = 'rhema.status',
-    arguments = { vim.empty_dict() },
-  }, 20000)
+    arguments = { { check = true } }, -- starts the MCP servers and waits for them, bounded
+  }, 40000)
   if temporary then
     client:stop()
   end
@@ -108,6 +109,32 @@ local function check_provider()
   health.ok('rhema-lsp ' .. tostring(status.version))
   local verdict = M.verdict(status, config.options.settings)
   health[verdict.level](verdict.message, verdict.advice)
+  M.report_mcp(status)
+end
+
+--- The MCP servers of a `rhema.status {check = true}` result: a failed
+--- server is an error with its reason, one waiting for a sign-in a warning.
+--- @param status table
+function M.report_mcp(status)
+  local servers = status.mcpServers or {}
+  if #servers == 0 then
+    return
+  end
+  local mcp = require('rhema.mcp')
+  health.start('rhema: MCP servers')
+  for _, server in ipairs(servers) do
+    local line = mcp.server_line(server)
+    if server.state == 'failed' then
+      health.error(line, { ':RhemaMcpRestart ' .. server.name .. ' tries it again' })
+    elseif server.state == 'authorizing' then
+      local again = ':RhemaMcpRestart ' .. server.name .. ' asks again'
+      health.warn(line, { 'sign in on the page; ' .. again })
+    elseif server.state == 'ready' then
+      health.ok(line)
+    else
+      health.info(line)
+    end
+  end
 end
 
 --- How `:checkhealth` reports the provider of a `rhema.status` result.

@@ -558,6 +558,7 @@ function M.describe_status(result)
   table.insert(lines, 'folders: ' .. table.concat(result.folders or {}, ', '))
   local running = result.running or {}
   table.insert(lines, 'running: ' .. (#running > 0 and table.concat(running, ', ') or 'nothing'))
+  vim.list_extend(lines, require('rhema.mcp').status_lines(result))
   return lines
 end
 

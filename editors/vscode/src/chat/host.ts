@@ -6,12 +6,15 @@
  * opens and deletes sessions (after a confirmation); the session shown is
  * remembered per workspace and reopened, with its changed-files cards, when
  * the window reloads. While no provider works the view shows the setup card,
- * and a choice there is written to the user settings.
+ * and a choice there is written to the user settings. A prompt that is a
+ * slash command (an MCP server's prompt, `mcp.ts`) is sent as the prompt's
+ * text; the view lists the commands when `/` starts the input.
  */
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { execute } from '../client';
 import { ServerCommand, type ChangedFile, type ImageArg, type OpenSessionResult, type SessionSummary } from '../contract';
+import { SlashPrompts } from '../mcp';
 import { ChangesCard, openDiff } from './changes';
 import { mentionContext, resolvePath } from './context';
 import { mentionLabel, parseMentions, type Mention } from './mentions';
@@ -41,6 +44,8 @@ const RUN_PLAN = 'Carry out the plan.';
 export class ChatSide implements ChatHost, vscode.Disposable {
   readonly view: ChatView;
   private readonly changes: ChangesCard;
+  /** The MCP servers' prompts, the input's slash commands. */
+  private readonly slash: SlashPrompts;
   /** The turn whose files are being listed, and whether it must be listed again after. */
   private listing: Promise<void> | undefined;
   private relist: { session: string; turn: number; live: boolean } | undefined;
@@ -53,6 +58,7 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       void vscode.window.showErrorMessage(`Rhema: ${error instanceof Error ? error.message : String(error)}`);
     });
     this.changes = new ChangesCard(() => this.extension.start(), context.workspaceState);
+    this.slash = new SlashPrompts(extension);
   }
 
   register(): vscode.Disposable {
@@ -124,7 +130,12 @@ export class ChatSide implements ChatHost, vscode.Disposable {
 
   // ----- ChatHost -----
 
-  async send(text: string, images: ImageArg[] = []): Promise<void> {
+  async send(typed: string, images: ImageArg[] = []): Promise<void> {
+    const text = await this.slash.expand(typed);
+    if (text === undefined) {
+      this.view.sendFailed(typed, 'a question about the prompt was dismissed');
+      return;
+    }
     const mentions = parseMentions(text);
     const context = await mentionContext(mentions);
     const labels = mentions.map((mention) => chipLabel(mention, context));
@@ -176,6 +187,13 @@ export class ChatSide implements ChatHost, vscode.Disposable {
 
   async handle(message: FromView): Promise<void> {
     switch (message.type) {
+      case 'listPrompts':
+        try {
+          this.view.prompts(await this.slash.prompts(true));
+        } catch (error) {
+          this.view.prompts([], error instanceof Error ? error.message : String(error));
+        }
+        return;
       case 'openFile':
         await this.openFile(message.path, message.line, message.find);
         return;

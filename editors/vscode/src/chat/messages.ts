@@ -8,7 +8,7 @@
  * the session changed). Types only: shared by the extension and the webview
  * bundle.
  */
-import type { ChangedFile, ImageArg, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { ChangedFile, ImageArg, McpPromptInfo, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -119,7 +119,9 @@ export type ToView =
   /** Show the setup card (none: hide it, a provider works); `provider`: the bar's provider line. */
   | { type: 'setup'; state?: SetupState; provider: string }
   /** A prompt the extension could not send (the server did not start): back into the input, with the error. */
-  | { type: 'sendFailed'; text: string; message: string };
+  | { type: 'sendFailed'; text: string; message: string }
+  /** The MCP servers' prompts, the input's slash commands (`error`: they could not be listed). */
+  | { type: 'prompts'; prompts: McpPromptInfo[]; error?: string };
 
 /** View → extension. */
 export type FromView =
@@ -146,4 +148,6 @@ export type FromView =
   | { type: 'undoReject'; turn: number; uri: string }
   /** A setup card row: write its choice, or (no choice) open the settings; `checkSetup` asks the server again. */
   | { type: 'choose'; row: string; provider?: string; model?: string }
-  | { type: 'checkSetup' };
+  | { type: 'checkSetup' }
+  /** `/` typed at the start of the input: the slash commands, please. */
+  | { type: 'listPrompts' };

@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ImageArg, SessionSummary } from '../contract';
+import type { ImageArg, McpPromptInfo, SessionSummary } from '../contract';
 import type { Action, FromView, SetupState, ToView, TranscriptState } from './messages';
 import { apply, emptyState } from './transcript';
 
@@ -90,6 +90,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** A prompt that could not be sent: back into the input, with the error. */
   sendFailed(text: string, message: string): void {
     this.post({ type: 'sendFailed', text, message });
+  }
+
+  /** The slash commands (the MCP servers' prompts) for the input's completion. */
+  prompts(prompts: McpPromptInfo[], error?: string): void {
+    this.post({ type: 'prompts', prompts, ...(error === undefined ? {} : { error }) });
   }
 
   /** Whether the view is on screen. */
@@ -187,7 +192,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   <div id="completions" role="listbox" hidden></div>
   <div id="send-error" role="alert" hidden></div>
   <div id="attachments" aria-label="Images attached to the prompt" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask Rhema… (@file, @selection, @problems; paste or drop an image; Enter to send, Shift+Enter for a new line, ↑/↓ history)" aria-label="Prompt"></textarea>
+  <textarea id="input" rows="3" placeholder="Ask Rhema… (@file, @selection, @problems; paste or drop an image, / for the MCP servers' prompts; Enter to send, Shift+Enter for a new line, ↑/↓ history)" aria-label="Prompt"></textarea>
   <div id="actions"><button id="send">Send</button><button id="stop" hidden>Stop</button></div>
 </footer>
 <script nonce="${nonce}" src="${script.toString()}"></script>

@@ -19,11 +19,17 @@ KINDS: Mapping[str, ToolKind] = {
     "list_dir": "search",
     "find_files": "search",
     "grep": "search",
+    "diagnostics": "read",
+    "symbols": "search",
+    "definition": "search",
+    "references": "search",
     "edit_file": "edit",
     "write_file": "edit",
     "rename_path": "move",
     "delete_path": "delete",
+    "rename_symbol": "edit",
     "run_command": "execute",
+    "update_plan": "think",
 }
 
 _VERBS = {
@@ -31,11 +37,17 @@ _VERBS = {
     "list_dir": "List",
     "find_files": "Find",
     "grep": "Search",
+    "diagnostics": "Problems in",
+    "symbols": "Symbols",
+    "definition": "Definition in",
+    "references": "References in",
     "edit_file": "Edit",
     "write_file": "Write",
     "rename_path": "Rename",
     "delete_path": "Delete",
+    "rename_symbol": "Rename symbol in",
     "run_command": "Run",
+    "update_plan": "Update the plan",
 }
 _MAIN_ARGUMENT = ("path", "pattern", "command", "from")
 _TITLE_LIMIT = 80

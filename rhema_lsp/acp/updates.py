@@ -16,10 +16,12 @@ The mapping: ``thinking_delta`` -> ``agent_thought_chunk``, ``text_delta`` ->
 call's arguments known -> ``tool_call_update`` (title, locations, raw input;
 still pending), the call under way -> ``tool_call_update`` (in progress:
 sent once, at the first of the user's approval, an edit applied, command
-output), command output -> ``tool_call_update`` content, ``tool_result`` ->
+output), command output -> ``tool_call_update`` content (or, run in the client's terminal, the
+terminal as its content), ``tool_result`` ->
 ``tool_call_update`` (completed or failed, with a ``diff`` per file an edit
 changed and the result's text), ``context`` (the context fill after each
-step or compaction) -> ``usage_update`` (``used`` of ``size`` tokens, when
+step or compaction) -> ``usage_update``, ``plan`` (``update_plan``) ->
+``plan`` (the whole plan, each entry of ``medium`` priority) (``used`` of ``size`` tokens, when
 the window is known). So a call that waits for permission is
 ``pending`` until the user answers, as the protocol says, and
 :meth:`UpdateStream.sent` lets the permission request follow the updates
@@ -38,11 +40,14 @@ from typing import Any, Protocol
 import anyio
 from acp.schema import (
     AgentMessageChunk,
+    AgentPlanUpdate,
     AgentThoughtChunk,
     ContentToolCallContent,
     CurrentModeUpdate,
     FileEditToolCallContent,
+    PlanEntry,
     SessionInfoUpdate,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
@@ -56,16 +61,25 @@ from rhema_lsp.acp.calls import kind_of, title_of
 from rhema_lsp.engine import (
     ContextFill,
     Event,
+    PlanUpdate,
     TextDelta,
     ThinkingDelta,
     ToolCallArgsDelta,
     ToolOutputDelta,
     ToolResultEvent,
 )
+from rhema_lsp.engine import PlanEntry as EnginePlanEntry
 from rhema_lsp.engine import ToolCallStart as CallStarted
 from rhema_lsp.runs.merge import DeltaMerger
 
-__all__ = ["FileDiff", "SessionUpdate", "UpdateSender", "UpdateStream", "text_content"]
+__all__ = [
+    "FileDiff",
+    "SessionUpdate",
+    "UpdateSender",
+    "UpdateStream",
+    "plan_update",
+    "text_content",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +92,7 @@ SessionUpdate = (
     | CurrentModeUpdate
     | UsageUpdate
     | SessionInfoUpdate
+    | AgentPlanUpdate
 )
 """The ``session/update`` payloads this agent sends."""
 
@@ -111,11 +126,21 @@ class _Call:
     output: list[str] = field(default_factory=list)
     diffs: list[FileDiff] = field(default_factory=list)
     started: bool = False
+    terminal: str | None = None
+    """The client's terminal the command runs in, shown as its content."""
 
 
 def text_content(text: str) -> ContentToolCallContent:
     """Tool call content of plain text."""
     return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def plan_update(entries: Sequence[EnginePlanEntry]) -> AgentPlanUpdate:
+    """The ``plan`` update of a plan (ours has no priorities: ``medium``)."""
+    return AgentPlanUpdate(
+        session_update="plan",
+        entries=[PlanEntry(content=e.content, priority="medium", status=e.status) for e in entries],
+    )
 
 
 def _fenced(text: str) -> str:
@@ -152,6 +177,8 @@ class UpdateStream:
                 self._enqueue(
                     UsageUpdate(session_update="usage_update", used=event.tokens, size=event.window)
                 )
+        elif isinstance(event, PlanUpdate):
+            self._enqueue(plan_update(event.entries))
         elif isinstance(event, ThinkingDelta):
             self._enqueue(
                 AgentThoughtChunk(
@@ -210,6 +237,8 @@ class UpdateStream:
                 )
             )
             locations.append(ToolCallLocation(path=str(diff.path), line=diff.line))
+        if call is not None and call.terminal is not None:  # the client keeps showing it
+            content.append(TerminalToolCallContent(type="terminal", terminal_id=call.terminal))
         if event.content:
             content.append(text_content(event.content))
         status: ToolCallStatus = "failed" if event.is_error else "completed"
@@ -265,6 +294,20 @@ class UpdateStream:
         self.send(
             ToolCallProgress(
                 session_update="tool_call_update", tool_call_id=call_id, status="in_progress"
+            )
+        )
+
+    def call_terminal(self, call_id: str, terminal_id: str) -> None:
+        """The call's command runs in the client's terminal ``terminal_id``:
+        under way, the terminal its content (the client shows its output)."""
+        call = self._calls.setdefault(call_id, _Call("run_command"))
+        call.terminal = terminal_id
+        self.call_started(call_id)
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                content=[TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
             )
         )
 

@@ -18,6 +18,7 @@ from typing import Any
 from rhema_lsp.headless.errors import UsageError
 from rhema_lsp.providers.names import SettingNames
 from rhema_lsp.providers.presets import PRESETS, PROTOCOLS
+from rhema_lsp.vocabulary import MODES
 
 __all__ = [
     "ASK_MODE",
@@ -126,9 +127,10 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
     SettingFlag(
         "mode",
         "--mode",
-        "ask: read only; edit: change files; agent: also run commands",
+        "ask: read only; plan: read, then propose a plan; edit: change files; "
+        "agent: also run commands",
         RUN,
-        {"choices": ("ask", "edit", "agent")},
+        {"choices": MODES},
         command_defaults={"ask": ASK_MODE},
     ),
     SettingFlag(
@@ -190,6 +192,19 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         "the share of the window past which older rounds are summarised first",
         RUN,
         {"type": float, "metavar": "SHARE"},
+    ),
+    SettingFlag(
+        "diagnosticsWait",
+        "--diagnostics-wait",
+        "seconds an edit waits for the language server's problems of the edited version",
+        RUN,
+        {"type": float, "metavar": "SECONDS"},
+    ),
+    SettingFlag(
+        "languageServers",
+        None,
+        "",
+        why="a command per language is editor configuration; headless finds servers on PATH",
     ),
     SettingFlag(
         "mcpServers",

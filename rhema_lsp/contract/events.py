@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from rhema_lsp.contract.base import Wire
+from rhema_lsp.vocabulary import PlanStatus
 
 __all__ = [
     "EVENT_METHOD",
@@ -22,9 +23,12 @@ __all__ = [
     "ContextPayload",
     "ErrorPayload",
     "EventPayload",
+    "PlanEntryBody",
+    "PlanPayload",
     "ProviderToolPayload",
     "RetryWaitPayload",
     "RhemaEventParams",
+    "RulesPayload",
     "RunStopReason",
     "StepEndPayload",
     "StepStartPayload",
@@ -134,6 +138,21 @@ class ToolResultPayload(Wire):
     code: int | None = None
 
 
+class PlanEntryBody(Wire):
+    """One step of a plan: what it is, and where it stands."""
+
+    content: str
+    status: PlanStatus
+
+
+class PlanPayload(Wire):
+    """The model's plan (``update_plan``), whole: each one replaces the one
+    before. Kept in the session; ``rhema.openSession`` returns the latest."""
+
+    type: Literal["plan"] = "plan"
+    entries: list[PlanEntryBody]
+
+
 class ProviderToolPayload(Wire):
     """The provider ran one of its own tools inside the model call (web
     search, code execution, ...): not one of the agent's calls, no result
@@ -194,6 +213,16 @@ class ContextPayload(Wire):
     window: int | None
 
 
+class RulesPayload(Wire):
+    """The project rules files the run gives the model so far, by name
+    (``AGENTS.md``, ``pkg/AGENTS.md``; the user's own by its path): at the
+    run's start when there are any, and again, with the whole list, when a
+    nested one joins."""
+
+    type: Literal["rules"] = "rules"
+    files: list[str]
+
+
 class TurnEndPayload(Wire):
     """A run ended; always the last event of a run."""
 
@@ -221,11 +250,13 @@ _AnyEvent = (
     | ToolOutputDeltaPayload
     | ToolStatusPayload
     | ToolResultPayload
+    | PlanPayload
     | UsagePayload
     | RetryWaitPayload
     | StepEndPayload
     | CompactionPayload
     | ContextPayload
+    | RulesPayload
     | TurnEndPayload
     | ErrorPayload
 )

@@ -5,7 +5,9 @@ Who emits what: a provider emits the streaming deltas while it streams
 ``ProviderToolUse``, ``UsageUpdate``) and ``RetryWait`` between attempts; the agent emits the
 lifecycle (``StepStart``, ``ToolCallStart`` for calls the provider did not
 announce, ``ToolOutputDelta`` stamped with the call id, ``ToolResultEvent``,
-``StepEnd``); a driver emits ``TurnEnd`` and ``ErrorEvent`` around a run.
+``StepEnd``); the ``update_plan`` tool emits ``PlanUpdate`` each time the
+model replaces its plan; a driver emits ``TurnEnd`` and ``ErrorEvent``
+around a run, and ``RulesInUse`` when it gives the model project rules.
 
 Events are ephemeral: none of them is ever appended to the history. Each one
 knows its wire name (``type``) and its payload as the editor contract spells
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from rhema_lsp.engine.output import StopReason, Usage
+from rhema_lsp.vocabulary import PlanStatus
 
 __all__ = [
     "CompactionEvent",
@@ -25,8 +28,11 @@ __all__ = [
     "ErrorEvent",
     "Event",
     "EventSink",
+    "PlanEntry",
+    "PlanUpdate",
     "ProviderToolUse",
     "RetryWait",
+    "RulesInUse",
     "StepEnd",
     "StepStart",
     "TextDelta",
@@ -185,6 +191,28 @@ class ToolResultEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class PlanEntry:
+    """One step of the model's plan, and where it stands."""
+
+    content: str
+    status: PlanStatus
+
+    def payload(self) -> dict[str, Any]:
+        return {"content": self.content, "status": self.status}
+
+
+@dataclass(frozen=True, slots=True)
+class PlanUpdate:
+    """The model's plan, whole: each update replaces the one before."""
+
+    type: ClassVar[str] = "plan"
+    entries: tuple[PlanEntry, ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "entries": [entry.payload() for entry in self.entries]}
+
+
+@dataclass(frozen=True, slots=True)
 class UsageUpdate:
     """The running token tally of the model call in flight. Cumulative: each
     event replaces the previous tally, never adds to it."""
@@ -268,6 +296,18 @@ class ContextFill:
 
 
 @dataclass(frozen=True, slots=True)
+class RulesInUse:
+    """The project rules files a run gives the model so far (its folder's
+    ``AGENTS.md`` and the like, then the nested ones as they join), by name."""
+
+    type: ClassVar[str] = "rules"
+    files: tuple[str, ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "files": list(self.files)}
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnd:
     """A driver's run ended. ``stop_reason`` is a contract stop reason, which
     adds ``max_steps``, ``cancelled`` and ``error`` to the model's own."""
@@ -309,11 +349,13 @@ Event = (
     | ToolOutputDelta
     | ToolStatusEvent
     | ToolResultEvent
+    | PlanUpdate
     | UsageUpdate
     | RetryWait
     | StepEnd
     | CompactionEvent
     | ContextFill
+    | RulesInUse
     | TurnEnd
     | ErrorEvent
 )

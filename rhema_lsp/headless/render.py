@@ -2,9 +2,10 @@
 
 The answer text goes to stdout as it streams, and nothing else does, so
 ``rhema-lsp ask ... > answer.md`` captures the answer alone. Reasoning
-(dimmed), one line per tool call, command output, retry countdowns, the
-diffs of applied edits, compactions and the closing line (with the context
-fill) go to stderr. Colour only on a
+(dimmed), one line per tool call, command output, the plan (the whole
+checklist when it is set, then one line per step whose status changes),
+retry countdowns, the diffs of applied edits, compactions and the closing
+line (with the context fill) go to stderr. Colour only on a
 TTY. ``--json`` replaces all of it with one JSON line per ``rhema/event`` on
 stdout; the client's own lines (the provider, diffs, the closing line of a
 run the server could not end) still go to stderr.
@@ -21,9 +22,11 @@ from rhema_lsp.contract import (
     ContextPayload,
     ErrorPayload,
     EventPayload,
+    PlanPayload,
     ProviderToolPayload,
     RetryWaitPayload,
     RhemaEventParams,
+    RulesPayload,
     TextDeltaPayload,
     ThinkingDeltaPayload,
     ToolCallArgsDeltaPayload,
@@ -32,6 +35,7 @@ from rhema_lsp.contract import (
     ToolResultPayload,
     TurnEndPayload,
 )
+from rhema_lsp.vocabulary import PlanStatus
 
 __all__ = ["JsonRenderer", "TerminalRenderer"]
 
@@ -43,6 +47,9 @@ DIM, BOLD, RED, GREEN, CYAN, RESET = (
     "\x1b[36m",
     "\x1b[0m",
 )
+
+PLAN_MARKS: dict[PlanStatus, str] = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+"""How each plan status reads in the terminal's checklist."""
 
 
 def _args_hint(name: str, args_text: str) -> str:
@@ -78,6 +85,7 @@ class TerminalRenderer:
     _calls: dict[str, str] = field(default_factory=dict)
     _args: dict[str, list[str]] = field(default_factory=dict)
     _fill: str = ""
+    _plan: list[tuple[str, PlanStatus]] = field(default_factory=list)
     first_output: bool = False
 
     def _c(self, code: str, text: str) -> str:
@@ -134,8 +142,12 @@ class TerminalRenderer:
             self._end_text()
             self.err.write(self._c(DIM, event.chunk))
             self.err.flush()
+        elif isinstance(event, PlanPayload):
+            self._show_plan(event)
         elif isinstance(event, ToolResultPayload):
             name = event.name or self._calls.get(event.id, "tool")
+            if name == "update_plan" and not event.is_error:
+                return  # the plan's own lines say it
             hint = _args_hint(name, "".join(self._args.pop(event.id, [])))
             mark = self._c(RED, "✗") if event.is_error else self._c(GREEN, "✓")
             code = f" exit {event.code}" if event.code is not None else ""
@@ -162,6 +174,8 @@ class TerminalRenderer:
                 if window
                 else f" · context {event.tokens}"
             )
+        elif isinstance(event, RulesPayload):
+            self.note(self._c(DIM, f"rules: {', '.join(event.files)}"))
         elif isinstance(event, ErrorPayload):
             self.note(self._c(RED, f"error: {event.message}"))
         elif isinstance(event, TurnEndPayload):
@@ -172,6 +186,22 @@ class TerminalRenderer:
                     f"{event.usage.input} in / {event.usage.output} out tokens{self._fill}",
                 )
             )
+
+    def _show_plan(self, event: PlanPayload) -> None:
+        """The whole checklist when its steps are new, else a line per
+        step whose status changed, with the count done."""
+        plan = [(entry.content, entry.status) for entry in event.entries]
+        before, self._plan = self._plan, plan
+        done = sum(status == "completed" for _, status in plan)
+        count = f"{done}/{len(plan)}"
+        if [content for content, _ in before] != [content for content, _ in plan]:
+            self.note(self._c(BOLD, f"plan ({count} done):"))
+            for content, status in plan:
+                self.note(f"  {PLAN_MARKS[status]} {content}")
+            return
+        for (content, status), (_, was) in zip(plan, before, strict=True):
+            if status != was:
+                self.note(f"{PLAN_MARKS[status]} {content} ({count} done)")
 
 
 @dataclass

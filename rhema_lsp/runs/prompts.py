@@ -19,6 +19,12 @@ __all__ = [
 
 _MODES = {
     "ask": "You may read and search the workspace; you cannot change files.",
+    "plan": (
+        "This is plan mode: you may read and search the workspace; you cannot change files "
+        "or run commands. Work out how to do the user's task, then end the turn with the plan "
+        "set by update_plan (every step pending) and a short summary of it; the user reviews "
+        "it and runs it in another mode."
+    ),
     "edit": (
         "You may read, search and change files. Change files only with the edit tools: "
         "edit_file for targeted replacements (re-read the file first if an edit is "
@@ -29,6 +35,13 @@ _MODES = {
         "(the user approves each command). Change files only with the edit tools."
     ),
 }
+
+_PLANS = (
+    "For a task of several steps, keep a plan with update_plan: set it before you start, "
+    "mark each step in_progress as you begin it and completed when done. If the "
+    "conversation holds a plan, carry it out and tick its steps. Skip the plan for a "
+    "question or a one-step change."
+)
 
 CONTEXT_LINES = 2000
 
@@ -47,6 +60,7 @@ def system_prompt(mode: str, folder: Path) -> str:
         "You are Rhema, a coding agent working inside the user's editor.\n"
         f"The workspace folder is {folder}. Paths are relative to it.\n"
         f"{_MODES.get(mode, _MODES['ask'])}\n"
+        f"{_PLANS}\n"
         "The editor's unsaved text is what the tools read and edit. Be concise; "
         "answer in Markdown; say what you changed."
     )

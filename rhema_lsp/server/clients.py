@@ -25,6 +25,11 @@ rules, each a method or field here that every path asks:
 ``edit_selection``: the client implements the client-side command
 ``rhema.editSelection`` (asks for an instruction, then sends
 ``rhema.edit``); others get ready-made server-side code actions.
+
+``language``: the client answers ``rhema/language`` from its editor's own
+language servers; the language tools then ask it
+(:meth:`~rhema_lsp.server.state.ServerState.language`).
+
 ``ask_text``: the client answers ``rhema/askText`` (an MCP form's free-text
 field); others get the form's choices only.
 """
@@ -48,6 +53,7 @@ class ClientFeatures:
 
     events: bool = False
     edit_selection: bool = False
+    language: bool = False
     ask_text: bool = False
     work_done_progress: bool = False
     show_document: bool = False
@@ -63,6 +69,7 @@ class ClientFeatures:
         return cls(
             events=declared.events,
             edit_selection=declared.edit_selection,
+            language=declared.language,
             ask_text=declared.ask_text,
             work_done_progress=bool(window is not None and window.work_done_progress),
             show_document=bool(show_document is not None and show_document.support),

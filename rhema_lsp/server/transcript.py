@@ -2,7 +2,8 @@
 
 One file per session, ``transcripts/<session>.md`` beside the session store
 (so it is ignored by git and out of the agent's reach like the store): each
-turn's prompt, its reasoning, the answer, and one line per tool call. The
+turn's prompt, its reasoning, the answer, one line per tool call, and the
+turn's plan as a Markdown task list, ticked in place as it changes. The
 file is rewritten atomically (write a temporary file, rename) at most every
 :data:`FLUSH_EVERY` seconds while a run streams and once when it ends, in a
 worker thread, so the event loop never waits on the disk. Reads and writes
@@ -22,6 +23,7 @@ import anyio.to_thread
 from rhema_lsp.engine import (
     ErrorEvent,
     Event,
+    PlanUpdate,
     ProviderToolUse,
     StepStart,
     TextDelta,
@@ -71,6 +73,7 @@ class Transcript:
         self._mode = ""
         self._calls: dict[str, str] = {}
         self._args: dict[str, list[str]] = {}
+        self._plan_at: int | None = None
         self.answer: list[str] = []
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
@@ -112,8 +115,12 @@ class Transcript:
             self._calls[event.id] = event.name
         elif isinstance(event, ToolCallArgsDelta):
             self._args.setdefault(event.id, []).append(event.delta)
+        elif isinstance(event, PlanUpdate):
+            self._show_plan(event)
         elif isinstance(event, ToolResultEvent):
             name = self._calls.get(event.id, event.name)
+            if name == "update_plan" and not event.is_error:
+                return  # the plan above says it
             call = describe_call(name, "".join(self._args.pop(event.id, [])))
             mark = "✗" if event.is_error else "✓"
             summary = first_lines(event.content, 1, 120)
@@ -127,6 +134,24 @@ class Transcript:
         else:
             return
         self._changed()
+
+    def _show_plan(self, event: PlanUpdate) -> None:
+        """The turn's plan, in the place it was first shown."""
+        lines = ["\n\n**Plan**\n"]
+        for entry in event.entries:
+            if entry.status == "completed":
+                lines.append(f"- [x] {entry.content}")
+            elif entry.status == "in_progress":
+                lines.append(f"- [ ] **{entry.content}** (in progress)")
+            else:
+                lines.append(f"- [ ] {entry.content}")
+        block = "\n".join(lines) + "\n"
+        self._mode = ""
+        if self._plan_at is None:
+            self._plan_at = len(self._parts)
+            self._parts.append(block)
+        else:
+            self._parts[self._plan_at] = block
 
     def _enter(self, mode: str) -> None:
         if mode != self._mode:

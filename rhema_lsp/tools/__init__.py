@@ -1,7 +1,8 @@
 """The agent's hands: workspace-confined tools behind the engine's ``ToolResolver``.
 
 :class:`WorkspaceTools` offers the mode's tools (read, search, edit, command)
-and never reaches outside the workspace roots; edits go to an :class:`Editor`
+and never reaches outside the workspace roots (:class:`Planning` adds
+``update_plan`` in every mode); edits go to an :class:`Editor`
 as minimal, versioned ``WorkspaceEdit``\\ s. :class:`DiskEditor` (headless)
 and :class:`MemoryEditor` (tests) implement the editor seam here; the server
 implements it over LSP. This package never imports pygls.
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
         LanguageService,
     )
     from rhema_lsp.tools.memory_editor import MemoryEditor, ReceivedEdit
+    from rhema_lsp.tools.planning import UPDATE_PLAN, Planning, latest_plan
     from rhema_lsp.tools.positions import (
         LineIndex,
         apply_text_edits,
@@ -42,6 +44,7 @@ __all__ = [
     "LANGUAGE_METHODS",
     "READ_TOOLS",
     "TOOLS_BY_MODE",
+    "UPDATE_PLAN",
     "Access",
     "ConfirmCallback",
     "DiagnosticsAnswer",
@@ -58,6 +61,7 @@ __all__ = [
     "MemoryEditor",
     "OpenDocument",
     "PathRefused",
+    "Planning",
     "ReceivedEdit",
     "Target",
     "ToolError",
@@ -66,6 +70,7 @@ __all__ = [
     "apply_text_edits",
     "apply_workspace_edit_to_text",
     "is_allowlisted",
+    "latest_plan",
     "minimal_edits",
     "path_to_uri",
     "ripgrep_binary",

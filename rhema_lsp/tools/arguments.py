@@ -10,7 +10,10 @@ argument names, types, bounds, defaults and descriptions. From the model:
   and per property only ``type``, ``description``, ``minimum``, ``maximum``,
   ``items`` and ``enum``. No ``title``, ``default``, ``$defs``/``$ref`` or
   ``anyOf`` (some Gemini versions reject them): an optional field is typed as
-  its non-null type, and a default is said in the description instead.
+  its non-null type, and a default is said in the description instead. A
+  list of small models (``update_plan``'s entries) is inlined as ``items``
+  of ``type: object`` with its own ``properties``, ``required`` and
+  ``additionalProperties: false``.
 - :meth:`~ToolArguments.parse` checks a call's arguments strictly (no
   ``"3"`` for 3, no ``"yes"`` for true; a whole float such as ``3.0`` is an
   integer), treats ``null`` as "not given", ignores unknown names, and turns
@@ -102,10 +105,11 @@ class ToolArguments(BaseModel):
     def parameters(cls) -> dict[str, JsonValue]:
         """The plain JSON schema of the arguments (see the module docstring)."""
         schema = cls.model_json_schema(by_alias=True)
+        defs = schema.get("$defs", {})
         properties: dict[str, JsonValue] = {}
         for key, info in cls.model_fields.items():
             name = info.alias or key
-            plain = _plain(schema["properties"][name])
+            plain = _plain(schema["properties"][name], defs)
             if not info.is_required() and info.default is not None:
                 said = f"Default {_shown(info.default)}."
                 described = plain.get("description")
@@ -126,17 +130,30 @@ class ToolArguments(BaseModel):
         )
 
 
-def _plain(node: dict[str, Any]) -> dict[str, JsonValue]:
-    """``node`` with only the plain keywords; ``anyOf [X, null]`` becomes ``X``."""
+def _plain(node: dict[str, Any], defs: dict[str, Any]) -> dict[str, JsonValue]:
+    """``node`` with only the plain keywords; ``anyOf [X, null]`` becomes
+    ``X``, and a ``$ref`` to a model its inlined object."""
     options = [o for o in node.get("anyOf", []) if o != {"type": "null"}]
     if len(options) == 1:
         node = {**options[0], **{k: v for k, v in node.items() if k != "anyOf"}}
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        model = defs[ref.rsplit("/", 1)[-1]]  # its docstring is for the reader, not the model
+        node = {
+            **{k: v for k, v in model.items() if k != "description"},
+            **{k: v for k, v in node.items() if k != "$ref"},
+        }
     plain: dict[str, JsonValue] = {
         key: value for key, value in node.items() if key in _PROPERTY_KEYWORDS
     }
     items = node.get("items")
     if isinstance(items, dict):
-        plain["items"] = _plain(items)
+        plain["items"] = _plain(items, defs)
+    fields = node.get("properties")
+    if isinstance(fields, dict):
+        plain["properties"] = {name: _plain(field, defs) for name, field in fields.items()}
+        plain["required"] = list(node.get("required", []))
+        plain["additionalProperties"] = False
     return plain
 
 

@@ -48,7 +48,7 @@ async def test_a_prompt_streams_thoughts_and_the_answer(
     async with start_agent(client, fake, state) as (conn, _init):
         session = await conn.new_session(cwd=str(workspace))
         assert session.modes is not None and session.modes.current_mode_id == "edit"
-        assert [m.id for m in session.modes.available_modes] == ["ask", "edit", "agent"]
+        assert [m.id for m in session.modes.available_modes] == ["ask", "plan", "edit", "agent"]
 
         response = await conn.prompt(
             session_id=session.session_id, prompt=[text_block("What does greet do?")]
@@ -193,7 +193,7 @@ async def test_a_mode_switch_changes_the_tools_offered(
         return {t["function"]["name"] for t in request["tools"]}  # type: ignore[attr-defined]
 
     assert "edit_file" in tools(fake.requests[0])
-    assert tools(fake.requests[1]) == {"read_file", "list_dir", "find_files", "grep"}
+    assert tools(fake.requests[1]) == {"read_file", "list_dir", "find_files", "grep", "update_plan"}
 
 
 async def test_load_replays_the_stored_history(
@@ -218,6 +218,7 @@ async def test_load_replays_the_stored_history(
         "AgentThoughtChunk",
         "ToolCallStart",
         "AgentMessageChunk",
+        "AvailableCommandsUpdate",  # the session's commands, after the history
     ]
     user = later.of(UserMessageChunk)[0]
     assert user.content.text == "explain hello.py"

@@ -192,8 +192,17 @@ async def test_everythings_form_is_asked_field_by_field_or_refused(
     editor = MemoryEditor([tmp_path])
     editor.asks_text = True
     editor.answers = [answer, "Yes", "Joey", "Wonder Woman", "Dogs"]
-    editor.texts = ["Ada Lovelace", "", "ada@example.com", "", "", "7", "", "Piano, drums"]
-    editor.texts.append("Salmon")
+    editor.texts = [
+        "Ada Lovelace",
+        "",
+        "ada@example.com",
+        "",
+        "",
+        "7",
+        "",
+        "Piano, drums",
+        "Salmon",
+    ]
     resolver = await tools_for(hub, tmp_path, editor, everything=everything_stdio(allow=["*"]))
     await eventually(
         lambda: "everything__trigger-elicitation-request" in {s.name for s in resolver.specs()}

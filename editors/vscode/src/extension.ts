@@ -35,6 +35,7 @@ import {
   type ContextItem,
   type EditArgs,
   type EditResult,
+  type ImageArg,
   type OpenSessionResult,
   type Range,
   type RhemaEventParams,
@@ -376,7 +377,14 @@ export class Rhema implements vscode.Disposable {
    * Send a prompt typed in the chat view as a turn of the current session.
    * Throws `NotSent` when it could not be sent (the view puts it back into the input).
    */
-  async chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void> {
+  /** A chat prompt on the current session; `mode`: this turn's mode instead of `rhema.mode` ("Run this plan"). */
+  async chatTurn(
+    prompt: string,
+    context: ContextItem[],
+    mentions: string[],
+    mode?: 'edit' | 'agent',
+    images: ImageArg[] = [],
+  ): Promise<void> {
     const folder =
       (context[0] ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(context[0].uri)) : undefined) ??
       vscode.workspace.workspaceFolders?.[0];
@@ -392,6 +400,8 @@ export class Rhema implements vscode.Disposable {
             folder: folder?.uri.toString(),
             session: this.status.session,
             context: context.length > 0 ? context : undefined,
+            mode,
+            images: images.length > 0 ? images : undefined,
           }),
           token,
           workDone,

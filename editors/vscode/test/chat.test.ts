@@ -3,7 +3,16 @@ import { describe, it } from 'node:test';
 import { InputHistory } from '../src/chat/history';
 import { mentionAt, mentionLabel, parseMentions } from '../src/chat/mentions';
 import type { Action, TranscriptState } from '../src/chat/messages';
-import { apply, emptyState, fromMessages, meterText, placeChanges, toolDetail, toolTarget } from '../src/chat/transcript';
+import {
+  apply,
+  emptyState,
+  fromMessages,
+  meterText,
+  placeChanges,
+  runnablePlan,
+  toolDetail,
+  toolTarget,
+} from '../src/chat/transcript';
 import type { RhemaEvent } from '../src/protocol';
 
 function run(actions: Action[]): { state: TranscriptState; touched: number[][] } {
@@ -83,6 +92,23 @@ describe('transcript reducer', () => {
       { kind: 'notice', level: 'error', text: 'cancelled' },
     ]);
     assert.equal(state.running, false);
+  });
+
+  it('names the rules files of a turn on one line, completed when a nested one joins', () => {
+    const { state, touched } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'rules', files: ['AGENTS.md'] }),
+      ev({ type: 'text_delta', text: 'Reading.' }),
+      ev({ type: 'rules', files: ['AGENTS.md', 'pkg/AGENTS.md'] }),
+      { kind: 'prompt', text: 'y', mentions: [] },
+      ev({ type: 'rules', files: ['AGENTS.md'] }),
+    ]);
+    assert.deepEqual(touched[3], [1]); // the same line, updated
+    const rules = state.items.filter((item) => item.kind === 'notice' && item.level === 'rules');
+    assert.deepEqual(rules, [
+      { kind: 'notice', level: 'rules', text: 'Rules: AGENTS.md, pkg/AGENTS.md' },
+      { kind: 'notice', level: 'rules', text: 'Rules: AGENTS.md' },
+    ]);
   });
 
   it('settles a retry as retried when the model answers, and waits for the model until then', () => {
@@ -268,6 +294,63 @@ describe('transcript reducer', () => {
     assert.equal(toolTarget('{"path":'), undefined); // still streaming
     assert.equal(toolDetail('{"command":"make test\\nmore"}'), 'make test');
     assert.equal(toolDetail('{"pattern":"TODO","path":"src"}'), 'TODO');
+  });
+});
+
+describe('plans', () => {
+  const step = (content: string, status: 'pending' | 'in_progress' | 'completed') => ({ content, status });
+
+  it('puts the plan under the prompt, above the answer, and ticks it in place', () => {
+    const { state, touched } = run([
+      { kind: 'prompt', text: 'do it', mentions: [] },
+      ev({ type: 'text_delta', text: 'Let me plan.' }),
+      ev({ type: 'tool_call_start', id: 'c1', name: 'update_plan' }),
+      ev({ type: 'plan', entries: [step('read', 'in_progress'), step('fix', 'pending')] }),
+      ev({ type: 'plan', entries: [step('read', 'completed'), step('fix', 'in_progress')] }),
+    ]);
+    assert.deepEqual(
+      state.items.map((item) => item.kind),
+      ['user', 'plan', 'answer'],
+    );
+    assert.deepEqual(touched[3], [1, 2]); // inserted: everything below it moved
+    assert.deepEqual(touched[4], [1]); // ticked in place
+    assert.deepEqual(state.items[1], { kind: 'plan', entries: [step('read', 'completed'), step('fix', 'in_progress')] });
+    assert.equal(runnablePlan(state, 1), false); // still running
+  });
+
+  it('offers to run the latest plan between runs, until it is all done', () => {
+    const { state, touched } = run([
+      { kind: 'prompt', text: 'plan it', mentions: [] },
+      ev({ type: 'plan', entries: [step('read', 'pending')] }),
+      ev({ type: 'turn_end', stopReason: 'end_turn', text: '', steps: 1, usage }),
+    ]);
+    assert.ok(touched[2]?.includes(1)); // the end re-renders the plan: its buttons show
+    assert.equal(runnablePlan(state, 1), true);
+    apply(state, { kind: 'prompt', text: 'Carry out the plan.', mentions: [] });
+    assert.equal(runnablePlan(state, 1), false);
+    apply(state, ev({ type: 'plan', entries: [step('read', 'completed')] }));
+    apply(state, ev({ type: 'turn_end', stopReason: 'end_turn', text: '', steps: 1, usage }));
+    assert.deepEqual(
+      state.items.map((item) => item.kind),
+      ['user', 'plan', 'end', 'user', 'plan', 'end'],
+    );
+    assert.equal(runnablePlan(state, 4), false); // all done
+  });
+
+  it('shows a reopened session\'s update_plan calls as its plan, without tool cards', () => {
+    const items = fromMessages([
+      { role: 'user', content: [{ type: 'text', text: 'plan it' }] },
+      {
+        role: 'assistant',
+        content: [{ type: 'tool_call', id: 'c1', name: 'update_plan', args: { entries: [step('read', 'pending')] } }],
+      },
+      { role: 'tool', content: [{ type: 'tool_result', id: 'c1', content: 'Plan updated' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Ready.' }] },
+    ]);
+    assert.deepEqual(
+      items.map((item) => item.kind),
+      ['user', 'plan', 'answer'],
+    );
   });
 });
 

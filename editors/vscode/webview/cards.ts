@@ -2,7 +2,8 @@
  * The chat's cards as DOM, filled in place from their items: a tool call
  * (its inline diff for file edits), the changed files of a turn (+/− counts,
  * Accept all / Reject all, per-file decisions with an Undo for a reject), a
- * provider retry counting down, and an error in plain words with a Retry.
+ * provider retry counting down, an error in plain words with a Retry, and
+ * the model's plan as a checklist with "Run this plan" (edit, or agent).
  */
 import { toolDiff, type DiffLine } from '../src/chat/diff';
 import { explainError } from '../src/chat/errors';
@@ -198,4 +199,28 @@ export function fillError(node: HTMLElement, text: string, post: Post): void {
   }
   if (explained.retry) parts.push(button('Retry', () => post({ type: 'retry' }), 'retry'));
   node.replaceChildren(...parts);
+}
+
+const PLAN_GLYPH: Record<string, string> = { pending: '○', in_progress: '◐', completed: '✓' };
+
+/** The plan's checklist; `runnable`: with the buttons that run it. */
+export function fillPlan(node: HTMLElement, item: Extract<Item, { kind: 'plan' }>, runnable: boolean, post: Post): void {
+  const done = item.entries.filter((entry) => entry.status === 'completed').length;
+  const head = el('div', 'plan-head', `Plan · ${done} of ${item.entries.length} done`);
+  const list = el('ol', 'plan-steps');
+  for (const entry of item.entries) {
+    const row = el('li', `step ${entry.status}`);
+    row.dataset.status = entry.status;
+    row.append(el('span', 'glyph', PLAN_GLYPH[entry.status] ?? '○'), el('span', 'content', entry.content));
+    list.append(row);
+  }
+  node.replaceChildren(head, list);
+  if (runnable) {
+    const actions = el('div', 'plan-actions');
+    actions.append(
+      button('Run this plan', () => post({ type: 'runPlan', mode: 'edit' }), 'run-plan'),
+      button('Run in agent mode', () => post({ type: 'runPlan', mode: 'agent' }), 'run-plan-agent secondary'),
+    );
+    node.append(actions);
+  }
 }

@@ -6,7 +6,8 @@
  * or closes only when its `collapsed` flag changes, so the user's own toggle
  * sticks; a tool card keeps its expanded state. The working line under the
  * transcript says what the run waits for (the model's first token, the
- * user's approval).
+ * user's approval). A plan is a checklist whose Run buttons show only on
+ * the latest plan, between runs.
  *
  * The first time an answer's text is in the DOM, its node gets
  * `data-visible-at` (epoch milliseconds): the latency the editor tests
@@ -16,8 +17,8 @@
  * changed in the DOM (the rendering time of a long answer).
  */
 import type { Item, TranscriptState } from '../src/chat/messages';
-import { meterText } from '../src/chat/transcript';
-import { createTool, el, fillChanges, fillError, fillRetry, fillTool, tickRetry, type Post } from './cards';
+import { meterText, runnablePlan } from '../src/chat/transcript';
+import { createTool, el, fillChanges, fillError, fillPlan, fillRetry, fillTool, tickRetry, type Post } from './cards';
 import { StreamedMarkdown } from './stream';
 
 const STOP_LABEL: Record<string, string> = {
@@ -122,7 +123,8 @@ export class TranscriptView {
         for (const retry of this.root.querySelectorAll('.notice.error .retry')) retry.remove();
       }
     }
-    this.fill(node, item, state);
+    if (item.kind === 'plan') fillPlan(node, item, runnablePlan(state, index), this.post);
+    else this.fill(node, item, state);
   }
 
   private create(item: Item): HTMLElement {
@@ -204,6 +206,8 @@ export class TranscriptView {
       case 'changes':
         fillChanges(node, item, this.post);
         return;
+      case 'plan':
+        return; // filled by fillPlan, which needs to know if it runs
       case 'end': {
         const steps = item.steps === undefined ? '' : ` · ${item.steps} step${item.steps === 1 ? '' : 's'}`;
         node.textContent = `${stopLabel(item.stopReason)}${steps} · ${item.usage.input.toLocaleString('en-US')} in · ${item.usage.output.toLocaleString('en-US')} out`;

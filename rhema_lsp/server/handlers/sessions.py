@@ -18,6 +18,7 @@ from rhema_lsp.contract import (
     ForkResult,
     OpenSessionArgs,
     OpenSessionResult,
+    PlanEntryBody,
     ResumedCalls,
     SessionArgs,
     SessionsArgs,
@@ -27,6 +28,7 @@ from rhema_lsp.engine import ProviderError
 from rhema_lsp.server.errors import CommandFailed
 from rhema_lsp.server.router import Request, serves
 from rhema_lsp.sessions import SessionInfo
+from rhema_lsp.tools import latest_plan
 
 if TYPE_CHECKING:
     from rhema_lsp.server.service import AgentService
@@ -69,6 +71,7 @@ async def open_session(
     opened = await service.execution.open_session(args.session)
     session = opened.session
     latest = session.compaction
+    plan = latest_plan(session.history)
     return OpenSessionResult(
         session=opened.info.id,
         folder=opened.info.folder,
@@ -84,6 +87,9 @@ async def open_session(
             after=latest.after,
             dropped=latest.dropped,
         ),
+        plan=None
+        if plan is None
+        else [PlanEntryBody(content=e.content, status=e.status) for e in plan],
     )
 
 

@@ -141,13 +141,14 @@ local function attach_without_filetype(bufnr)
 end
 
 --- The `initializationOptions`: the settings, and what this client can show
---- (it renders `rhema/event`, implements `rhema.editSelection` and answers
---- `rhema/askText`, rhema.mcp).
+--- (it renders `rhema/event`, implements `rhema.editSelection`, answers
+--- `rhema/language` from the other attached clients: rhema.language, and
+--- `rhema/askText`: rhema.mcp).
 --- @param settings table
 --- @return table
 function M.init_options(settings)
   local options = vim.deepcopy(settings)
-  options.clientCapabilities = { events = true, editSelection = true, askText = true }
+  options.clientCapabilities = { events = true, editSelection = true, language = true, askText = true }
   return options
 end
 
@@ -169,6 +170,9 @@ function M.setup(opts, on_event)
         on_event(params, ctx.client_id)
       end,
       ['workspace/applyEdit'] = apply_edit,
+      ['rhema/language'] = function(err, params, ctx)
+        return require('rhema.language').handle(err, params, ctx)
+      end,
       ['rhema/askText'] = function(err, params, ctx)
         return require('rhema.mcp').ask_text(err, params, ctx)
       end,
@@ -180,6 +184,7 @@ function M.setup(opts, on_event)
     end,
   })
   vim.lsp.enable(M.name)
+  require('rhema.language').track()
   local group = vim.api.nvim_create_augroup('rhema.attach', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
     group = group,

@@ -142,6 +142,24 @@ function M.define()
   command('RhemaStep', function(opts)
     run('step', opts)
   end, { nargs = '*', range = true, desc = 'One Rhema exchange (continues the session)' })
+  command('RhemaRunPlan', function(opts)
+    local mode = opts.args ~= '' and opts.args or 'edit'
+    if mode ~= 'edit' and mode ~= 'agent' then
+      runs.notify(':RhemaRunPlan runs the plan in edit or agent mode', vim.log.levels.WARN)
+      return
+    end
+    if not runs.current then
+      runs.notify('no plan to run: ask for one in plan mode first', vim.log.levels.WARN)
+      return
+    end
+    runs.run('turn', { prompt = 'Carry out the plan.', mode = mode }, vim.api.nvim_get_current_buf())
+  end, {
+    nargs = '?',
+    complete = function()
+      return { 'edit', 'agent' }
+    end,
+    desc = "Run the session's plan (edit, or agent), ticking its steps",
+  })
   command('RhemaEdit', edit, {
     nargs = '*',
     range = true,

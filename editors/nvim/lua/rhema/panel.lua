@@ -27,7 +27,7 @@ local M = {}
 local ns = vim.api.nvim_create_namespace('rhema.panel')
 
 --- Events that show nothing: the waiting line stays through them.
-local quiet_events = { step_start = true, step_end = true, usage = true, context = true }
+local quiet_events = { step_start = true, step_end = true, usage = true, context = true, rules = true }
 
 --- @class rhema.Block
 --- @field kind string
@@ -279,8 +279,8 @@ end
 --- @param prompt string
 --- @param context string|nil where the context came from
 function Panel:begin_turn(prompt, context)
-  self.dropping, self.dropped_turn = false, nil
-  self.open, self.turn = true, nil
+  self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
+  self.open, self.turn, self.plan = true, nil, nil
   self:add({ kind = 'you', text = prompt, context = context })
   self:add({ kind = 'rhema' })
   self:wait_for_model()
@@ -288,9 +288,22 @@ end
 
 --- Continue the session's last turn (`:RhemaStep` without a prompt).
 function Panel:continue_turn()
-  self.dropping, self.dropped_turn = false, nil
-  self.open, self.turn = true, nil
+  self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
+  self.open, self.turn, self.plan = true, nil, nil
   self:wait_for_model()
+end
+
+--- Show the model's plan (`update_plan`): one checklist per turn, ticked in
+--- place as later plans replace it.
+--- @param entries table[]|nil `{content, status}` each
+function Panel:show_plan(entries)
+  local block = self.plan
+  if not block then
+    block = self:add({ kind = 'plan' })
+    self.plan = block
+  end
+  block.entries = entries or {}
+  self:touch_block(block)
 end
 
 --- Remove `block` from the panel.
@@ -531,6 +544,8 @@ function Panel:on_event(params)
       block.status = 'done'
     end
     self:touch_block(block)
+  elseif kind == 'plan' then
+    self:show_plan(event.entries)
   elseif kind == 'provider_tool' then
     local detail = tostring(event.detail or ''):gsub('\n.*', '')
     self:add({
@@ -554,6 +569,15 @@ function Panel:on_event(params)
   elseif kind == 'context' then
     self.context = { tokens = event.tokens, window = event.window }
     vim.cmd('redrawstatus')
+  elseif kind == 'rules' then
+    -- One line per turn, naming every rules file given so far.
+    local text = 'Rules: ' .. table.concat(event.files or {}, ', ')
+    if self.rules_block then
+      self.rules_block.text = text
+      self:touch_block(self.rules_block)
+    else
+      self.rules_block = self:add({ kind = 'note', text = text })
+    end
   elseif kind == 'retry_wait' then
     -- One line per run of retries, updated: the next failure replaces it.
     local block = self.retrying
@@ -596,7 +620,11 @@ end
 --- The tool block of call `id` (created when new).
 function Panel:tool(id, name)
   local block = self.tools[id]
-  if block == nil then
+  if block == nil and name == 'update_plan' then
+    -- The plan's checklist shows these calls: their block is never added.
+    block = { kind = 'tool', id = id, name = name }
+    self.tools[id] = block
+  elseif block == nil then
     block = self:add({ kind = 'tool', id = id, name = name })
     self.tools[id] = block
   elseif name and not block.name then
@@ -621,7 +649,7 @@ end
 --- @param messages table[] the engine's messages
 function Panel:show_messages(messages)
   self.blocks, self.tools, self.dirty = {}, {}, nil
-  self.open, self.turn = false, nil
+  self.open, self.turn, self.plan = false, nil, nil
   self:stop_countdown()
   self.waiting, self.retrying = nil, nil
   local answering = false
@@ -640,7 +668,7 @@ function Panel:show_messages(messages)
     elseif role == 'assistant' then
       if not answering then
         self:add({ kind = 'rhema' })
-        answering = true
+        answering, self.plan = true, nil
       end
       for _, part in ipairs(content) do
         if part.type == 'thinking' then
@@ -650,6 +678,9 @@ function Panel:show_messages(messages)
         elseif part.type == 'tool_call' then
           local block = self:tool(part.id, part.name)
           block.args = vim.json.encode(part.args or vim.empty_dict())
+          if part.name == 'update_plan' and type(part.args) == 'table' then
+            self:show_plan(part.args.entries)
+          end
         end
       end
     elseif role == 'tool' then

@@ -47,6 +47,9 @@ function M.closing_text(stop, steps, usage)
   return '── ' .. table.concat(parts, ' · ') .. ' ──'
 end
 
+--- How each plan entry's status reads in the checklist.
+local PLAN_MARKS = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
+
 local function tool_summary(block)
   local ok, args = pcall(vim.json.decode, block.args or '')
   if not ok or type(args) ~= 'table' then
@@ -93,6 +96,13 @@ function M.lines(block)
       for _, line in ipairs(M.split(block.output)) do
         table.insert(lines, '  │ ' .. line)
       end
+    end
+    return lines
+  elseif kind == 'plan' then
+    local lines = { 'Plan:' }
+    for _, entry in ipairs(block.entries or {}) do
+      local mark = PLAN_MARKS[entry.status] or '[ ]'
+      table.insert(lines, ('  %s %s'):format(mark, tostring(entry.content or '')))
     end
     return lines
   elseif kind == 'retry' then

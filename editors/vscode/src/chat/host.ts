@@ -13,7 +13,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { execute } from '../client';
-import { ServerCommand, type ChangedFile, type OpenSessionResult, type SessionSummary } from '../contract';
+import { ServerCommand, type ChangedFile, type ImageArg, type OpenSessionResult, type SessionSummary } from '../contract';
 import { SlashPrompts } from '../mcp';
 import { ChangesCard, openDiff } from './changes';
 import { mentionContext, resolvePath } from './context';
@@ -28,7 +28,7 @@ import type { ContextItem } from '../protocol';
 export interface Extension {
   readonly session: string | undefined;
   start(): Promise<LanguageClient>;
-  chatTurn(prompt: string, context: ContextItem[], mentions: string[]): Promise<void>;
+  chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: 'edit' | 'agent', images?: ImageArg[]): Promise<void>;
   /** Run the last failed turn again. */
   retry(): Promise<void>;
   cancel(): Promise<void>;
@@ -38,6 +38,8 @@ export interface Extension {
 
 const SESSION_KEY = 'rhema.chat.session';
 const SETTLE_MS = 300;
+/** What "Run this plan" sends: the plan itself is in the session's history. */
+const RUN_PLAN = 'Carry out the plan.';
 
 export class ChatSide implements ChatHost, vscode.Disposable {
   readonly view: ChatView;
@@ -128,7 +130,7 @@ export class ChatSide implements ChatHost, vscode.Disposable {
 
   // ----- ChatHost -----
 
-  async send(typed: string): Promise<void> {
+  async send(typed: string, images: ImageArg[] = []): Promise<void> {
     const text = await this.slash.expand(typed);
     if (text === undefined) {
       this.view.sendFailed(typed, 'a question about the prompt was dismissed');
@@ -136,7 +138,9 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     }
     const mentions = parseMentions(text);
     const context = await mentionContext(mentions);
-    await this.extension.chatTurn(text, context, mentions.map((mention) => chipLabel(mention, context)));
+    const labels = mentions.map((mention) => chipLabel(mention, context));
+    labels.push(...images.map((image) => `image ${image.name ?? ''}`.trim()));
+    await this.extension.chatTurn(text, context, labels, undefined, images);
   }
 
   stop(): Promise<void> {
@@ -219,6 +223,9 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       }
       case 'retry':
         await this.extension.retry();
+        return;
+      case 'runPlan':
+        await this.extension.chatTurn(RUN_PLAN, [], [], message.mode);
         return;
       case 'choose':
         if (message.provider === undefined) {

@@ -8,7 +8,7 @@
  * the session changed). Types only: shared by the extension and the webview
  * bundle.
  */
-import type { ChangedFile, McpPromptInfo, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { ChangedFile, ImageArg, McpPromptInfo, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -65,7 +65,9 @@ export type Item =
   | { kind: 'answer'; text: string }
   | ToolCard
   | { kind: 'provider'; name: string; detail: string }
-  | { kind: 'notice'; level: 'error' | 'info' | 'compaction'; text: string }
+  /** The turn's plan (`update_plan`), right under its prompt, replaced in place as the model ticks it. */
+  | { kind: 'plan'; entries: PlanEntryBody[] }
+  | { kind: 'notice'; level: 'error' | 'info' | 'compaction' | 'rules'; text: string }
   /** A provider retry: `waiting` counts down, then `retried` (it went on) or `failed` (the run ended in error). */
   | { kind: 'retry'; attempt: number; total: number; delaySeconds: number; error: string; state: 'waiting' | 'retried' | 'failed' }
   | {
@@ -124,7 +126,7 @@ export type ToView =
 /** View → extension. */
 export type FromView =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; images?: ImageArg[] }
   | { type: 'stop' }
   | { type: 'openFile'; path: string; line?: number; find?: string }
   | { type: 'openDiff'; turn: number; uri: string }
@@ -138,6 +140,8 @@ export type FromView =
   | { type: 'deleteSession'; session: string }
   /** Run the failed turn again. */
   | { type: 'retry' }
+  /** Run the session's plan: continue it in this mode, the plan in its history. */
+  | { type: 'runPlan'; mode: 'edit' | 'agent' }
   | { type: 'acceptAll'; turn: number }
   | { type: 'rejectAll'; turn: number }
   /** Re-apply what the agent left in a rejected file. */

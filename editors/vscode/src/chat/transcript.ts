@@ -14,14 +14,19 @@
  * next. A turn's changed files are one `changes` item, replaced as the turn
  * changes more (decisions kept); while the turn runs (`live`) the card stays
  * below its output: new items go above it and the stream continues the item
- * before it, so a card listed mid-answer never splits the answer. `waiting` says what the run
+ * before it, so a card listed mid-answer never splits the answer. The rules
+ * files a turn gives the model are one `rules` notice, completed in place. A
+ * turn's plan (`update_plan`) is one `plan` item right under its prompt, above
+ * the answer, replaced as the model ticks it (no tool card for those calls;
+ * the last plan is re-rendered when a run starts or ends: its Run buttons show
+ * only between runs). `waiting` says what the run
  * waits for: the model (from the prompt or a step's start to its first
  * output) or the user (an approval). `apply` mutates the state and returns
  * the indices of the items it touched, so the view re-renders only those.
  * Pure: no `vscode`, no DOM, so the extension, the webview and the unit
  * tests share it.
  */
-import type { Message, RhemaEvent, TurnChanges } from '../contract';
+import type { Message, PlanEntryBody, RhemaEvent, TurnChanges } from '../contract';
 import type { Action, ChangedFileView, FileDecision, Item, ToolCard, TranscriptState, Usage } from './messages';
 
 export function emptyState(session?: string, title?: string): TranscriptState {
@@ -37,20 +42,20 @@ export function apply(state: TranscriptState, action: Action): number[] {
       state.usage = { input: 0, output: 0 };
       state.settled = { input: 0, output: 0 };
       settleLiveChanges(state);
-      return push(state, { kind: 'user', text: action.text, mentions: action.mentions });
+      return [...lastPlan(state), ...push(state, { kind: 'user', text: action.text, mentions: action.mentions })];
     case 'resume':
       state.running = true;
       state.waiting = { what: 'model' };
       state.usage = { input: 0, output: 0 };
       state.settled = { input: 0, output: 0 };
-      return [];
+      return lastPlan(state);
     case 'event':
       return applyEvent(state, action.event);
     case 'end': {
       state.running = false;
       state.waiting = undefined;
       state.usage = { input: action.usage.input, output: action.usage.output };
-      const settled = settleRetries(state, action.stopReason === 'error' ? 'failed' : 'retried');
+      const settled = [...lastPlan(state), ...settleRetries(state, action.stopReason === 'error' ? 'failed' : 'retried')];
       if (last(state)?.kind === 'end') return settled;
       return [
         ...settled,
@@ -61,7 +66,7 @@ export function apply(state: TranscriptState, action: Action): number[] {
     case 'failed':
       state.running = false;
       state.waiting = undefined;
-      return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: action.message })];
+      return [...lastPlan(state), ...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: action.message })];
     case 'approval':
       state.waiting = action.waiting ? { what: 'approval', detail: action.detail } : undefined;
       return [];
@@ -153,6 +158,7 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
     }
     case 'tool_call_start': {
       const touched = [...answering(state), ...collapseThinking(state)];
+      if (event.name === PLAN_TOOL) return touched; // the plan item shows it
       const found = findCall(state, event.id);
       if (found !== undefined) {
         found.card.name = event.name;
@@ -184,6 +190,8 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
         card.result = event.content;
         card.code = event.code ?? null;
       });
+    case 'plan':
+      return [...answering(state), ...showPlan(state, event.entries)];
     case 'provider_tool':
       return [
         ...answering(state),
@@ -215,6 +223,19 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
     case 'context':
       state.context = { tokens: event.tokens, window: event.window };
       return [];
+    case 'rules': {
+      // One line per turn naming every rules file given so far, updated in place.
+      const text = `Rules: ${event.files.join(', ')}`;
+      for (let index = state.items.length - 1; index >= 0; index--) {
+        const item = state.items[index];
+        if (item?.kind === 'user') break;
+        if (item?.kind === 'notice' && item.level === 'rules') {
+          item.text = text;
+          return [index];
+        }
+      }
+      return push(state, { kind: 'notice', level: 'rules', text });
+    }
     case 'error':
       return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: event.message })];
     case 'turn_end': {
@@ -224,6 +245,7 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       state.running = false;
       state.waiting = undefined;
       return [
+        ...lastPlan(state),
         ...settleRetries(state, event.stopReason === 'error' ? 'failed' : 'retried'),
         ...collapseThinking(state),
         ...push(state, { kind: 'end', stopReason: event.stopReason, usage: event.usage, steps: event.steps }),
@@ -240,6 +262,50 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       if (state.running && state.waiting?.what !== 'approval') state.waiting = { what: 'model' };
       return [];
   }
+}
+
+/** The tool whose calls are the turn's plan. */
+export const PLAN_TOOL = 'update_plan';
+
+/**
+ * Show the turn's plan: its `plan` item (since the last prompt) replaced, or
+ * a new one right under the prompt; the indices from there on move down one
+ * and are all touched.
+ */
+function showPlan(state: TranscriptState, entries: PlanEntryBody[]): number[] {
+  let prompt = -1;
+  for (let index = state.items.length - 1; index >= 0; index--) {
+    const item = state.items[index];
+    if (item?.kind === 'plan') {
+      item.entries = entries;
+      return [index];
+    }
+    if (item?.kind === 'user') {
+      prompt = index;
+      break;
+    }
+  }
+  const at = prompt + 1;
+  state.items.splice(at, 0, { kind: 'plan', entries });
+  if (state.stepFrom !== undefined && state.stepFrom >= at) state.stepFrom += 1;
+  return state.items.map((_, index) => index).filter((index) => index >= at);
+}
+
+/** The index of the session's latest plan (to re-render its Run buttons), if any. */
+function lastPlan(state: TranscriptState): number[] {
+  const index = state.items.map((item) => item.kind).lastIndexOf('plan');
+  return index < 0 ? [] : [index];
+}
+
+/** Whether the plan at `index` is the one "Run this plan" runs: the latest, between runs, not all done. */
+export function runnablePlan(state: TranscriptState, index: number): boolean {
+  const item = state.items[index];
+  return (
+    !state.running &&
+    item?.kind === 'plan' &&
+    lastPlan(state)[0] === index &&
+    item.entries.some((entry) => entry.status !== 'completed')
+  );
 }
 
 /** Whether the last item is the running turn's changed-files card, which stays below its output. */
@@ -382,6 +448,9 @@ export function fromMessages(messages: readonly Message[] | readonly unknown[]):
         applyEvent(state, { type: 'thinking_delta', text });
       } else if (role === 'assistant' && part.type === 'text' && text) {
         applyEvent(state, { type: 'text_delta', text });
+      } else if (role === 'assistant' && part.type === 'tool_call' && part.name === PLAN_TOOL) {
+        const args = part.args as { entries?: unknown } | null;
+        if (Array.isArray(args?.entries)) showPlan(state, args.entries as PlanEntryBody[]);
       } else if (role === 'assistant' && part.type === 'tool_call' && typeof part.id === 'string') {
         applyEvent(state, { type: 'tool_call_start', id: part.id, name: String(part.name) });
         const args = typeof part.raw_args === 'string' ? part.raw_args : JSON.stringify(part.args ?? {});

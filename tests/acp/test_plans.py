@@ -1,0 +1,77 @@
+"""Plans over ACP, through the real agent and the SDK's client: ``plan`` is a
+session mode (read tools and ``update_plan``, no edit tool), each
+``update_plan`` is a ``plan`` session update, switching to ``edit`` runs the
+plan in the same session, and ``session/load`` ends its replay with the plan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp import text_block
+from acp.schema import AgentPlanUpdate
+
+from tests.acp.client import RecordingClient, start_agent
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+STEPS = ["Read hello.py", "Make the greeting French"]
+
+
+def _plan(*statuses: str) -> dict[str, object]:
+    return {
+        "entries": [
+            {"content": step, "status": status}
+            for step, status in zip(STEPS, statuses, strict=True)
+        ]
+    }
+
+
+def _shown(update: AgentPlanUpdate) -> list[tuple[str, str, str]]:
+    return [(e.content, e.status, e.priority) for e in update.entries]
+
+
+async def test_plan_mode_sends_plan_updates_and_edit_mode_runs_the_plan(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    fake.script(
+        tool_reply(("update_plan", _plan("pending", "pending"))),
+        text_reply("Two steps."),
+        tool_reply(("update_plan", _plan("completed", "in_progress"))),
+        tool_reply(
+            ("edit_file", {"path": "hello.py", "old_text": '"hello "', "new_text": '"bonjour "'})
+        ),
+        tool_reply(("update_plan", _plan("completed", "completed"))),
+        text_reply("Done."),
+    )
+    client = RecordingClient()
+    async with start_agent(client, fake, state) as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        assert session.modes is not None
+        assert "plan" in [m.id for m in session.modes.available_modes]
+        sid = session.session_id
+        await conn.set_session_mode(session_id=sid, mode_id="plan")
+        planned = await conn.prompt(session_id=sid, prompt=[text_block("Plan it")])
+        offered = [tool["function"]["name"] for tool in fake.requests[0]["tools"]]
+        await conn.set_session_mode(session_id=sid, mode_id="edit")
+        ran = await conn.prompt(session_id=sid, prompt=[text_block("go")])
+
+    assert planned.stop_reason == "end_turn" and ran.stop_reason == "end_turn"
+    assert offered == ["read_file", "list_dir", "find_files", "grep", "update_plan"]
+    assert [_shown(u) for u in client.of(AgentPlanUpdate)] == [
+        [(STEPS[0], "pending", "medium"), (STEPS[1], "pending", "medium")],
+        [(STEPS[0], "completed", "medium"), (STEPS[1], "in_progress", "medium")],
+        [(STEPS[0], "completed", "medium"), (STEPS[1], "completed", "medium")],
+    ]
+    assert "edit_file" in [tool["function"]["name"] for tool in fake.requests[2]["tools"]]
+    history = fake.requests[2]["messages"]
+    assert history[-1]["content"] == "go"
+    assert any(
+        call["function"]["name"] == "update_plan"
+        for message in history
+        for call in message.get("tool_calls") or []
+    )
+
+    later = RecordingClient()
+    async with start_agent(later, fake, state) as (conn, _init):
+        await conn.load_session(cwd=str(workspace), session_id=sid)
+    assert type(later.updates[-1][1]) is AgentPlanUpdate
+    assert _shown(later.of(AgentPlanUpdate)[-1])[1] == (STEPS[1], "completed", "medium")

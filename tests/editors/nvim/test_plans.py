@@ -1,0 +1,86 @@
+"""Plans in real Neovim against the real server: a turn in plan mode shows
+its checklist in the panel, and `:RhemaRunPlan` runs it in edit mode, the
+checklist ticking as it goes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.editors.fake_settings import settings_for
+from tests.editors.nvim.harness import run_nvim
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+STEPS = ["Read hello.py", "Make the greeting French"]
+
+
+def _plan(*statuses: str) -> dict[str, object]:
+    return {
+        "entries": [
+            {"content": step, "status": status}
+            for step, status in zip(STEPS, statuses, strict=True)
+        ]
+    }
+
+
+PLAN = r"""
+vim.o.columns, vim.o.lines = 100, 40
+vim.cmd.edit(T.workspace .. '/hello.py')
+T.attached()
+vim.cmd('RhemaAsk Plan the change.')
+T.wait_panel_text('the plan', '[ ] Make the greeting French')
+T.idle()
+local r = { planned = T.panel_lines() }
+T.screenshot('plan-in-the-panel')
+vim.cmd('RhemaRunPlan')
+T.idle()
+r.ran = T.panel_lines()
+T.screenshot('plan-run')
+r.buffer = T.lines(vim.fn.bufnr(T.workspace .. '/hello.py'))
+T.result = r
+"""
+
+
+def test_the_plan_shows_in_the_panel_and_rhema_run_plan_ticks_it(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_reply(("update_plan", _plan("pending", "pending"))),
+        text_reply("Two steps."),
+        tool_reply(("update_plan", _plan("in_progress", "pending"))),
+        tool_reply(
+            ("edit_file", {"path": "hello.py", "old_text": '"hello "', "new_text": '"bonjour "'}),
+            ("update_plan", _plan("completed", "completed")),
+        ),
+        text_reply("Done."),
+    )
+
+    r = run_nvim(
+        PLAN,
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings_for(fake.base_url, mode="plan"),
+    )
+
+    assert "error" not in r, r.get("error")
+    planned = r["planned"]
+    at = planned.index("Plan:")
+    assert planned[at : at + 3] == [
+        "Plan:",
+        "  [ ] Read hello.py",
+        "  [ ] Make the greeting French",
+    ]
+    assert "Two steps." in planned
+    assert [tool["function"]["name"] for tool in fake.requests[0]["tools"]] == [
+        "read_file",
+        "list_dir",
+        "find_files",
+        "grep",
+        "update_plan",
+    ]
+    ran = r["ran"][len(planned) :]
+    at = ran.index("Plan:")
+    assert ran[at : at + 3] == ["Plan:", "  [x] Read hello.py", "  [x] Make the greeting French"]
+    assert ran.count("Plan:") == 1  # one checklist per turn, ticked in place
+    assert "Carry out the plan." in ran
+    assert r["buffer"] == ["def greet(name):", '    return "bonjour " + name']
+    assert "edit_file" in [tool["function"]["name"] for tool in fake.requests[2]["tools"]]

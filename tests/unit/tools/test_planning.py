@@ -69,7 +69,12 @@ async def test_a_plan_is_told_and_answered_and_a_bad_one_refused(tmp_path: Path)
     assert not ok.is_error
     assert ok.content == "Plan updated: 1 of 2 steps completed; in progress: fix."
     assert told == [PlanUpdate((PlanEntry("read", "completed"), PlanEntry("fix", "in_progress")))]
-    for args in ({"entries": []}, {"entries": [{"content": " ", "status": "pending"}]}, {}):
+    bad_args: tuple[dict[str, object], ...] = (
+        {"entries": []},
+        {"entries": [{"content": " ", "status": "pending"}]},
+        {},
+    )
+    for args in bad_args:
         bad = await planning.resolve(
             ToolCall(id="c2", name="update_plan", args=args), ToolContext()
         )

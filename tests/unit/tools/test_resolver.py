@@ -12,13 +12,13 @@ import pytest
 from rhema_lsp.engine import ReplaySafety, ToolCall, ToolContext
 from rhema_lsp.tools import TOOLS_BY_MODE, MemoryEditor, WorkspaceTools
 from rhema_lsp.tools.reading import PAGE_LINES
+from rhema_lsp.vocabulary import MODES
 
 from .conftest import Bench
 
 
 def test_specs_per_mode(bench: Bench) -> None:
-    modes = ("ask", "plan", "edit", "agent")
-    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in modes}
+    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in MODES}
     assert names["ask"] == ["read_file", "list_dir", "find_files", "grep"]
     assert names["plan"] == names["ask"]
     assert names["edit"] == names["ask"] + ["edit_file", "write_file", "rename_path", "delete_path"]

@@ -66,3 +66,5 @@ npm_tree editors/vscode
 npm_tree tests/editors/vscode/driver
 echo "== install: the reference MCP servers the MCP tests run (server-everything, server-filesystem)"
 npm_tree tests/mcp_servers
+echo "== install: the ACP TypeScript SDK client the ACP tests drive the agent with"
+npm_tree tests/acp/ts_client

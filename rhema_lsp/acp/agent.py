@@ -22,10 +22,18 @@ MCP: the servers the client passes with ``session/new`` or ``session/load``
 gets their tools, each call asked through ``session/request_permission``;
 every server stops when the agent shuts down.
 
-Options: each session's ``configOptions`` (mode and model, as CodeCompanion
-and Zed switch them) come from :mod:`~rhema_lsp.acp.config`; a session's
-chosen model is its next request's. The module holds the SDK's ``Agent``
-methods together, one idea, about 430 lines.
+Options: each session's ``configOptions`` (mode, model and thinking, as
+CodeCompanion and Zed switch them) come from :mod:`~rhema_lsp.acp.config`
+and change through :mod:`~rhema_lsp.acp.options` (kept with the session in
+its store, taken up again when it is reopened); a session's chosen model
+and thinking level are its next request's.
+
+Slash commands (:mod:`~rhema_lsp.acp.commands`, the built-in ones in
+:mod:`~rhema_lsp.acp.builtin_commands`) are offered to each session as it
+opens (``available_commands_update``; a new session's right after its
+answer); a prompt naming one runs it instead of a turn.
+
+The module holds the SDK's ``Agent`` methods together, one idea.
 """
 
 from __future__ import annotations
@@ -42,8 +50,7 @@ from acp.schema import (
     AuthenticateResponse,
     ClientCapabilities,
     CloseSessionResponse,
-    ConfigOptionUpdate,
-    CurrentModeUpdate,
+    DeleteSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -51,14 +58,14 @@ from acp.schema import (
     NewSessionResponse,
     PromptResponse,
     ResumeSessionResponse,
-    SessionConfigOptionBoolean,
-    SessionConfigOptionSelect,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     TextContentBlock,
 )
 
-from rhema_lsp.acp.config import MODE, MODEL, SessionModels, mode_named
+from rhema_lsp.acp.builtin_commands import CommandSeat, Discard, builtin_commands
+from rhema_lsp.acp.commands import update_message
+from rhema_lsp.acp.config import MODE, SessionModels
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import (
     INTERNAL_ERROR,
@@ -69,29 +76,28 @@ from rhema_lsp.acp.errors import (
 )
 from rhema_lsp.acp.handshake import initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
-from rhema_lsp.acp.prompt import PromptBlock, user_text
+from rhema_lsp.acp.options import SessionOptions, restore_choices
+from rhema_lsp.acp.prompt import PromptBlock, user_prompt
 from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
-from rhema_lsp.engine import Event, Session
+from rhema_lsp.engine import ImageRefused, Session
+from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
-from rhema_lsp.sessions import SessionBusyError, SessionStoreError, UnknownSessionError
+from rhema_lsp.sessions import (
+    SessionBusyError,
+    SessionStoreError,
+    UnknownSessionError,
+)
 
 __all__ = ["RhemaAcpAgent"]
 
 logger = logging.getLogger(__name__)
-
-
-class _Discard:
-    """An event sink for work nobody watches (resuming a session on load)."""
-
-    def emit(self, event: Event) -> None:
-        """Drop ``event``."""
 
 
 class RhemaAcpAgent:
@@ -122,10 +128,22 @@ class RhemaAcpAgent:
         self._capabilities = ClientCapabilities()
         self._provider: ResolvedProvider | None = None
         self.models = SessionModels(settings, self._resolved_provider)
+        self.options = SessionOptions(self.models)
         self._closed = False
         self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
         """Withdraws the agent's unanswered requests about a session (set by
         the transport: ``$/cancel_request`` for each) once its prompt ends."""
+        self.after_answer: Callable[[str, dict[str, Any]], None] | None = None
+        """Queues a notification to follow the answer naming a session (set
+        by the transport)."""
+        self.commands = builtin_commands(
+            CommandSeat(
+                self.turns,
+                self.runs,
+                lambda s: s.settings(self.settings),
+                lambda s: self.models.provider(s.model),
+            )
+        )
 
     # -- connection ------------------------------------------------------------
 
@@ -175,23 +193,32 @@ class RhemaAcpAgent:
         roots = [folder] + [
             real_folder(extra, "additional directory") for extra in additional or []
         ]
+        self.stores.name(roots)
         fs = self._capabilities.fs
+        editor = AcpEditor(
+            self.client,
+            session_id,
+            roots,
+            read_through=bool(fs and fs.read_text_file),
+            write_through=bool(fs and fs.write_text_file),
+        )
+        unique = list(dict.fromkeys(roots))
         session = AcpSession(
             id=session_id,
             cwd=folder,
-            roots=list(dict.fromkeys(roots)),
+            roots=unique,
             mode=self.settings.mode,
+            thinking=self.settings.thinking,
             store=await self.stores.of(folder),
-            editor=AcpEditor(
-                self.client,
-                session_id,
-                roots,
-                read_through=bool(fs and fs.read_text_file),
-                write_through=bool(fs and fs.write_text_file),
-            ),
+            editor=editor,
             stored=stored,
             mcp_servers=client_servers(servers),
+            languages=AgentLanguages(editor, lambda: unique, self.settings.language_commands()),
+            terminals=self.client if self._capabilities.terminal else None,
         )
+        previous = self.sessions.get(session_id)
+        if previous is not None and previous.languages is not None:
+            await previous.languages.aclose()  # loaded again: its servers are replaced
         self.sessions[session_id] = session
         return session
 
@@ -207,10 +234,12 @@ class RhemaAcpAgent:
         session = await self._open(
             secrets.token_hex(8), cwd, additional_directories, mcp_servers, stored=False
         )
+        if self.after_answer is not None:  # the client is told of the session first
+            self.after_answer(session.id, update_message(session.id, self.commands.update()))
         return NewSessionResponse(
             session_id=session.id,
             modes=session.modes(),
-            config_options=await self._options(session),
+            config_options=await self.options.listed(session),
         )
 
     async def load_session(
@@ -226,8 +255,9 @@ class RhemaAcpAgent:
         session, history = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
         for update in replay(history):
             await self.client.session_update(session_id, update)
+        await self.client.session_update(session_id, self.commands.update())
         return LoadSessionResponse(
-            modes=session.modes(), config_options=await self._options(session)
+            modes=session.modes(), config_options=await self.options.listed(session)
         )
 
     async def resume_session(
@@ -241,8 +271,9 @@ class RhemaAcpAgent:
         """As ``session/load``, without replaying the history (the client
         still shows it)."""
         session, _ = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
+        await self.client.session_update(session_id, self.commands.update())
         return ResumeSessionResponse(
-            modes=session.modes(), config_options=await self._options(session)
+            modes=session.modes(), config_options=await self.options.listed(session)
         )
 
     async def _reopen(
@@ -260,12 +291,13 @@ class RhemaAcpAgent:
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         session = await self._open(session_id, cwd, additional, servers, stored=True)
+        await restore_choices(session)
         try:
             if self.runs.is_running(session_id):
                 return session, await store.load(session_id)
             ref = TurnRef(session_id, info.turns)
             history, _ = await self.turns.reopen(
-                session.place, ref, session.mode, self.settings, _Discard()
+                session.place, ref, session.mode, self.settings, Discard()
             )
         except SessionStoreError as exc:
             raise RequestError(INTERNAL_ERROR, str(exc)) from exc
@@ -274,66 +306,57 @@ class RhemaAcpAgent:
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Forget the session on this connection (its prompt, if one runs,
         is cancelled and answers ``cancelled``); it stays in its store."""
-        self._session(session_id)
+        session = self._session(session_id)
         self.runs.cancel(session_id)
         del self.sessions[session_id]
+        if session.languages is not None:
+            await session.languages.aclose()
         return CloseSessionResponse()
+
+    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
+        """Delete a stored session (of a folder this connection named): its
+        prompt here, if one runs, is stopped first; a session another window
+        runs is refused (-32602), one no store has is -32002."""
+        session = self.sessions.get(session_id)
+        store = session.store if session is not None else await self.stores.holding(session_id)
+        self.runs.cancel(session_id)
+        await self.runs.wait_finished(session_id)
+        try:
+            await store.delete(session_id)
+        except SessionBusyError as exc:
+            raise to_request_error(SessionBusy(str(exc))) from exc
+        except SessionStoreError as exc:
+            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+        self.sessions.pop(session_id, None)
+        return DeleteSessionResponse()
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
-        """The stored sessions of ``cwd``'s folder (else of every folder
-        opened), a page at a time (:func:`~rhema_lsp.acp.sessions.list_page`)."""
-        stores = [await self.stores.of(real_folder(cwd, "cwd"))] if cwd else self.stores.opened()
+        """The stored sessions of ``cwd``'s folder (else of every folder this
+        client named: each session's ``cwd`` and additional directories), a
+        page at a time (:func:`~rhema_lsp.acp.sessions.list_page`)."""
+        if cwd:
+            stores = [await self.stores.of(real_folder(cwd, "cwd"))]
+        else:
+            stores = await self.stores.named()
         return await list_page(stores, cursor)
 
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
-        """Switch the session's tool set; the next prompt uses it."""
-        session = self._session(session_id)
-        session.mode = mode_named(mode_id)
-        await self.client.session_update(
-            session_id,
-            ConfigOptionUpdate(
-                session_update="config_option_update",
-                config_options=await self._options(session),
-            ),
-        )
+        """Switch the session's tool set; the next prompt uses it (one change
+        with the ``mode`` option: :mod:`~rhema_lsp.acp.options`)."""
+        await self.options.change(self._session(session_id), MODE, mode_id, self.client)
         return SetSessionModeResponse()
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
-        """Change one of the session's options (:mod:`~rhema_lsp.acp.config`)."""
+        """Change one of the session's options (:mod:`~rhema_lsp.acp.options`)."""
         session = self._session(session_id)
-        if config_id == MODE and isinstance(value, str):
-            session.mode = mode_named(value)
-            await self.client.session_update(
-                session_id,
-                CurrentModeUpdate(
-                    session_update="current_mode_update", current_mode_id=session.mode
-                ),
-            )
-        elif config_id == MODEL and isinstance(value, str):
-            offered = await self.models.offered(session.model)
-            if value not in offered:
-                raise RequestError(
-                    INVALID_PARAMS,
-                    f"unknown model {value!r}: {', '.join(offered) or 'none set up'}",
-                )
-            session.model = value
-        else:
-            raise RequestError(
-                INVALID_PARAMS,
-                f"unknown option {config_id!r} (or value {value!r}): options {MODE}, {MODEL}",
-            )
-        return SetSessionConfigOptionResponse(config_options=await self._options(session))
-
-    async def _options(
-        self, session: AcpSession
-    ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
-        return list(await self.models.options(session.mode, session.model))
+        options = await self.options.change(session, config_id, value, self.client)
+        return SetSessionConfigOptionResponse(config_options=options)
 
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
@@ -357,18 +380,33 @@ class RhemaAcpAgent:
                     content=TextContentBlock(type="text", text=f"⚠ {notice}\n\n"),
                 ),
             )
-        text = user_text(prompt, session.cwd)
+        try:
+            asked = user_prompt(prompt, session.cwd)
+        except ImageRefused as exc:
+            raise RequestError(INVALID_PARAMS, f"an image of the prompt is refused: {exc}") from exc
+        text = asked.text
+        if not text.strip() and asked.images:
+            text = "(the user attached an image)"
         if not text.strip():
             raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")
+        command = self.commands.match(text)
+        if command is not None:  # a slash command runs instead of a turn
+            said = await command[0].run(session, command[1])
+            await self.client.session_update(
+                session_id,
+                AgentMessageChunk(
+                    session_update="agent_message_chunk",
+                    content=TextContentBlock(type="text", text=said),
+                ),
+            )
+            return PromptResponse(stop_reason="end_turn")
         run = Run(session=session_id, turn=0)
         try:
             self.runs.add(run)
         except SessionRunningError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
         try:
-            settings = self.settings
-            if session.model is not None:
-                settings = settings.model_copy(update={"model": session.model})
+            settings = session.settings(self.settings)
             outcome = await run_prompt(
                 self.turns,
                 session,
@@ -377,6 +415,7 @@ class RhemaAcpAgent:
                 lambda: self.models.provider(session.model),
                 settings,
                 self.client,
+                asked.images,
             )
         except SessionBusyError as exc:
             raise to_request_error(SessionBusy(str(exc))) from exc
@@ -402,10 +441,14 @@ class RhemaAcpAgent:
 
     async def shutdown(self) -> None:
         """Cancel every prompt, give them a moment to checkpoint, close the
-        stores, stop the MCP servers (once: later calls return at once)."""
+        stores, stop the MCP servers and the sessions' language servers
+        (once: later calls return at once)."""
         if self._closed:
             return
         self._closed = True
         await self.runs.stop_all()
         await self.stores.close()
         await self.mcp.aclose()
+        for session in list(self.sessions.values()):
+            if session.languages is not None:
+                await session.languages.aclose()

@@ -12,7 +12,11 @@ Zed shows a model picker only for an agent that offers a ``model`` option;
   model first, then the others its server lists (an OpenAI-compatible
   server on this machine, read once per connection with a short wait;
   hosted providers list their configured model only). The session's next
-  request uses the chosen model.
+  request uses the chosen model;
+- ``thinking`` (category ``thought_level``): how much the model reasons,
+  the levels of the ``thinking`` setting (``default`` sends nothing, the
+  server's own default stands; ``low``, ``medium``, ``high`` become each
+  wire's reasoning effort or thinking budget).
 
 The rules: a value not offered is refused (-32602, naming the choices);
 the option list answered is always the whole list as it is after the change.
@@ -32,16 +36,37 @@ from rhema_lsp.acp.sessions import SESSION_MODES
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.providers.local import model_ids
-from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.vocabulary import MODES, Mode
 
-__all__ = ["MODE", "MODEL", "SessionModels", "config_options", "mode_named", "model_choices"]
+__all__ = [
+    "MODE",
+    "MODEL",
+    "THINKING",
+    "THINKING_LEVELS",
+    "SessionModels",
+    "config_options",
+    "mode_named",
+    "model_choices",
+    "thinking_named",
+]
 
 MODE = "mode"
 """The id of the mode option."""
 
 MODEL = "model"
 """The id of the model option."""
+
+THINKING = "thinking"
+"""The id of the thinking option."""
+
+THINKING_LEVELS: dict[Thinking, tuple[str, str]] = {
+    "default": ("Default", "The model server's own default (nothing is sent)"),
+    "low": ("Low", "Little reasoning: faster, cheaper"),
+    "medium": ("Medium", "Some reasoning"),
+    "high": ("High", "Much reasoning: slower, more thorough"),
+}
+"""The thinking levels offered, as the ``thinking`` setting has them."""
 
 LISTING_WAIT = 1.0
 """Seconds to wait for a local server's model list."""
@@ -53,10 +78,11 @@ def model_choices(current: str, listed: Sequence[str]) -> list[str]:
 
 
 def config_options(
-    mode: Mode, model: str | None, models: Sequence[str]
+    mode: Mode, model: str | None, models: Sequence[str], thinking: Thinking = "default"
 ) -> list[SessionConfigOptionSelect]:
-    """The session's options: its ``mode``, and its ``model`` among ``models``
-    (no model option when ``model`` is ``None``: no provider is set up)."""
+    """The session's options: its ``mode``, its ``model`` among ``models``
+    (no model option when ``model`` is ``None``: no provider is set up) and
+    its ``thinking`` level."""
     options = [
         SessionConfigOptionSelect(
             type="select",
@@ -83,6 +109,20 @@ def config_options(
                 options=[SessionConfigSelectOption(value=m, name=m) for m in models],
             )
         )
+    options.append(
+        SessionConfigOptionSelect(
+            type="select",
+            id=THINKING,
+            name="Thinking",
+            category="thought_level",
+            description="How much the model reasons before it answers",
+            current_value=thinking,
+            options=[
+                SessionConfigSelectOption(value=level, name=name, description=description)
+                for level, (name, description) in THINKING_LEVELS.items()
+            ],
+        )
+    )
     return options
 
 
@@ -98,6 +138,22 @@ def mode_named(value: str) -> Mode:
         if mode == value:
             return mode
     raise RequestError(INVALID_PARAMS, f"unknown mode {value!r}: {', '.join(MODES)}")
+
+
+def thinking_named(value: str) -> Thinking:
+    """``value`` as a thinking level.
+
+    Raises
+    ------
+    RequestError
+        It names none.
+    """
+    for level in THINKING_LEVELS:
+        if level == value:
+            return level
+    raise RequestError(
+        INVALID_PARAMS, f"unknown thinking level {value!r}: {', '.join(THINKING_LEVELS)}"
+    )
 
 
 def _loopback(base_url: str) -> bool:
@@ -132,10 +188,12 @@ class SessionModels:
             self._listed = await model_ids(provider.base_url, LISTING_WAIT) if local else []
         return model_choices(chosen or provider.model, [provider.model, *self._listed])
 
-    async def options(self, mode: Mode, chosen: str | None) -> list[SessionConfigOptionSelect]:
+    async def options(
+        self, mode: Mode, chosen: str | None, thinking: Thinking
+    ) -> list[SessionConfigOptionSelect]:
         """The session's ``configOptions``."""
         models = await self.offered(chosen)
-        return config_options(mode, models[0] if models else None, models)
+        return config_options(mode, models[0] if models else None, models, thinking)
 
     async def provider(self, chosen: str | None) -> ResolvedProvider:
         """The provider of a request with the ``chosen`` model (``None``: the

@@ -10,6 +10,7 @@ connection ends (the client hangs up, or the task is cancelled on
 ``SIGTERM``) every running prompt is cancelled and checkpointed while the
 connection is still up, so a client still listening gets its ``cancelled``
 answers; then the agent shuts down, and only then the connection closes.
+The SDK's router is ours (:func:`router`): its own plus ``session/delete``.
 """
 
 from __future__ import annotations
@@ -21,13 +22,17 @@ from typing import cast
 import anyio
 from acp import Agent
 from acp.agent.connection import AgentSideConnection
-from acp.schema import InitializeRequest
+from acp.agent.router import build_agent_router
+from acp.meta import AGENT_METHODS
+from acp.router import MessageRouter
+from acp.schema import DeleteSessionRequest, InitializeRequest
+from acp.utils import normalize_result
 
 from rhema_lsp.acp.agent import RhemaAcpAgent
 from rhema_lsp.acp.handshake import Greeting
 from rhema_lsp.acp.transport import LineTransport
 
-__all__ = ["connect"]
+__all__ = ["connect", "router"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +50,22 @@ async def _greeted(agent: RhemaAcpAgent, greeting: Greeting) -> None:
         logger.error(
             "the early initialize answer %s is not the agent's %s", greeting.result, result
         )
+
+
+def router(agent: RhemaAcpAgent) -> MessageRouter:
+    """The SDK's router for ``agent``, unstable methods on (``session/resume``
+    and ``session/close`` are "unstable" there), plus ``session/delete``,
+    stable in the schema, which agent-client-protocol 0.12's router has no
+    route for (to be reported upstream; this goes when it has one)."""
+    routes = build_agent_router(cast("Agent", agent), use_unstable_protocol=True)
+    routes.route_request(
+        AGENT_METHODS["session_delete"],
+        DeleteSessionRequest,
+        agent,
+        "delete_session",
+        adapt_result=normalize_result,
+    )
+    return routes
 
 
 async def connect(
@@ -69,10 +90,16 @@ async def connect(
     # The SDK's Agent protocol lists every optional method; its router
     # serves only the ones an agent has, answering the rest "method not found".
     agent.withdraw_requests = transport.withdraw
-    # session/resume and session/close are "unstable" in the SDK's router.
+    agent.after_answer = transport.after_answer
     connection = AgentSideConnection(
         cast("Agent", agent), transport, listening=False, use_unstable_protocol=True
     )
+    # The SDK builds its own router and takes no other: ours (router()) goes
+    # in its place, the SDK's one private field this package touches
+    # (tests/acp/test_session_lifecycle.py serves session/delete through it).
+    inner = connection._conn
+    assert isinstance(inner._handler, MessageRouter), "the SDK's connection changed"
+    inner._handler = router(agent)
     try:
         if greeting is not None:
             await _greeted(agent, greeting)

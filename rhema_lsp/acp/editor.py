@@ -187,6 +187,11 @@ class AcpEditor:
         self._stream = stream
         self._diffs = []
 
+    @property
+    def call_id(self) -> str | None:
+        """The id of the call in flight, if any."""
+        return None if self._call is None else self._call.tool_call_id
+
     def _under_way(self) -> None:
         if self._stream is not None and self._call is not None:
             self._stream.call_started(self._call.tool_call_id)

@@ -88,10 +88,11 @@ def initialize_result() -> dict[str, Any]:
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"embeddedContext": True},
+            "promptCapabilities": {"image": True, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": False},
             "sessionCapabilities": {
                 "list": {},
+                "delete": {},
                 "additionalDirectories": {},
                 "resume": {},
                 "close": {},

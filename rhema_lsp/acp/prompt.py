@@ -7,14 +7,22 @@ when the agent declares ``embeddedContext``) are the editor's text of a file
 or selection: they are attached as context exactly as the LSP server
 attaches ``context`` buffers (:func:`~rhema_lsp.runs.prompts.render_context`).
 Resource links name files the model may read with its tools: each stays
-in the text where the user put it, and is listed after it. Images, audio
-and binary resources are not understood by every provider: each is replaced
-by a note saying it was left out, so the model does not pretend to see it.
+in the text where the user put it, and is listed after it. Image blocks
+(the agent declares ``promptCapabilities.image``) are the prompt's images,
+in order, checked by their bytes like every image
+(:func:`~rhema_lsp.engine.image_part`: a block that is not valid base64 or
+not a PNG, JPEG, GIF or WebP image refuses the prompt with
+:class:`~rhema_lsp.engine.ImageRefused`); whether the model reads them is
+the turn pipeline's one check. Audio and binary resources are replaced by a
+note saying they were left out, so the model does not pretend to see them.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from acp.schema import (
@@ -26,10 +34,11 @@ from acp.schema import (
     TextResourceContents,
 )
 
+from rhema_lsp.engine import ImagePart, ImageRefused, image_part
 from rhema_lsp.runs.prompts import ContextPiece, render_context
 from rhema_lsp.tools import uri_to_path
 
-__all__ = ["PromptBlock", "user_text"]
+__all__ = ["PromptBlock", "UserPrompt", "user_prompt"]
 
 PromptBlock = (
     TextContentBlock
@@ -58,8 +67,41 @@ def _append_apart(words: list[str], text: str, separator: str) -> None:
     words.append(text)
 
 
-def user_text(blocks: Sequence[PromptBlock], cwd: Path) -> str:
-    """The user message for ``blocks``; paths shown relative to ``cwd``."""
+@dataclass(frozen=True, slots=True)
+class UserPrompt:
+    """A prompt as the model reads it: its text, and its images."""
+
+    text: str
+    images: tuple[ImagePart, ...] = ()
+
+
+def _image(block: ImageContentBlock, number: int) -> ImagePart:
+    name = _shown(block.uri, Path()) if block.uri else f"image {number}"
+    try:
+        raw = base64.b64decode(block.data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ImageRefused(f"{name}: `data` is not base64 ({exc})") from exc
+    return image_part(raw, name)
+
+
+def user_prompt(blocks: Sequence[PromptBlock], cwd: Path) -> UserPrompt:
+    """The user message for ``blocks``; paths shown relative to ``cwd``.
+
+    Raises
+    ------
+    ImageRefused
+        An image block is not an image (see the module docstring).
+    """
+    images = [
+        _image(block, number)
+        for number, block in enumerate(
+            (b for b in blocks if isinstance(b, ImageContentBlock)), start=1
+        )
+    ]
+    return UserPrompt(_user_text(blocks, cwd), tuple(images))
+
+
+def _user_text(blocks: Sequence[PromptBlock], cwd: Path) -> str:
     words: list[str] = []
     links: list[str] = []
     pieces: list[ContextPiece] = []
@@ -78,7 +120,7 @@ def user_text(blocks: Sequence[PromptBlock], cwd: Path) -> str:
             else:
                 notes.append(f"(a binary attachment, {_shown(resource.uri, cwd)}, was left out)")
         elif isinstance(block, ImageContentBlock):
-            notes.append("(an image was attached; this agent cannot see images, it was left out)")
+            continue  # an image of the prompt (see user_prompt)
         else:
             notes.append("(an audio clip was attached; it was left out)")
     parts = ["".join(words).strip()] if any(w.strip() for w in words) else []

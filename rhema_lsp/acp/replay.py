@@ -1,13 +1,14 @@
 """A stored session's history as the ``session/update``\\ s that show it.
 
 ``session/load`` replays the conversation before it answers: user messages
-as ``user_message_chunk``, kept reasoning as ``agent_thought_chunk``, answers
-as ``agent_message_chunk``, and each tool call as one ``tool_call`` already
-in its final state (completed or failed, with its result's text), or
-``pending`` when a crash left it without a result; then the session's plan
-(the last ``update_plan``), if it has one, as a ``plan`` update. A call's result is the
-first one after it under its id: ids are unique within a session, but a
-session stored before the engine made them so may repeat one.
+(their text and their images) as ``user_message_chunk``, kept reasoning as
+``agent_thought_chunk``, answers as ``agent_message_chunk``, and each tool
+call as one ``tool_call`` already in its final state (completed or failed,
+with its result's text), or ``pending`` when a crash left it without a
+result; then the session's plan (the last ``update_plan``), if it has one,
+as a ``plan`` update. A call's result is the first one after it under its
+id: ids are unique within a session, but a session stored before the engine
+made them so may repeat one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     ContentToolCallContent,
+    ImageContentBlock,
     TextContentBlock,
     ToolCallStart,
     ToolCallStatus,
@@ -26,7 +28,15 @@ from acp.schema import (
 
 from rhema_lsp.acp.calls import kind_of, title_of
 from rhema_lsp.acp.updates import SessionUpdate, plan_update, text_content
-from rhema_lsp.engine import Role, Session, TextPart, ThinkingPart, ToolCall, ToolResult
+from rhema_lsp.engine import (
+    ImagePart,
+    Role,
+    Session,
+    TextPart,
+    ThinkingPart,
+    ToolCall,
+    ToolResult,
+)
 from rhema_lsp.tools import latest_plan
 
 __all__ = ["replay"]
@@ -48,6 +58,9 @@ def replay(session: Session) -> list[SessionUpdate]:
                     updates.append(
                         AgentMessageChunk(session_update="agent_message_chunk", content=block)
                     )
+            elif isinstance(part, ImagePart) and message.role is Role.USER and part.data:
+                image = ImageContentBlock(type="image", data=part.data, mime_type=part.media_type)
+                updates.append(UserMessageChunk(session_update="user_message_chunk", content=image))
             elif isinstance(part, ThinkingPart) and part.text:
                 updates.append(
                     AgentThoughtChunk(

@@ -3,10 +3,11 @@
 An :class:`AcpSession` is one ``session/new`` or ``session/load``: a stored
 session of the folder it was started in (its ``cwd``; the same SQLite store
 the LSP server keeps, so a session started here continues in VS Code and
-back), the roots its tools are confined to, its mode, its editor and the MCP
-servers the client passed. :class:`Stores` opens each folder's store once
-per connection and closes them all at shutdown. The session modes offered
-(:data:`SESSION_MODES`) are the contract's, one per tool set.
+back), the roots its tools are confined to, its mode, model and thinking
+level, its editor and the MCP servers the client passed. :class:`Stores`
+opens each folder's store once per connection and closes them all at
+shutdown. The session modes offered (:data:`SESSION_MODES`) are the
+contract's, one per tool set.
 """
 
 from __future__ import annotations
@@ -16,15 +17,18 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from acp import RequestError
 from acp.schema import ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
 
 from rhema_lsp.acp.editor import AcpEditor
-from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
+from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, UnknownSession, to_request_error
+from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp import McpServerConfig
+from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.runs.workplace import Workplace
-from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation
+from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation, UnknownSessionError
 from rhema_lsp.tools.gate import unsafe_root_reason
 from rhema_lsp.vocabulary import MODES, Mode
 
@@ -83,11 +87,36 @@ class AcpSession:
     """The MCP servers the client passed for this session."""
     model: str | None = None
     """The model chosen for this session (``None``: the provider's own)."""
+    languages: AgentLanguages | None = None
+    """The agent's own language servers for this session (started lazily,
+    stopped when the session is closed or the agent shuts down)."""
+    thinking: Thinking = "default"
+    """How much the model reasons (the ``thinking`` setting's levels)."""
+    terminals: Any = None
+    """The client's terminal requests, when it declared ``terminal``
+    (:class:`~rhema_lsp.acp.terminals.TerminalClient`); ``None``: commands
+    run in the agent's process."""
 
     @property
     def place(self) -> Workplace:
-        """Where its turns run: its folder's store, its roots, its editor."""
-        return Workplace(self.store, self.cwd, self.roots, self.editor, self.mcp_servers)
+        """Where its turns run: its folder's store, its roots, its editor,
+        its language servers."""
+        return Workplace(
+            self.store,
+            self.cwd,
+            self.roots,
+            self.editor,
+            self.mcp_servers,
+            language=self.languages,
+        )
+
+    def settings(self, agent: Settings) -> Settings:
+        """The settings of its requests: the ``agent``'s, with its mode,
+        model and thinking level."""
+        chosen = agent.model_copy(update={"thinking": self.thinking, "mode": self.mode})
+        if self.model is not None:
+            chosen = chosen.model_copy(update={"model": self.model})
+        return chosen
 
     def modes(self) -> SessionModeState:
         """Its mode among those offered, as ACP shows them."""
@@ -103,10 +132,49 @@ class Stores:
         self.location = location
         self._stores: dict[Path, SessionStore] = {}
         self._notices: dict[Path, str] = {}
+        self._named: dict[Path, None] = {}
 
     def opened(self) -> list[SessionStore]:
         """Every store opened so far."""
         return list(self._stores.values())
+
+    def name(self, folders: Sequence[Path]) -> None:
+        """Remember ``folders`` (a session's ``cwd`` and additional
+        directories) as named by the client: :meth:`named` lists their stores."""
+        self._named.update(dict.fromkeys(folders))
+
+    async def named(self) -> list[SessionStore]:
+        """The stores of every folder the client named that has one (listing
+        makes none: a folder without ``.rhema`` is left out, in the workspace
+        location), and of every folder opened.
+
+        Raises
+        ------
+        RequestError
+            One cannot be opened.
+        """
+        for folder in self._named:
+            if self.location == "user" or (folder / ".rhema").exists():
+                await self.of(folder)
+        return self.opened()
+
+    async def holding(self, session_id: str) -> SessionStore:
+        """The store, among those :meth:`named` lists, that holds ``session_id``.
+
+        Raises
+        ------
+        RequestError
+            None does (-32002), or one cannot be read.
+        """
+        for store in await self.named():
+            try:
+                await store.info(session_id)
+            except UnknownSessionError:
+                continue
+            except SessionStoreError as exc:
+                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+            return store
+        raise to_request_error(UnknownSession(session_id, "the folders this client named"))
 
     async def of(self, folder: Path) -> SessionStore:
         """``folder``'s store, opened on first use.

@@ -33,6 +33,9 @@ stdio path gets wrong (agent-client-protocol 0.12):
   prompt abandons stayed open on the client (a permission dialog nobody
   would read the answer of): :meth:`LineTransport.withdraw` sends
   ``$/cancel_request`` for each request of the session still unanswered.
+- An update about a new session (its commands) could only be sent before
+  ``session/new`` answered, when the client does not know the session yet:
+  :meth:`LineTransport.after_answer` sends it right after the answer.
 - Invalid params were answered "Invalid params" with pydantic's raw errors
   as data (the client's input echoed back, and exception objects that could
   not be serialised, which lost the answer): the message now names each
@@ -193,6 +196,8 @@ class LineTransport:
         """The agent's requests the client has not answered: their session."""
         self._idle = asyncio.Event()
         self._gone = False
+        self._after: dict[str, list[dict[str, Any]]] = {}
+        """Notifications to send once the answer naming a session is sent."""
 
     # -- receiving -------------------------------------------------------------------
 
@@ -333,15 +338,26 @@ class LineTransport:
         if msg_id in self._answered and message.get("error", {}).get("code") != REQUEST_CANCELLED:
             self._answered.discard(msg_id)
             return
+        result = message.get("result")
+        session = result.get("sessionId") if isinstance(result, dict) else None
+        after = self._after.pop(session, []) if isinstance(session, str) else []
         try:
             if not self._gone:
                 await self._send_line(_readable(message))
+                for notice in after:
+                    await self._send_line(notice)
         except ConnectionError:
             pass  # nobody to answer: the request is done all the same
         finally:
             self._in_flight.pop(msg_id, None)
             if not self._in_flight:
                 self._idle.set()
+
+    def after_answer(self, session: str, notice: dict[str, Any]) -> None:
+        """Send ``notice`` right after the answer whose result names
+        ``session`` (``session/new``'s: a client drops updates about a
+        session it was not told of yet)."""
+        self._after.setdefault(session, []).append(notice)
 
     async def withdraw(self, session: str) -> None:
         """``$/cancel_request`` for each of the agent's requests about

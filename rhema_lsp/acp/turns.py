@@ -18,11 +18,13 @@ from acp import RequestError
 from acp.schema import PromptResponse, SessionInfoUpdate, StopReason, Usage
 
 from rhema_lsp.acp.errors import INTERNAL_ERROR
+from rhema_lsp.acp.options import keep_choices
 from rhema_lsp.acp.sessions import AcpSession
+from rhema_lsp.acp.terminals import TerminalShell
 from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
 from rhema_lsp.contract import RunStopReason
-from rhema_lsp.engine import EventSink, ToolResolver
+from rhema_lsp.engine import EventSink, ImagePart, ToolResolver
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
@@ -74,9 +76,11 @@ async def run_prompt(
     backend: BackendSource,
     settings: Settings,
     client: UpdateSender,
+    images: tuple[ImagePart, ...] = (),
 ) -> Outcome:
-    """Run ``text`` as the next turn of ``session``, registered as ``run``
-    (its turn is decided here, after the session is stored).
+    """Run ``text`` (and ``images``) as the next turn of ``session``,
+    registered as ``run`` (its turn is decided here, after the session is
+    stored).
 
     Raises
     ------
@@ -84,13 +88,17 @@ async def run_prompt(
         The session cannot be stored or read (``SessionBusyError``: another
         window runs it).
     """
-    plan = Plan(prompt=text, title=text, mode=session.mode, max_steps=settings.max_steps)
+    plan = Plan(
+        prompt=text, title=text, mode=session.mode, max_steps=settings.max_steps, images=images
+    )
     stored = session.id if session.stored else None
     ref = await turns.begin(
         session.store, stored, plan, new_id=session.id, model=settings.model or ""
     )
     session.stored = True
     run.turn = ref.turn
+    if stored is None:  # the choices made before the session was stored
+        await keep_choices(session)
     output = AcpOutput(client, session.id)
     if stored is None:  # its first prompt titled it: session lists can show it
         output.stream.send(
@@ -98,6 +106,10 @@ async def run_prompt(
         )
 
     def decorate(workspace: WorkspaceTools, resolver: ToolResolver) -> ToolResolver:
+        if session.terminals is not None:  # commands run in the client's terminals
+            workspace.shell = TerminalShell(
+                session.terminals, session.id, session.editor, output.stream
+            )
         return AcpTools(workspace, session.editor, output.stream, resolver)
 
     report: TurnReport[None] = await turns.run(

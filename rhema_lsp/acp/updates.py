@@ -16,7 +16,8 @@ The mapping: ``thinking_delta`` -> ``agent_thought_chunk``, ``text_delta`` ->
 call's arguments known -> ``tool_call_update`` (title, locations, raw input;
 still pending), the call under way -> ``tool_call_update`` (in progress:
 sent once, at the first of the user's approval, an edit applied, command
-output), command output -> ``tool_call_update`` content, ``tool_result`` ->
+output), command output -> ``tool_call_update`` content (or, run in the client's terminal, the
+terminal as its content), ``tool_result`` ->
 ``tool_call_update`` (completed or failed, with a ``diff`` per file an edit
 changed and the result's text), ``context`` (the context fill after each
 step or compaction) -> ``usage_update``, ``plan`` (``update_plan``) ->
@@ -46,6 +47,7 @@ from acp.schema import (
     FileEditToolCallContent,
     PlanEntry,
     SessionInfoUpdate,
+    TerminalToolCallContent,
     TextContentBlock,
     ToolCallLocation,
     ToolCallProgress,
@@ -124,6 +126,8 @@ class _Call:
     output: list[str] = field(default_factory=list)
     diffs: list[FileDiff] = field(default_factory=list)
     started: bool = False
+    terminal: str | None = None
+    """The client's terminal the command runs in, shown as its content."""
 
 
 def text_content(text: str) -> ContentToolCallContent:
@@ -233,6 +237,8 @@ class UpdateStream:
                 )
             )
             locations.append(ToolCallLocation(path=str(diff.path), line=diff.line))
+        if call is not None and call.terminal is not None:  # the client keeps showing it
+            content.append(TerminalToolCallContent(type="terminal", terminal_id=call.terminal))
         if event.content:
             content.append(text_content(event.content))
         status: ToolCallStatus = "failed" if event.is_error else "completed"
@@ -288,6 +294,20 @@ class UpdateStream:
         self.send(
             ToolCallProgress(
                 session_update="tool_call_update", tool_call_id=call_id, status="in_progress"
+            )
+        )
+
+    def call_terminal(self, call_id: str, terminal_id: str) -> None:
+        """The call's command runs in the client's terminal ``terminal_id``:
+        under way, the terminal its content (the client shows its output)."""
+        call = self._calls.setdefault(call_id, _Call("run_command"))
+        call.terminal = terminal_id
+        self.call_started(call_id)
+        self.send(
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                content=[TerminalToolCallContent(type="terminal", terminal_id=terminal_id)],
             )
         )
 

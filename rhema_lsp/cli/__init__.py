@@ -31,7 +31,7 @@ from rhema_lsp import __version__
 from rhema_lsp.cli.embedded import folder_context
 from rhema_lsp.cli.flags import ASK_MODE, CLI_NAMES, add_setting_flags, server_default
 from rhema_lsp.cli.flags import settings_from as _settings_from
-from rhema_lsp.cli.inputs import attached_files, read_prompt
+from rhema_lsp.cli.inputs import attached_files, attached_images, read_prompt
 from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
 
 if TYPE_CHECKING:
@@ -127,6 +127,7 @@ def _ask(args: argparse.Namespace) -> int:
     settings = _settings_from(args)
     folder = _folder(args)
     files = attached_files(folder, args.file)
+    images = attached_images(args.image)
 
     async def run() -> int:
         choice = await _choose(args)
@@ -151,6 +152,7 @@ def _ask(args: argparse.Namespace) -> int:
             debug=args.debug,
             prompt=text,
             files=attached,
+            images=images,
             session=args.session,
             resume_last=args.resume_last,
             json=args.json,
@@ -259,6 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="attach a file of the folder to the prompt (repeatable)",
     )
+    ask.add_argument(
+        "--image",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="attach an image (PNG, JPEG, GIF, WebP; any path) to the prompt (repeatable)",
+    )
     ask.add_argument("--session", help="continue this session")
     ask.add_argument(
         "--continue",
@@ -339,7 +348,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(exc: Exception) -> int:
-    from rhema_lsp.headless.jsonrpc import ServerGone
+    from rhema_lsp.jsonrpc.child import ServerGone
 
     if isinstance(exc, HeadlessError):
         sys.stderr.write(f"rhema-lsp: {exc}\n")

@@ -194,6 +194,19 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"type": float, "metavar": "SHARE"},
     ),
     SettingFlag(
+        "diagnosticsWait",
+        "--diagnostics-wait",
+        "seconds an edit waits for the language server's problems of the edited version",
+        RUN,
+        {"type": float, "metavar": "SECONDS"},
+    ),
+    SettingFlag(
+        "languageServers",
+        None,
+        "",
+        why="a command per language is editor configuration; headless finds servers on PATH",
+    ),
+    SettingFlag(
         "mcpServers",
         None,
         "",

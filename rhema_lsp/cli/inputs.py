@@ -9,10 +9,14 @@ exist inside the workspace folder.
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from rhema_lsp.headless.errors import UsageError
+
+if TYPE_CHECKING:
+    from rhema_lsp.contract import ImageArg
 
 __all__ = ["attached_files", "read_prompt"]
 
@@ -91,3 +95,37 @@ def attached_files(folder: Path, names: list[str]) -> tuple[Path, ...]:
             raise UsageError(f"--file {name}: no such file in {root}")
         paths.append(resolved)
     return tuple(paths)
+
+
+def attached_images(names: list[str]) -> tuple[ImageArg, ...]:
+    """The ``--image`` files, read: any file the user names (a screenshot
+    outside the folder too, since the user chose it), each a PNG, JPEG, GIF
+    or WebP image by its bytes, at most :data:`~rhema_lsp.engine.IMAGE_MAX_BYTES`.
+
+    Raises
+    ------
+    UsageError
+        A path that is missing, not a file, too large or not an image.
+    """
+    if not names:
+        return ()
+    # Here, not at the top: the CLI's start must not load pydantic (the ACP door).
+    from rhema_lsp.contract import ImageArg
+    from rhema_lsp.engine import IMAGE_MAX_BYTES, sniff_image
+
+    images = []
+    for name in names:
+        path = Path(name).expanduser()
+        if not path.is_file():
+            raise UsageError(f"--image {name}: no such file")
+        size = path.stat().st_size
+        if size > IMAGE_MAX_BYTES:
+            raise UsageError(
+                f"--image {name} is {size:,} bytes, over the {IMAGE_MAX_BYTES:,} an image "
+                "may hold: attach a smaller or downscaled copy"
+            )
+        data = path.read_bytes()
+        if sniff_image(data) is None:
+            raise UsageError(f"--image {name} is not a PNG, JPEG, GIF or WebP image")
+        images.append(ImageArg(data=base64.b64encode(data).decode("ascii"), name=path.name))
+    return tuple(images)

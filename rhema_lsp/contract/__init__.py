@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from rhema_lsp.contract.commands import __all__ as _commands
     from rhema_lsp.contract.events import *  # noqa: F403
     from rhema_lsp.contract.events import __all__ as _events
+    from rhema_lsp.contract.language import *  # noqa: F403
+    from rhema_lsp.contract.language import __all__ as _language
     from rhema_lsp.contract.results import *  # noqa: F403
     from rhema_lsp.contract.results import __all__ as _results
 
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
         *_arguments,
         *_commands,
         *_events,
+        *_language,
         *_results,
     ]
 

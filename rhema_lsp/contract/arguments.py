@@ -19,6 +19,7 @@ __all__ = [
     "ContextRef",
     "EditArgs",
     "ForkArgs",
+    "ImageArg",
     "McpPromptArgs",
     "McpPromptsArgs",
     "McpRestartArgs",
@@ -81,6 +82,19 @@ class ContextRef(Args):
     diagnostics: list[ContextDiagnostic] = Field(default_factory=list)
 
 
+IMAGE_DATA_MAX = 28_000_000
+"""The longest ``data`` of an attached image: 20 MiB of image as base64."""
+
+
+class ImageArg(Args):
+    """An image attached to the prompt by value (pasted, dropped, named on
+    the command line): its bytes as base64. Its type is read from the bytes
+    (PNG, JPEG, GIF or WebP), never from ``name``."""
+
+    data: str = Field(min_length=1, max_length=IMAGE_DATA_MAX)
+    name: str | None = Field(default=None, max_length=500)
+
+
 class TurnArgs(Args):
     """Run a whole turn: the prompt, then steps until the model stops asking
     for tools."""
@@ -89,6 +103,7 @@ class TurnArgs(Args):
     folder: str | None = None
     session: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
+    images: list[ImageArg] = Field(default_factory=list, max_length=20)
     mode: Mode | None = None
     max_steps: int | None = Field(default=None, ge=1, le=500)
     detach: bool | None = None
@@ -101,6 +116,7 @@ class StepArgs(Args):
     prompt: str | None = Field(default=None, min_length=1, pattern=NOT_BLANK)
     folder: str | None = None
     context: list[ContextRef] = Field(default_factory=list)
+    images: list[ImageArg] = Field(default_factory=list, max_length=20)
     mode: Mode | None = None
     detach: bool | None = None
 

@@ -26,6 +26,8 @@ class DeclaredCapabilities(Wire):
     """It renders ``rhema/event`` (no transcript, no closing message)."""
     edit_selection: bool = False
     """It implements the client-side command ``rhema.editSelection``."""
+    language: bool = False
+    """It answers ``rhema/language`` from the editor's own language servers."""
 
 
 class InitializationOptions(Wire):

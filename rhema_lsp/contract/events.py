@@ -28,6 +28,7 @@ __all__ = [
     "ProviderToolPayload",
     "RetryWaitPayload",
     "RhemaEventParams",
+    "RulesPayload",
     "RunStopReason",
     "StepEndPayload",
     "StepStartPayload",
@@ -212,6 +213,16 @@ class ContextPayload(Wire):
     window: int | None
 
 
+class RulesPayload(Wire):
+    """The project rules files the run gives the model so far, by name
+    (``AGENTS.md``, ``pkg/AGENTS.md``; the user's own by its path): at the
+    run's start when there are any, and again, with the whole list, when a
+    nested one joins."""
+
+    type: Literal["rules"] = "rules"
+    files: list[str]
+
+
 class TurnEndPayload(Wire):
     """A run ended; always the last event of a run."""
 
@@ -245,6 +256,7 @@ _AnyEvent = (
     | StepEndPayload
     | CompactionPayload
     | ContextPayload
+    | RulesPayload
     | TurnEndPayload
     | ErrorPayload
 )

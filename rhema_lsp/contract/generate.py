@@ -19,6 +19,15 @@ from pydantic import TypeAdapter
 from rhema_lsp.contract.client import InitializationOptions
 from rhema_lsp.contract.commands import COMMANDS
 from rhema_lsp.contract.events import EVENT_METHOD, EVENT_MODELS, RhemaEventParams
+from rhema_lsp.contract.language import (
+    DIAGNOSTICS,
+    LANGUAGE_METHODS,
+    LANGUAGE_REQUEST,
+    DiagnosticsParams,
+    DiagnosticsResult,
+    LanguageParams,
+    LanguageResult,
+)
 
 __all__ = [
     "SCHEMA_PATH",
@@ -67,8 +76,10 @@ def json_schema() -> dict[str, Any]:
     """The whole contract as one JSON Schema document.
 
     ``commands`` maps each command to the schemas of its argument object and
-    result; ``event`` is the ``rhema/event`` params; ``initializationOptions``
-    what a client declares at ``initialize``; ``$defs`` holds every model once.
+    result; ``event`` is the ``rhema/event`` params; ``requests`` the server →
+    client requests' params and answers (each form of ``rhema/language``);
+    ``initializationOptions`` what a client declares at ``initialize``;
+    ``$defs`` holds every model once.
     """
     defs: dict[str, Any] = {}
     commands = {
@@ -82,6 +93,20 @@ def json_schema() -> dict[str, Any]:
     }
     event = _schema_of(RhemaEventParams, "serialization", defs)
     initialization = _schema_of(InitializationOptions, "validation", defs)
+    lsp_answer = _schema_of(LanguageResult | None, "serialization", defs)
+    requests = {
+        LANGUAGE_REQUEST: {
+            "description": "The editor's own language servers answer (see docs/protocol.md).",
+            "params": _schema_of(LanguageParams, "serialization", defs),
+            "forms": {
+                **{method: {"params": "LSP", "result": lsp_answer} for method in LANGUAGE_METHODS},
+                DIAGNOSTICS: {
+                    "params": _schema_of(DiagnosticsParams, "serialization", defs),
+                    "result": _schema_of(DiagnosticsResult | None, "serialization", defs),
+                },
+            },
+        }
+    }
     for model in EVENT_MODELS:
         _schema_of(model, "serialization", defs)
     return {
@@ -89,6 +114,7 @@ def json_schema() -> dict[str, Any]:
         "title": "rhema-lsp editor contract",
         "commands": commands,
         "event": event,
+        "requests": requests,
         "initializationOptions": initialization,
         "$defs": dict(sorted(defs.items())),
     }
@@ -167,6 +193,9 @@ def typescript() -> str:
     out.append("/** The `rhema/event` notification method. */")
     out.append(f"export const EVENT_METHOD = '{EVENT_METHOD}';")
     out.append("")
+    out.append("/** The `rhema/language` request method (server → client). */")
+    out.append(f"export const LANGUAGE_REQUEST = '{LANGUAGE_REQUEST}';")
+    out.append("")
     out.append("/** Every server command, by its short name. */")
     out.append("export const ServerCommand = {")
     for name in schema["commands"]:
@@ -243,7 +272,21 @@ def protocol_tables() -> dict[str, str]:
         body = defs[model.__name__]
         kind = body["properties"]["type"]["const"]
         events.append(f"`{kind} {_md_shape(body, defs)}`")
-    return {"commands": "\n".join(rows), "events": " ·\n".join(events) + "."}
+    forms = ["| `method` | `params` | answer |", "|---|---|---|"]
+    language = schema["requests"][LANGUAGE_REQUEST]["forms"]
+    lsp = ", ".join(f"`{method}`" for method in LANGUAGE_METHODS)
+    lsp_result = _md_shape(language[LANGUAGE_METHODS[0]]["result"], defs)
+    forms.append(f"| {lsp} | the LSP request's params | `{lsp_result}` or `null` |")
+    diagnostics = language[DIAGNOSTICS]
+    forms.append(
+        f"| `{DIAGNOSTICS}` | `{_md_shape(diagnostics['params'], defs)}` "
+        f"| `{_md_shape(diagnostics['result'], defs)}` or `null` |"
+    )
+    return {
+        "commands": "\n".join(rows),
+        "events": " ·\n".join(events) + ".",
+        "language": "\n".join(forms),
+    }
 
 
 def _splice(text: str, blocks: dict[str, str]) -> str:

@@ -24,6 +24,7 @@ __all__ = [
     "EditResult",
     "FileConflict",
     "ForkResult",
+    "LanguageServerStatus",
     "McpPromptArgument",
     "McpPromptInfo",
     "McpPromptResult",
@@ -33,6 +34,7 @@ __all__ = [
     "ProviderStatus",
     "ResumedCalls",
     "RewindResult",
+    "RulesStatus",
     "SessionSummary",
     "SetupDemo",
     "SetupPreset",
@@ -253,6 +255,20 @@ class ProviderStatus(Wire):
     context_window: int | None = None
 
 
+class LanguageServerStatus(Wire):
+    """One of the agent's own language servers: found on ``PATH`` (or
+    configured) for a language, and whether it runs."""
+
+    language: str
+    name: str
+    command: list[str]
+    state: Literal["available", "running", "stopped"]
+    """``available``: found, started on the first question; ``stopped``:
+    it ran and exited (started again on the next question)."""
+    folder: str | None = None
+    pid: int | None = None
+
+
 class McpServerStatus(Wire):
     """One MCP server: where it is configured, how it runs, and its tools."""
 
@@ -345,9 +361,26 @@ class ProviderSetup(Wire):
     demo: SetupDemo
 
 
+class RulesStatus(Wire):
+    """One project rules file of a folder: ``path`` relative to the folder
+    (the user's own by its full path), ``scope`` (``user``, ``root``: in the
+    system prompt of every turn; ``nested``: given by a turn that worked in
+    its directory), its size in ``bytes``, whether only its start is given
+    (``truncated``), and why it is not read at all (``refused``: a symbolic
+    link out of the workspace, not a regular file, ...)."""
+
+    folder: str
+    path: str
+    scope: Literal["user", "root", "nested"]
+    bytes: int
+    truncated: bool = False
+    refused: str | None = None
+
+
 class StatusResult(Wire):
     """The server's version, provider (with the choices for setting one up),
-    folders, default mode, running sessions and MCP servers."""
+    folders, default mode, running sessions, MCP servers and the project
+    rules in use."""
 
     version: str
     provider: ProviderStatus
@@ -356,3 +389,7 @@ class StatusResult(Wire):
     mode: Mode
     running: list[str]
     mcp_servers: list[McpServerStatus] = Field(default_factory=list)
+    rules: list[RulesStatus] = Field(default_factory=list)
+    language_servers: list[LanguageServerStatus] = Field(default_factory=list)
+    """The agent's own language servers (empty when the editor answers the
+    language tools itself)."""

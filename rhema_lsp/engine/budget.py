@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import orjson
 
 from rhema_lsp.engine.messages import (
+    ImagePart,
     Message,
     ProviderPart,
     TextPart,
@@ -54,14 +55,21 @@ _RATIO_BOUNDS = (1.0, 8.0)
 nonsense ``usage`` cannot make the estimate useless."""
 
 
+IMAGE_BYTES = 4800
+"""Bytes counted for an image: about 1,600 tokens, what a large image costs
+on the wires that say (Anthropic bills width x height / 750, capped)."""
+
+
 def _part_bytes(part: object) -> int:
+    if isinstance(part, ImagePart):
+        return IMAGE_BYTES
     if isinstance(part, TextPart | ThinkingPart):
         return len(part.text.encode())
     if isinstance(part, ToolCall):
         raw = part.raw_args if part.raw_args is not None else orjson.dumps(part.args).decode()
         return len(part.name) + len(raw.encode()) + len(part.id)
     if isinstance(part, ToolResult):
-        return len(part.content.encode()) + len(part.id)
+        return len(part.content.encode()) + len(part.id) + IMAGE_BYTES * len(part.images)
     if isinstance(part, ProviderPart):
         return len(orjson.dumps(part.provider_data))
     return 0

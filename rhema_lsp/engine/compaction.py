@@ -33,8 +33,10 @@ import orjson
 
 from rhema_lsp.engine.budget import ContextBudget, message_bytes, request_bytes
 from rhema_lsp.engine.events import CompactionEvent, ContextFill, Event, EventSink, RetryWait
+from rhema_lsp.engine.images import fit_images, support_of
 from rhema_lsp.engine.messages import (
     Compaction,
+    ImagePart,
     Message,
     Role,
     Session,
@@ -114,6 +116,8 @@ def _render(message: Message) -> str:
         elif isinstance(part, ToolResult):
             status = "error" if part.is_error else "result"
             lines.append(f"[tool {status}] {_clip(part.content, RESULT_LIMIT)}")
+        elif isinstance(part, ImagePart):
+            lines.append(f"[{message.role.value} attached an image: {part.label}]")
     return "\n".join(lines)
 
 
@@ -165,7 +169,10 @@ class Compactor:
     def request(self, session: Session) -> ModelRequest:
         """The agent's request for ``session`` as it stands."""
         return ModelRequest(
-            system=self.system, messages=session.view(), tools=self.tools, params=self.params
+            system=self.system,
+            messages=fit_images(session.view(), support_of(self.provider)),
+            tools=self.tools,
+            params=self.params,
         )
 
     def estimate(self, session: Session) -> int:

@@ -7,7 +7,7 @@ lifecycle (``StepStart``, ``ToolCallStart`` for calls the provider did not
 announce, ``ToolOutputDelta`` stamped with the call id, ``ToolResultEvent``,
 ``StepEnd``); the ``update_plan`` tool emits ``PlanUpdate`` each time the
 model replaces its plan; a driver emits ``TurnEnd`` and ``ErrorEvent``
-around a run.
+around a run, and ``RulesInUse`` when it gives the model project rules.
 
 Events are ephemeral: none of them is ever appended to the history. Each one
 knows its wire name (``type``) and its payload as the editor contract spells
@@ -32,6 +32,7 @@ __all__ = [
     "PlanUpdate",
     "ProviderToolUse",
     "RetryWait",
+    "RulesInUse",
     "StepEnd",
     "StepStart",
     "TextDelta",
@@ -295,6 +296,18 @@ class ContextFill:
 
 
 @dataclass(frozen=True, slots=True)
+class RulesInUse:
+    """The project rules files a run gives the model so far (its folder's
+    ``AGENTS.md`` and the like, then the nested ones as they join), by name."""
+
+    type: ClassVar[str] = "rules"
+    files: tuple[str, ...]
+
+    def payload(self) -> dict[str, Any]:
+        return {"type": self.type, "files": list(self.files)}
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnd:
     """A driver's run ended. ``stop_reason`` is a contract stop reason, which
     adds ``max_steps``, ``cancelled`` and ``error`` to the model's own."""
@@ -342,6 +355,7 @@ Event = (
     | StepEnd
     | CompactionEvent
     | ContextFill
+    | RulesInUse
     | TurnEnd
     | ErrorEvent
 )

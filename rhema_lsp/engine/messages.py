@@ -4,8 +4,12 @@ Everything here is a pydantic model and round-trips through JSON exactly: it
 is what the session store persists and what providers translate to and from
 their wires. Payloads written by older versions keep loading: fields added
 later (a tool result's ``code``, a call's ``raw_args`` and ``provider_id``, a
-text part's ``provider_data``, the ``provider`` part) have defaults or are
-new types.
+text part's ``provider_data``, the ``provider`` part, the ``image`` part, a
+result's ``images``) have defaults or are new types.
+
+An :class:`ImagePart` holds its bytes as base64 in ``data``; the session
+store keeps the bytes once in its blobs and stores the part with ``data``
+empty and ``sha256`` naming the blob, filling ``data`` back when it reads.
 
 ``provider_data`` on a text part, a thinking part, a tool call or a provider
 part is opaque to the engine: a provider stores what its wire needs to see
@@ -16,6 +20,7 @@ untouched.
 
 from __future__ import annotations
 
+import base64
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -23,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Compaction",
+    "ImagePart",
     "JsonValue",
     "Message",
     "Part",
@@ -58,6 +64,42 @@ class TextPart(_Part):
     type: Literal["text"] = "text"
     text: str
     provider_data: JsonValue = None
+
+
+class ImagePart(_Part):
+    """An image the user attached or a tool returned.
+
+    Parameters
+    ----------
+    media_type
+        ``image/png``, ``image/jpeg``, ``image/gif`` or ``image/webp`` (as its
+        bytes say, see :mod:`.images`).
+    data
+        The bytes, base64; ``""`` in a stored row (``sha256`` names the blob).
+    sha256
+        The SHA-256 of the bytes, hex: the blob that holds them.
+    size
+        The bytes' length.
+    name
+        Where it came from, for the model and the transcript (a path, ``pasted``).
+    """
+
+    type: Literal["image"] = "image"
+    media_type: str
+    data: str = ""
+    sha256: str = ""
+    size: int = 0
+    name: str = ""
+
+    def raw(self) -> bytes:
+        """The image's bytes (empty when only the reference is held)."""
+        return base64.b64decode(self.data) if self.data else b""
+
+    @property
+    def label(self) -> str:
+        """How the image is named in notes: ``image/png a.png, 4035 bytes``."""
+        named = f" {self.name}" if self.name else ""
+        return f"{self.media_type}{named}, {self.size} bytes"
 
 
 class ThinkingPart(_Part):
@@ -112,6 +154,8 @@ class ToolResult(_Part):
 
     ``code`` is the exit code of command-like tools, ``None`` otherwise: it is
     metadata for the editor; the model reads the status from ``content``.
+    ``images`` are what the tool returned besides its text (an MCP server's
+    screenshot): in the result where the wire allows it, else right after.
     """
 
     type: Literal["tool_result"] = "tool_result"
@@ -119,6 +163,7 @@ class ToolResult(_Part):
     content: str
     is_error: bool = False
     code: int | None = None
+    images: tuple[ImagePart, ...] = ()
 
     @classmethod
     def success(cls, call_id: str, content: str, *, code: int | None = None) -> ToolResult:
@@ -149,7 +194,8 @@ class ProviderPart(_Part):
 
 
 Part = Annotated[
-    TextPart | ThinkingPart | ToolCall | ToolResult | ProviderPart, Field(discriminator="type")
+    TextPart | ImagePart | ThinkingPart | ToolCall | ToolResult | ProviderPart,
+    Field(discriminator="type"),
 ]
 """One content part of a message."""
 
@@ -176,6 +222,11 @@ class Message(BaseModel):
     def text(self) -> str:
         """The concatenated text parts."""
         return "".join(part.text for part in self.content if isinstance(part, TextPart))
+
+    @property
+    def images(self) -> list[ImagePart]:
+        """The image parts, in order (not those inside tool results)."""
+        return [part for part in self.content if isinstance(part, ImagePart)]
 
     @property
     def tool_calls(self) -> list[ToolCall]:

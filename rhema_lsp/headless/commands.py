@@ -107,7 +107,8 @@ def _shown(folder: Path, uri: str) -> str:
 
 async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     """Print the provider (``options.provider_note``), the server's version
-    and folders, the mode ``ask`` runs in (``mode_note``) and the MCP servers."""
+    and folders, the mode ``ask`` runs in (``mode_note``), the MCP servers
+    and the project rules."""
     result: StatusResult = await one_command(options, STATUS, StatusArgs(check=True))
     provider = result.provider
     if as_json:
@@ -134,4 +135,24 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
             f"  {server.name} ({server.transport}, {server.source}): "
             f"{server.state}, {server.tools} tool(s){deferred}{error}"
         )
+    print(f"rules:    {_rules_line(result)}")
+    for refused in (rules for rules in result.rules if rules.refused):
+        print(f"  {refused.path}: not read — {refused.refused}")
+    languages = result.language_servers
+    print(f"language: {len(languages)} server(s)" if languages else "language: no servers found")
+    for language in languages:
+        where = f" in {language.folder}" if language.folder else ""
+        pid = f" (pid {language.pid})" if language.pid else ""
+        print(f"  {language.language}: {language.name}, {language.state}{where}{pid}")
     return Exit.OK
+
+
+def _rules_line(result: StatusResult) -> str:
+    """The rules in use, e.g. ``AGENTS.md, pkg/AGENTS.md (cut: 40,000 bytes)``."""
+    shown = []
+    for rules in result.rules:
+        if rules.refused:
+            continue
+        cut = f" (cut: {rules.bytes:,} bytes)" if rules.truncated else ""
+        shown.append(rules.path + cut)
+    return ", ".join(shown) if shown else "none (no AGENTS.md or CLAUDE.md found)"

@@ -19,8 +19,8 @@ from typing import Any
 from rhema_lsp.contract import EVENT_METHOD, Args, CommandSpec
 from rhema_lsp.headless.editor import CLIENT_CAPABILITIES, HeadlessEditor
 from rhema_lsp.headless.errors import HeadlessError, UsageError
-from rhema_lsp.headless.jsonrpc import RpcError, StdioEndpoint
 from rhema_lsp.headless.wire import read_result, write_args
+from rhema_lsp.jsonrpc.child import RpcError, StdioEndpoint
 
 __all__ = ["ClientOptions", "Connection", "one_command", "stderr_note"]
 

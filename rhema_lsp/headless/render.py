@@ -26,6 +26,7 @@ from rhema_lsp.contract import (
     ProviderToolPayload,
     RetryWaitPayload,
     RhemaEventParams,
+    RulesPayload,
     TextDeltaPayload,
     ThinkingDeltaPayload,
     ToolCallArgsDeltaPayload,
@@ -173,6 +174,8 @@ class TerminalRenderer:
                 if window
                 else f" · context {event.tokens}"
             )
+        elif isinstance(event, RulesPayload):
+            self.note(self._c(DIM, f"rules: {', '.join(event.files)}"))
         elif isinstance(event, ErrorPayload):
             self.note(self._c(RED, f"error: {event.message}"))
         elif isinstance(event, TurnEndPayload):

@@ -26,6 +26,7 @@ from rhema_lsp.contract import (
     TURN,
     ContextRef,
     Detached,
+    ImageArg,
     RhemaEventParams,
     RunStopReason,
     SessionsArgs,
@@ -36,9 +37,9 @@ from rhema_lsp.contract import (
 from rhema_lsp.headless.connection import ClientOptions, Connection, stderr_note
 from rhema_lsp.headless.editor import HeadlessEditor
 from rhema_lsp.headless.errors import Exit, UsageError
-from rhema_lsp.headless.jsonrpc import StdioEndpoint
 from rhema_lsp.headless.render import JsonRenderer, TerminalRenderer
 from rhema_lsp.headless.wire import ContractDrift, read_event
+from rhema_lsp.jsonrpc.child import StdioEndpoint
 
 __all__ = ["AskOptions", "ask"]
 
@@ -53,6 +54,7 @@ class AskOptions(ClientOptions):
 
     prompt: str = ""
     files: tuple[Path, ...] = ()
+    images: tuple[ImageArg, ...] = ()
     session: str | None = None
     resume_last: bool = False
     json: bool = False
@@ -228,6 +230,7 @@ async def _ask(
             folder=str(options.folder),
             session=session,
             context=[ContextRef(uri=path.as_uri()) for path in options.files],
+            images=list(options.images),
         )
         turn_id = connection.endpoint.next_id()
 

@@ -9,7 +9,10 @@ a :class:`Refused` saying which JSON-RPC error answers it. The rules are
 written once, here, so the two doors cannot drift apart; what each protocol
 adds (LSP's lifecycle, ACP's ``$/cancel_request``) lives in its door.
 :mod:`~rhema_lsp.jsonrpc.stdio` moves bytes on stdin and stdout without
-blocking the event loop, whatever they are connected to.
+blocking the event loop, whatever they are connected to;
+:mod:`~rhema_lsp.jsonrpc.child` is the other end: a ``Content-Length``
+JSON-RPC connection to a child process (the headless client's server, the
+agent's own language servers).
 
 This package imports nothing of the project and no protocol library.
 """

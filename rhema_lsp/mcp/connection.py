@@ -66,6 +66,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
+from rhema_lsp.engine import ImagePart
 from rhema_lsp.mcp.asks import callbacks
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
 from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable
@@ -130,10 +131,12 @@ class ServerState(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
-    """A call's result as text, and whether the server flagged it an error."""
+    """A call's result as text, whether the server flagged it an error, and
+    the images it returned."""
 
     text: str
     is_error: bool
+    images: tuple[ImagePart, ...] = ()
 
 
 class McpConnection:
@@ -446,7 +449,8 @@ class McpConnection:
             return await client.call_tool(tool, arguments, progress_callback=on_progress)
 
         result = await self._request(send, timeout_s, "call")
-        return CallOutcome(render_result(result, self.name), result.is_error)
+        text, images = render_result(result, self.name)
+        return CallOutcome(text, result.is_error, images)
 
     async def read_resource(self, uri: str, timeout_s: float) -> str:
         """The resource at ``uri`` as text (raises as :meth:`call` does)."""

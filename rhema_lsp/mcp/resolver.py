@@ -326,5 +326,5 @@ async def _cancellable(
     if isinstance(outcome, str):
         return ToolResult.success(call_id, outcome)
     if outcome.is_error:
-        return ToolResult.failure(call_id, outcome.text)
-    return ToolResult.success(call_id, outcome.text)
+        return ToolResult(id=call_id, content=outcome.text, is_error=True, images=outcome.images)
+    return ToolResult(id=call_id, content=outcome.text, images=outcome.images)

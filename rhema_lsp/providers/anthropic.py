@@ -21,7 +21,8 @@ engine sends the paused answer back to let it continue.
 
 Thinking blocks round-trip verbatim with their signatures (redacted thinking
 keeps its opaque ``data`` in ``provider_data``), text blocks with their
-citations; consecutive user and tool messages merge into one user message,
+citations; images are ``image`` blocks with a base64 source, a tool
+result's inside its ``tool_result``; consecutive user and tool messages merge into one user message,
 tool results first in call order. Thinking effort becomes a thinking budget
 kept below ``max_tokens``.
 
@@ -42,6 +43,7 @@ import msgspec
 
 from rhema_lsp.engine import (
     EventSink,
+    ImagePart,
     Message,
     ModelOutput,
     ModelRequest,
@@ -145,6 +147,13 @@ def _assistant_blocks(message: Message) -> list[dict[str, Any]]:
     return blocks
 
 
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+    }
+
+
 def anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
     """The Messages ``messages`` of ``request``: roles alternate, tool results
     ride user messages, and two user turns in a row become one."""
@@ -157,16 +166,22 @@ def anthropic_messages(request: ModelRequest) -> list[dict[str, Any]]:
             blocks = []
             for part in message.content:
                 if isinstance(part, ToolResult):
+                    content: str | list[dict[str, Any]] = part.content
+                    if part.images:
+                        content = [{"type": "text", "text": part.content}]
+                        content.extend(_image_block(image) for image in part.images)
                     blocks.append(
                         {
                             "type": "tool_result",
                             "tool_use_id": part.id,
-                            "content": part.content,
+                            "content": content,
                             "is_error": part.is_error,
                         }
                     )
                 elif isinstance(part, TextPart) and part.text:
                     blocks.append({"type": "text", "text": part.text})
+                elif isinstance(part, ImagePart):
+                    blocks.append(_image_block(part))
             role = "user"
         if not blocks:
             continue

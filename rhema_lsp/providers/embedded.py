@@ -33,6 +33,7 @@ import anyio.to_thread
 
 from rhema_lsp.engine import (
     EventSink,
+    ImageSupport,
     Message,
     ModelOutput,
     ModelRequest,
@@ -139,6 +140,9 @@ class EmbeddedProvider:
     n_ctx
         The context window in tokens.
     """
+
+    images = ImageSupport.none("the embedded model reads no images")
+    """Its model reads text only: a prompt's image is refused before the request."""
 
     def __init__(self, model_path: Path, *, n_ctx: int = 2048) -> None:
         self.model_path = model_path

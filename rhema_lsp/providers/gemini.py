@@ -25,6 +25,7 @@ import msgspec
 
 from rhema_lsp.engine import (
     EventSink,
+    ImagePart,
     Message,
     ModelOutput,
     ModelRequest,
@@ -43,6 +44,7 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.providers.decoding import EventBatcher, decode_event
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
+from rhema_lsp.providers.images import returned_note
 from rhema_lsp.providers.transport import HttpStreamProvider, WireDecoder
 
 __all__ = ["GeminiProvider", "gemini_contents"]
@@ -65,9 +67,15 @@ def _function_call_part(call: ToolCall) -> dict[str, Any]:
     return part
 
 
+def _inline(image: ImagePart) -> dict[str, Any]:
+    return {"inline_data": {"mime_type": image.media_type, "data": image.data}}
+
+
 def gemini_contents(request: ModelRequest) -> list[dict[str, Any]]:
     """The ``contents`` of ``request``: ``model`` turns, and user turns where
-    function responses (named after their calls) and text merge in order."""
+    function responses (named after their calls) and text merge in order.
+    Images are ``inline_data`` parts; a tool result's follow its response,
+    with a note naming the call."""
     names = {
         call.id: call
         for message in request.messages
@@ -99,6 +107,7 @@ def gemini_contents(request: ModelRequest) -> list[dict[str, Any]]:
                     parts.append(_function_call_part(part))
         else:
             role = "user"
+            returned: list[dict[str, Any]] = []
             for part in message.content:
                 if isinstance(part, ToolResult):
                     call = names.get(part.id)
@@ -114,8 +123,14 @@ def gemini_contents(request: ModelRequest) -> list[dict[str, Any]]:
                     if data.get("wire_id"):
                         response["id"] = part.id
                     parts.append({"functionResponse": response})
+                    if part.images:
+                        returned.append({"text": returned_note(part)})
+                        returned.extend(_inline(image) for image in part.images)
                 elif isinstance(part, TextPart) and part.text:
                     parts.append({"text": part.text})
+                elif isinstance(part, ImagePart):
+                    parts.append(_inline(part))
+            parts.extend(returned)  # after the responses, as a user's own parts
         if not parts:
             continue
         if out and out[-1]["role"] == role:

@@ -24,6 +24,8 @@ import msgspec
 
 from rhema_lsp.engine import (
     EventSink,
+    ImagePart,
+    ImageSupport,
     Message,
     ModelOutput,
     ModelRequest,
@@ -40,6 +42,7 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.providers.decoding import EventBatcher, decode_event, tool_args
 from rhema_lsp.providers.errors import TRANSIENT_STATUSES, ProviderStreamError
+from rhema_lsp.providers.images import data_url, returned_note
 from rhema_lsp.providers.limits import ResponseLimits
 from rhema_lsp.providers.retry import RetryPolicy
 from rhema_lsp.providers.secrets import Secret
@@ -72,12 +75,23 @@ def _resend_arguments(call: ToolCall) -> str:
     return json.dumps(call.args)
 
 
+def _image_url(image: ImagePart) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": data_url(image)}}
+
+
 def openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
-    """The Chat Completions ``messages`` of ``request``, tool results one per message."""
+    """The Chat Completions ``messages`` of ``request``, tool results one per
+    message; images as ``image_url`` data URLs in user messages (a tool
+    result's, which a ``tool`` message cannot hold, in a user message after
+    the run of tool messages, with a note naming the call)."""
     out: list[dict[str, Any]] = []
     if request.system:
         out.append({"role": "system", "content": request.system})
+    returned: list[dict[str, Any]] = []
     for message in request.messages:
+        if returned and message.role is not Role.TOOL:
+            out.append({"role": "user", "content": returned})
+            returned = []
         if message.role is Role.ASSISTANT:
             text = message.text
             calls = message.tool_calls
@@ -100,8 +114,18 @@ def openai_messages(request: ModelRequest) -> list[dict[str, Any]]:
         for part in message.content:
             if isinstance(part, ToolResult):
                 out.append({"role": "tool", "tool_call_id": part.id, "content": part.content})
-        if text_parts or (message.role is Role.USER and not message.tool_results):
+                if part.images:
+                    returned.append({"type": "text", "text": returned_note(part)})
+                    returned.extend(_image_url(image) for image in part.images)
+        images = message.images
+        if images:
+            content: list[dict[str, Any]] = [{"type": "text", "text": "".join(text_parts)}]
+            content.extend(_image_url(image) for image in images)
+            out.append({"role": "user", "content": content})
+        elif text_parts or (message.role is Role.USER and not message.tool_results):
             out.append({"role": "user", "content": "".join(text_parts)})
+    if returned:
+        out.append({"role": "user", "content": returned})
     return out
 
 
@@ -124,6 +148,7 @@ class OpenAIProvider(HttpStreamProvider):
         retry: RetryPolicy | None = None,
         limits: ResponseLimits | None = None,
         flavour: str = "generic",
+        images: ImageSupport | None = None,
     ) -> None:
         super().__init__(
             name=name,
@@ -133,6 +158,7 @@ class OpenAIProvider(HttpStreamProvider):
             stall_timeout=stall_timeout,
             retry=retry,
             limits=limits,
+            images=images,
         )
         self.flavour = flavour
 

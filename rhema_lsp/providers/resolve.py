@@ -38,6 +38,7 @@ import httpx
 from rhema_lsp.engine import ModelProvider
 from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate_embedded_model
 from rhema_lsp.providers.errors import ProviderConfigError
+from rhema_lsp.providers.images import image_support
 from rhema_lsp.providers.limits import MIN_STREAM_RATE, RESPONSE_TIMEOUT, ResponseLimits
 from rhema_lsp.providers.local import DETECT_TIMEOUT, find_local_servers, model_ids, port_list
 from rhema_lsp.providers.names import EDITOR_NAMES, SettingNames
@@ -353,9 +354,24 @@ def build_provider(
             limits=ResponseLimits(
                 response_timeout=settings.response_timeout, min_rate=settings.min_stream_rate
             ),
+            images=image_support(choice.protocol, choice.model, local=_runs_here(choice)),
         )
     return ResolvedProvider(
         choice.name, choice.protocol, choice.model, choice.base_url, choice.source, provider
+    )
+
+
+def _runs_here(choice: ProviderChoice) -> bool:
+    """Whether ``choice`` is a local server that runs whatever model it was
+    given: a keyless preset, or a custom OpenAI-compatible endpoint on this
+    machine."""
+    preset = PRESETS.get(choice.name)
+    if preset is not None and preset.local:
+        return True
+    return (
+        choice.name == "custom"
+        and choice.protocol == "openai"
+        and is_loopback(httpx.URL(choice.base_url).host)
     )
 
 

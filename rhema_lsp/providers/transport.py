@@ -28,7 +28,9 @@ import anyio
 import httpx
 
 from rhema_lsp.engine import (
+    IMAGE_MAX_BYTES,
     EventSink,
+    ImageSupport,
     ModelOutput,
     ModelRequest,
     ProviderError,
@@ -137,6 +139,9 @@ class HttpStreamProvider:
         The retry ladder; its ``attempts`` come from the settings.
     limits
         The whole-response deadline, minimum rate and size cap.
+    images
+        What the model takes of images (see :mod:`.images`); by default any
+        image up to the engine's cap.
     """
 
     def __init__(
@@ -149,8 +154,10 @@ class HttpStreamProvider:
         stall_timeout: float = 120.0,
         retry: RetryPolicy | None = None,
         limits: ResponseLimits | None = None,
+        images: ImageSupport | None = None,
     ) -> None:
         self.name = name
+        self.images = images or ImageSupport(IMAGE_MAX_BYTES)
         self.base_url = base_url.rstrip("/")
         self.model = model
         self._key = key

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 
+from rhema_lsp.engine import ImageSupport
 from rhema_lsp.providers.anthropic import AnthropicProvider
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.gemini import GeminiProvider
@@ -30,6 +31,7 @@ def build_http_provider(
     stall_timeout: float = 120.0,
     retry: RetryPolicy | None = None,
     limits: ResponseLimits | None = None,
+    images: ImageSupport | None = None,
 ) -> HttpStreamProvider:
     """The adapter for ``protocol`` (``openai``, ``anthropic`` or ``gemini``).
 
@@ -55,4 +57,5 @@ def build_http_provider(
         stall_timeout=stall_timeout,
         retry=retry,
         limits=limits,
+        images=images,
     )

@@ -8,22 +8,33 @@ workspace folder, never ``.git`` or ``.rhema``, protected files asked for,
 regular files only, off the event loop), and at most
 :data:`CONTEXT_MAX_BYTES` of it. A refused or unreadable attachment refuses
 the whole prompt with :class:`ContextRefused` before anything reaches the
-model.
+model. A file whose bytes are an image (PNG, JPEG, GIF, WebP: by content,
+not by name) is an image attachment (:func:`read_attachments`), at most
+:data:`~rhema_lsp.engine.IMAGE_MAX_BYTES`; a file named ``.png`` that is
+not one is read as text, and refused as binary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from lsprotocol import types
 
 from rhema_lsp.contract import ContextRef
+from rhema_lsp.engine import IMAGE_MAX_BYTES, ImagePart, ImageRefused, image_part
 from rhema_lsp.runs.prompts import ContextPiece, problem_line
 from rhema_lsp.tools import Editor, LineIndex, ToolError, Workspace, uri_to_path
 from rhema_lsp.tools.gate import Gate
 
-__all__ = ["CONTEXT_MAX_BYTES", "ContextRefused", "read_context"]
+__all__ = [
+    "CONTEXT_MAX_BYTES",
+    "Attachments",
+    "ContextRefused",
+    "read_attachments",
+    "read_context",
+]
 
 CONTEXT_MAX_BYTES = 1 << 20
 """The most one attached document may hold (1 MiB, about 250,000 tokens:
@@ -35,6 +46,15 @@ class ContextRefused(ValueError):
     """An attached document is refused or cannot be read; the message names it."""
 
 
+@dataclass(frozen=True, slots=True)
+class Attachments:
+    """What a prompt's ``context`` holds: text documents, and images (files
+    whose bytes are a PNG, JPEG, GIF or WebP image), each in its order."""
+
+    pieces: list[ContextPiece] = field(default_factory=list)
+    images: list[ImagePart] = field(default_factory=list)
+
+
 async def read_context(
     refs: Sequence[ContextRef],
     roots: Sequence[Path],
@@ -42,7 +62,8 @@ async def read_context(
     editor: Editor,
     display: Callable[[Path], str],
 ) -> list[ContextPiece]:
-    """The attached documents as pieces for the prompt.
+    """The attached documents as pieces for the prompt, text only (an image
+    is refused as binary).
 
     Parameters
     ----------
@@ -57,15 +78,56 @@ async def read_context(
         A document is outside the workspace, forbidden, declined by the user,
         not a regular text file, too large, or its range does not fit it.
     """
+    return (await _read(refs, roots, folder, editor, display, 0)).pieces
+
+
+async def read_attachments(
+    refs: Sequence[ContextRef],
+    roots: Sequence[Path],
+    folder: Path,
+    editor: Editor,
+    display: Callable[[Path], str],
+) -> Attachments:
+    """The attached documents and images (at most :data:`IMAGE_MAX_BYTES`
+    each), read as :func:`read_context` reads.
+
+    Raises
+    ------
+    ContextRefused
+        As :func:`read_context`; an image with a range, or too large.
+    """
+    return await _read(refs, roots, folder, editor, display, IMAGE_MAX_BYTES)
+
+
+async def _read(
+    refs: Sequence[ContextRef],
+    roots: Sequence[Path],
+    folder: Path,
+    editor: Editor,
+    display: Callable[[Path], str],
+    image_limit: int,
+) -> Attachments:
+    found = Attachments()
     if not refs:
-        return []
+        return found
     gate = Gate(Workspace(roots, folder), editor)
-    pieces = []
     for ref in refs:
         try:
-            text = await gate.read_document(ref.uri, limit=CONTEXT_MAX_BYTES)
+            read = await gate.read_attachment(
+                ref.uri, limit=CONTEXT_MAX_BYTES, image_limit=image_limit
+            )
         except ToolError as exc:
             raise ContextRefused(f"`context` {_short(ref.uri)} refused: {exc}") from exc
+        shown = display(uri_to_path(ref.uri)) if ref.uri.lower().startswith("file:") else ref.uri
+        if isinstance(read, bytes):
+            if ref.range is not None:
+                raise ContextRefused(f"`context` {_short(ref.uri)} is an image: it has no range")
+            try:
+                found.images.append(image_part(read, shown))
+            except ImageRefused as exc:
+                raise ContextRefused(f"`context` {_short(ref.uri)} refused: {exc}") from exc
+            continue
+        text = read
         start = end = None
         if ref.range is not None:
             index = LineIndex(text, editor.position_encoding)
@@ -75,13 +137,14 @@ async def read_context(
                 raise ContextRefused(
                     f"`context` {_short(ref.uri)}: the range ends before it starts"
                 )
-        shown = display(uri_to_path(ref.uri)) if ref.uri.lower().startswith("file:") else ref.uri
         problems = tuple(
             problem_line(d.range.start.line, d.message, d.severity, d.source, d.code)
             for d in ref.diagnostics
         )
-        pieces.append(ContextPiece(path=shown, text=text, start=start, end=end, problems=problems))
-    return pieces
+        found.pieces.append(
+            ContextPiece(path=shown, text=text, start=start, end=end, problems=problems)
+        )
+    return found
 
 
 def _short(uri: str) -> str:

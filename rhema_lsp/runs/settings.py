@@ -21,11 +21,27 @@ from rhema_lsp.mcp import McpServerConfig, parse_servers
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S
 from rhema_lsp.vocabulary import Mode
 
-__all__ = ["Mode", "Settings", "SettingsProblem", "parse_settings"]
+__all__ = ["LanguageServerConfig", "Mode", "Settings", "SettingsProblem", "parse_settings"]
 
 Thinking = Literal["default", "low", "medium", "high"]
 
 _KEYS_NEVER_SETTINGS = ("apiKey", "api_key", "key", "token")
+
+
+class LanguageServerConfig(BaseModel):
+    """One entry of ``languageServers``: the command that starts the server
+    on stdio (``{"command": ["basedpyright-langserver", "--stdio"]}``)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    command: tuple[str, ...] = Field(min_length=1)
+
+    @field_validator("command")
+    @classmethod
+    def _runnable(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if not value[0].strip() or any("\x00" in part for part in value):
+            raise ValueError("the command's first word must name a program (and no NUL bytes)")
+        return value
 
 
 class Settings(BaseModel):
@@ -57,6 +73,14 @@ class Settings(BaseModel):
     mcp_start_timeout: float = Field(
         default=DEFAULT_START_TIMEOUT_S, alias="mcpStartTimeout", ge=1, le=600
     )
+    diagnostics_wait: float = Field(default=1.5, alias="diagnosticsWait", ge=0, le=60)
+    language_servers: dict[str, LanguageServerConfig] = Field(
+        default_factory=dict, alias="languageServers"
+    )
+
+    def language_commands(self) -> dict[str, tuple[str, ...]]:
+        """``languageServers`` as commands by language id."""
+        return {language: entry.command for language, entry in self.language_servers.items()}
 
     @field_validator("thinking", mode="before")
     @classmethod

@@ -41,8 +41,9 @@ resume and budget.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Generic, TypeVar
 
 import anyio
@@ -54,7 +55,6 @@ from rhema_lsp.engine import (
     ContextBudget,
     ErrorEvent,
     EventSink,
-    Message,
     ProviderError,
     ResumeReport,
     Session,
@@ -62,6 +62,8 @@ from rhema_lsp.engine import (
     ToolContext,
     ToolResolver,
     TurnEnd,
+    refusal,
+    support_of,
 )
 from rhema_lsp.mcp.catalog import MAX_TOOLS
 from rhema_lsp.mcp.hub import McpHub
@@ -78,13 +80,22 @@ from rhema_lsp.runs.points import (
     PointHook,
     kill_switch,
 )
+from rhema_lsp.runs.project_rules import (
+    RulesFile,
+    RulesResolver,
+    TurnRules,
+    read_root_rules,
+    rules_prompt,
+    user_rules_path,
+)
 from rhema_lsp.runs.prompts import system_prompt
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.workplace import Backend, BackendSource, Decorate, Plan, TurnOutput, Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, TurnStart, title_from_prompt
-from rhema_lsp.tools import Planning, WorkspaceTools
+from rhema_lsp.tools import Editor, Planning, Workspace, WorkspaceTools
+from rhema_lsp.tools.gate import Gate
 from rhema_lsp.vocabulary import Mode
 
 __all__ = ["Compacted", "Finish", "TurnReport", "Turns"]
@@ -146,6 +157,8 @@ class Turns:
         self.mcp = mcp
         self.on_point = on_point if on_point is not None else kill_switch()
         self._budgets: dict[str, _Budget] = {}
+        self._rules: dict[Path, dict[str, RulesFile]] = {}
+        """Per folder, the nested rules its turns gave (or refused), by name."""
 
     def _point(self, name: str) -> None:
         if self.on_point is not None:
@@ -167,6 +180,24 @@ class Turns:
     def forget(self, session: str) -> None:
         """Drop what is kept of a deleted session."""
         self._budgets.pop(session, None)
+
+    async def rules(self, place: Workplace, tools: WorkspaceTools) -> TurnRules:
+        """The project rules of a turn in ``place`` starting now: the user's
+        file and the folder's, read again (see :mod:`~rhema_lsp.runs.project_rules`);
+        what it gives is kept for :meth:`rules_in_use`."""
+        user = user_rules_path(self.mcp.config_path)
+        root = await read_root_rules(tools.gate, place.folder, user)
+        return TurnRules(tools.gate, place.folder, root, self._rules.setdefault(place.folder, {}))
+
+    async def rules_in_use(
+        self, folder: Path, roots: Sequence[Path], editor: Editor
+    ) -> list[RulesFile]:
+        """The rules of ``folder`` (confined to ``roots``, read through
+        ``editor``) as a turn starting now would read them, then the nested
+        ones its turns gave or refused, by name."""
+        gate = Gate(Workspace(list(roots) or [folder], folder), editor)
+        root = await read_root_rules(gate, folder, user_rules_path(self.mcp.config_path))
+        return root + list(self._rules.get(folder, {}).values())
 
     def agent(
         self,
@@ -230,7 +261,7 @@ class Turns:
             ``session`` is unknown, or ``new_id`` taken.
         """
         if session is None:
-            first = None if plan.prompt is None else Message.user(plan.prompt)
+            first = plan.message()
             info = await store.create(plan.title, model=model, session_id=new_id, first=first)
             ref = TurnRef(info.id, 1)
         elif plan.prompt is None:
@@ -340,30 +371,39 @@ class Turns:
             backend = await backend_source()
         except ProviderError as exc:
             return Outcome(stop_reason="error", error=str(exc))
+        refused = refusal(plan.images, support_of(backend.provider))
+        if refused is not None:
+            return Outcome(stop_reason="error", error=refused)
         store, ref = place.store, run.ref
         resolver: ToolResolver | None = None
         instructions = ""
+        rules = await self.rules(place, tools)
         if plan.tools:
             resolver = await self._resolver(tools, plan.mode, place, backend, settings)
             instructions = mcp_instructions(resolver)
             if decorate is not None:
                 resolver = decorate(tools, resolver)
+            resolver = RulesResolver(resolver, rules, [spec.name for spec in tools.specs()])
             resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
+        rules.start(session, sink)
         self._point(RESUMED)
         if plan.prompt is not None:
             if not await store.turn_numbers.started(
                 ref.session, ref.turn
             ):  # begin stored a new one's
-                session.history.append(Message.user(plan.prompt))
+                prompt = plan.message()
+                assert prompt is not None
+                session.history.append(prompt)
                 start = TurnStart(ref.turn, title_from_prompt(plan.title))
                 await store.commit(ref.session, session, turn=start)
             report.started = True
             self._point(PROMPT_COMMITTED)
         elif not session.history:
             return Outcome(stop_reason="error", error="nothing to continue: send a prompt")
-        system = (plan.system or system_prompt(plan.mode, place.folder)) + instructions
+        system = plan.system or system_prompt(plan.mode, place.folder)
+        system += rules_prompt(rules.root) + instructions
         agent = self.agent(backend, settings, ref, resolver, system, store)
         outcome = await drive(
             agent,
@@ -454,7 +494,8 @@ class Turns:
                 ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
                 resolver = Planning(tools, sink.emit)
                 session, _ = await place.store.open_and_resume(ref.session, resolver, sink, ctx)
-                system = system_prompt(mode, place.folder)
+                rules = await self.rules(place, tools)
+                system = system_prompt(mode, place.folder) + rules_prompt(rules.root)
                 agent = self.agent(backend, settings, ref, resolver, system, place.store)
                 done.before = agent.compactor().estimate(session)
                 # Committed (by the agent's compaction hook) before its event is sent.

@@ -19,7 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from rhema_lsp.engine import EventSink, ModelProvider, ToolResolver
+from rhema_lsp.engine import (
+    EventSink,
+    ImagePart,
+    Message,
+    ModelProvider,
+    Role,
+    TextPart,
+    ToolResolver,
+)
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.runs.checkpoints import StoreJournal
 from rhema_lsp.runs.driver import Outcome
@@ -103,6 +111,8 @@ class Workplace:
             review=settings.review,
             journal=StoreJournal(self.store, on_point),
             env=os.environ,
+            language=self.language,
+            diagnostics_wait=settings.diagnostics_wait,
         )
 
 
@@ -128,6 +138,9 @@ class Plan:
     tools
         Whether the model is offered tools at all (``rhema.edit``'s rewrite
         is not).
+    images
+        The images attached to the prompt (from ``context``, the command's
+        ``images``, an ACP prompt), after its text in the user's message.
     """
 
     prompt: str | None
@@ -137,6 +150,13 @@ class Plan:
     single_step: bool = False
     system: str | None = None
     tools: bool = True
+    images: tuple[ImagePart, ...] = ()
+
+    def message(self) -> Message | None:
+        """The user's message of the prompt: its text, then its images."""
+        if self.prompt is None:
+            return None
+        return Message(role=Role.USER, content=[TextPart(text=self.prompt), *self.images])
 
 
 class TurnOutput(Protocol):

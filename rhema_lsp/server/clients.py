@@ -25,6 +25,10 @@ rules, each a method or field here that every path asks:
 ``edit_selection``: the client implements the client-side command
 ``rhema.editSelection`` (asks for an instruction, then sends
 ``rhema.edit``); others get ready-made server-side code actions.
+
+``language``: the client answers ``rhema/language`` from its editor's own
+language servers; the language tools then ask it
+(:meth:`~rhema_lsp.server.state.ServerState.language`).
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ class ClientFeatures:
 
     events: bool = False
     edit_selection: bool = False
+    language: bool = False
     work_done_progress: bool = False
     show_document: bool = False
 
@@ -60,6 +65,7 @@ class ClientFeatures:
         return cls(
             events=declared.events,
             edit_selection=declared.edit_selection,
+            language=declared.language,
             work_done_progress=bool(window is not None and window.work_done_progress),
             show_document=bool(show_document is not None and show_document.support),
         )

@@ -5,15 +5,20 @@
 (:func:`rhema_lsp.runs.context.read_context`: confined, protected files
 asked for, regular files only, capped); a refused one refuses the command
 (:class:`~rhema_lsp.server.errors.BadArguments`). :func:`folder_for`
-decides the folder a command runs in.
+decides the folder a command runs in. :func:`prompt_and_images` is what
+``rhema.turn`` and ``rhema.step`` carry: the text, and the images of
+``context`` and ``images``.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rhema_lsp.contract import ContextRef
+from rhema_lsp.contract import ContextRef, ImageArg
+from rhema_lsp.engine import ImagePart, ImageRefused, image_part
 from rhema_lsp.runs import context
 from rhema_lsp.runs.prompts import ContextPiece, render_context
 from rhema_lsp.server.errors import BadArguments
@@ -22,7 +27,7 @@ from rhema_lsp.server.folders import FolderError
 if TYPE_CHECKING:
     from rhema_lsp.server.state import ServerState
 
-__all__ = ["folder_for", "prompt_with_context", "read_context"]
+__all__ = ["folder_for", "prompt_and_images", "read_context"]
 
 
 async def read_context(
@@ -44,13 +49,44 @@ async def read_context(
         raise BadArguments(str(exc)) from exc
 
 
-async def prompt_with_context(
-    state: ServerState, prompt: str, refs: list[ContextRef], folder: Path
-) -> str:
-    """``prompt`` followed by what ``refs`` show."""
-    if not refs:
-        return prompt
-    return f"{prompt}\n\n{render_context(await read_context(state, refs, folder))}"
+async def prompt_and_images(
+    state: ServerState,
+    prompt: str,
+    refs: list[ContextRef],
+    images: list[ImageArg],
+    folder: Path,
+) -> tuple[str, tuple[ImagePart, ...]]:
+    """``prompt`` followed by the text ``refs`` show, and the images attached:
+    those of ``refs`` (files whose bytes are images), then ``images``.
+
+    Raises
+    ------
+    BadArguments
+        A document is refused or cannot be read; an image is not valid
+        base64, not an image, or too large.
+    """
+    attached = context.Attachments()
+    if refs:
+        folders = state.folders
+        try:
+            attached = await context.read_attachments(
+                refs, folders.roots() or [folder], folder, state.editor, folders.display
+            )
+        except context.ContextRefused as exc:
+            raise BadArguments(str(exc)) from exc
+    found = list(attached.images)
+    for number, arg in enumerate(images, start=1):
+        name = arg.name or f"image {number}"
+        try:
+            raw = base64.b64decode(arg.data, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise BadArguments(f"`images` {name}: `data` is not base64 ({exc})") from exc
+        try:
+            found.append(image_part(raw, name))
+        except ImageRefused as exc:
+            raise BadArguments(f"`images` {name} refused: {exc}") from exc
+    text = f"{prompt}\n\n{render_context(attached.pieces)}" if attached.pieces else prompt
+    return text, tuple(found)
 
 
 async def folder_for(

@@ -27,8 +27,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rhema_lsp.engine import ResumeReport, Session
+from rhema_lsp.runs.choices import session_settings
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import MsgId, ProgressToken, Run
+from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Compacted, Finish, TurnReport
 from rhema_lsp.runs.workplace import Plan
 from rhema_lsp.server.folders import FolderState
@@ -53,6 +55,8 @@ class Prepared:
     plan: Plan
     state: FolderState
     run: Run
+    settings: Settings
+    """The server's settings with the session's stored choices."""
 
 
 @dataclass
@@ -125,13 +129,19 @@ class Execution:
         """Decide the run's session (created if new) and turn; register it."""
         state = self.state
         folder_state = await state.folders.state(folder, state.settings.session_store)
-        ref = await state.turns.begin(
-            folder_state.store, session, plan, model=state.settings.model or ""
-        )
+        settings = await session_settings(state.settings, folder_state.store, session)
+        ref = await state.turns.begin(folder_state.store, session, plan, model=settings.model or "")
         state.folders.remember(ref.session, folder_state.path)
         run = Run(session=ref.session, turn=ref.turn, msg_id=msg_id)
         state.runs.add(run)
-        return Prepared(plan, folder_state, run)
+        return Prepared(plan, folder_state, run, settings)
+
+    async def chosen(self, folder: Path, session: str | None) -> Settings:
+        """The settings a run of ``session`` in ``folder`` uses (its stored
+        choices over the server's: :mod:`~rhema_lsp.runs.choices`)."""
+        state = self.state
+        folder_state = await state.folders.state(folder, state.settings.session_store)
+        return await session_settings(state.settings, folder_state.store, session)
 
     async def execute(
         self,
@@ -142,14 +152,15 @@ class Execution:
     ) -> TurnReport[T]:
         """Execute a prepared run to its end; it is unregistered however it ends."""
         state, (plan, folder, run) = self.state, (prepared.plan, prepared.state, prepared.run)
+        settings = prepared.settings
         output = LspOutput(state, folder, run, plan.title, token, self._detached)
         try:
             return await state.turns.run(
                 run,
                 plan,
                 state.place(folder),
-                state.provider,
-                state.settings,
+                lambda: state.provider(settings.model),
+                settings,
                 output,
                 finish=finish,
             )
@@ -168,10 +179,11 @@ class Execution:
         if state.runs.is_running(info.id):
             return SessionOpened(info, await folder.store.load(info.id))
         ref = TurnRef(info.id, info.turns)
+        settings = await session_settings(state.settings, folder.store, info.id)
         stream = event_stream(state, ref)
         try:
             session, report = await state.turns.reopen(
-                state.place(folder), ref, state.settings.mode, state.settings, stream
+                state.place(folder), ref, settings.mode, settings, stream
             )
         finally:
             stream.close()
@@ -231,7 +243,7 @@ class Execution:
 
     async def shutdown(self) -> None:
         """Cancel every run, give them a moment to checkpoint, end the tasks
-        left, stop the MCP servers, close the stores (once: later calls
+        left, stop the MCP servers and the language servers, close the stores (once: later calls
         return at once)."""
         if self._closed:
             return
@@ -243,4 +255,5 @@ class Execution:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await state.mcp.aclose()
+        await state.languages.aclose()
         await state.folders.close()

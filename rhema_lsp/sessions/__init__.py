@@ -6,7 +6,8 @@ create, list, load, commit (the engine's commit hook, the user's input, the
 checkpoint after each round), lease a session to run it, and open it with
 :meth:`SessionStore.open_and_resume`; fork it. ``store.checkpoints``
 (:class:`Checkpoints`) keeps what each turn changed in the workspace and the
-rewinds. Errors derive from
+rewinds; ``store.choices`` (:class:`SessionChoices`) each session's mode,
+model and thinking level as the user left them. Errors derive from
 :class:`SessionStoreError`.
 """
 
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         Restore,
         TurnSummary,
     )
+    from rhema_lsp.sessions.choices import SessionChoices, StoredChoices
     from rhema_lsp.sessions.errors import (
         SessionBusyError,
         SessionConflictError,
@@ -40,12 +42,14 @@ __all__ = [
     "Lease",
     "Restore",
     "SessionBusyError",
+    "SessionChoices",
     "SessionConflictError",
     "SessionInfo",
     "SessionStore",
     "SessionStoreError",
     "StoreEvent",
     "StoreLocation",
+    "StoredChoices",
     "TurnStart",
     "TurnSummary",
     "UnknownSessionError",

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from rhema_lsp.engine import Message, Session
 from rhema_lsp.sessions.errors import SessionConflictError, UnknownSessionError
+from rhema_lsp.sessions.images import loaded_message, stored_body
 from rhema_lsp.sessions.records import TurnStart, now_iso
 from rhema_lsp.sessions.timeline import dropped, last_live_seq, live_count, next_seq
 from rhema_lsp.sessions.turn_numbers import start_turn
@@ -91,7 +92,7 @@ def append_new(
     conn.executemany(
         "INSERT INTO messages (session_id, seq, body) VALUES (?, ?, ?)",
         [
-            (session_id, total + index - stored, history[index].model_dump_json())
+            (session_id, total + index - stored, stored_body(conn, history[index]))
             for index in range(stored, count)
         ],
     )
@@ -131,7 +132,7 @@ def _check_tail(conn: sqlite3.Connection, session_id: str, seq: int, mine: Messa
         "SELECT body FROM messages WHERE session_id = ? AND seq = ?", (session_id, seq)
     ).fetchone()
     try:
-        same = Message.model_validate_json(body) == mine
+        same = loaded_message(conn, body) == mine
     except ValidationError:
         same = False
     if not same:

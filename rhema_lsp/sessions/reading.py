@@ -16,9 +16,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rhema_lsp.engine import Message, Session
+from rhema_lsp.engine import Session
 from rhema_lsp.sessions.append import session_exists
 from rhema_lsp.sessions.errors import SessionStoreError, UnknownSessionError
+from rhema_lsp.sessions.images import loaded_message
 from rhema_lsp.sessions.timeline import (
     compaction_cuts,
     compaction_rewound,
@@ -77,7 +78,7 @@ def read_session(
         if not seq_is_live(seq, ranges):
             continue
         try:
-            history.append(Message.model_validate_json(body))
+            history.append(loaded_message(conn, body))
         except ValidationError as exc:
             raise SessionStoreError(
                 f"message {seq} of session {session_id} cannot be read "

@@ -124,6 +124,16 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "UPDATE turns SET ended_at = created_at",
         "ALTER TABLE turn_files ADD COLUMN settled INTEGER NOT NULL DEFAULT 1",
     ),
+    (
+        """
+        CREATE TABLE session_choices (
+            session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            mode TEXT,
+            model TEXT,
+            thinking TEXT
+        )
+        """,
+    ),
 )
 """Statements per migration, in order; append new ones, never edit old ones."""
 

@@ -50,12 +50,14 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.sessions.append import Committed, append_new
 from rhema_lsp.sessions.checkpoints import Checkpoints
+from rhema_lsp.sessions.choices import SessionChoices
 from rhema_lsp.sessions.database import Database
 from rhema_lsp.sessions.errors import (
     SessionBusyError,
     UnknownSessionError,
 )
 from rhema_lsp.sessions.fork import copy_session
+from rhema_lsp.sessions.images import stored_body
 from rhema_lsp.sessions.leases import Lease, LeaseRow, is_live, refuse_if_live
 from rhema_lsp.sessions.location import StoreLocation, database_path
 from rhema_lsp.sessions.reading import read_session
@@ -101,6 +103,8 @@ class SessionStore:
         What each turn changed in the workspace, and the rewinds.
     turn_numbers
         The turns' numbers: reserved when a turn starts, never reused.
+    choices
+        Each session's mode, model and thinking level, as the user left them.
     """
 
     def __init__(
@@ -125,6 +129,7 @@ class SessionStore:
         self._held: dict[str, Lease] = {}
         self.checkpoints = Checkpoints(db, self._committed)
         self.turn_numbers = TurnNumbers(db, str(folder))
+        self.choices = SessionChoices(db, str(folder))
 
     @classmethod
     async def open(
@@ -229,7 +234,7 @@ class SessionStore:
             if first is not None:
                 conn.execute(
                     "INSERT INTO messages (session_id, seq, body) VALUES (?, 0, ?)",
-                    (session_id, first.model_dump_json()),
+                    (session_id, stored_body(conn, first)),
                 )
                 start_turn(conn, session_id, TurnStart(1, clean), 0)
                 self._event("commit.written")

@@ -36,6 +36,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import anyio
 import anyio.to_thread
@@ -51,6 +52,7 @@ __all__ = [
     "SECRET_NAMES",
     "SECRET_SUFFIXES",
     "CommandOutcome",
+    "Shell",
     "is_allowlisted",
     "live_group_members",
     "run_shell",
@@ -161,6 +163,24 @@ class CommandOutcome:
     code: int | None
     status: str
     """``exited``, ``timeout`` or ``cancelled``."""
+
+
+class Shell(Protocol):
+    """What runs an approved command: :func:`run_shell` here, or a door's
+    own (the ACP client's terminal). It keeps the same rules: the output and
+    exit code as a :class:`CommandOutcome`, killed on ``cancel`` and after
+    ``timeout_s``, nothing left running."""
+
+    async def __call__(
+        self,
+        command: str,
+        folder: Path,
+        fs: ConfinedFS,
+        env: Mapping[str, str],
+        timeout_s: float,
+        cancel: CancelSignal,
+        progress: Progress,
+    ) -> CommandOutcome: ...
 
 
 class _Output:

@@ -4,10 +4,11 @@
 :mod:`~rhema_lsp.tools.editing`, the file operations of
 :mod:`~rhema_lsp.tools.file_operations`): resolving a path for writing,
 reading the editor's text, asking before protected paths, the edit's label
-and review annotations, telling the journal before a change is sent and
-after it landed, applying a ``WorkspaceEdit`` (an edit the editor did not
-apply is an in-band error telling the model to re-read) and, in review mode,
-accounting for a file operation the user declined.
+and review annotations, telling the journal (and the diagnostics watch)
+before a change is sent and after it landed, applying a ``WorkspaceEdit``
+(an edit the editor did not apply is an in-band error telling the model to
+re-read) and, in review mode, accounting for a file operation the user
+declined.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from lsprotocol.types import (
 
 from rhema_lsp.engine.tools import ToolContext
 from rhema_lsp.tools import review
+from rhema_lsp.tools.after_edit import EditWatch
 from rhema_lsp.tools.editor import DENY
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.gate import Gate, Snapshot
@@ -58,10 +60,16 @@ class EditingBase:
         Where applied changes are recorded (optional).
     review
         Whether edits go through the editor's preview for the user to confirm.
+    watch
+        Told of every document about to change, for the diagnostics after
+        the edit (optional).
     """
 
-    def __init__(self, gate: Gate, journal: Journal | None, review: bool) -> None:
+    def __init__(
+        self, gate: Gate, journal: Journal | None, review: bool, watch: EditWatch | None = None
+    ) -> None:
         self.gate = gate
+        self.watch = watch
         self.ws = gate.ws
         self.editor = gate.editor
         self.journal = journal
@@ -107,7 +115,10 @@ class EditingBase:
             raise PathRefused(f"{shown}: the user did not allow this change ({reason})")
 
     async def _before(self, call: _Call, target: Target, text: str | None, is_open: bool) -> None:
-        """Tell the journal ``target`` is about to change (its checkpoint)."""
+        """Tell the journal ``target`` is about to change (its checkpoint),
+        and the watch (its problems before the edit)."""
+        if self.watch is not None:
+            await self.watch.before(call.call_id, call.tool, target.uri, text)
         if self.journal is None:
             return
         clean = True
@@ -148,11 +159,18 @@ class EditingBase:
             raise ToolError(f"the editor does not support {what} through the language server")
 
     async def _apply(
-        self, call: _Call, target: Target, edit: WorkspaceEdit, expected: dict[str, str | None]
+        self,
+        call: _Call,
+        target: Target,
+        edit: WorkspaceEdit,
+        expected: dict[str, str | None],
+        label: str | None = None,
     ) -> None:
-        """Apply ``edit``; the editor answers applied only once every open
-        document it touched holds its ``expected`` text (its one check)."""
-        outcome = await self.editor.apply_edit(edit, self._label(call, target), expected)
+        """Apply ``edit`` (labelled for ``target`` unless ``label``); the
+        editor answers applied only once every open document it touched
+        holds its ``expected`` text (its one check)."""
+        label = label or self._label(call, target)
+        outcome = await self.editor.apply_edit(edit, label, expected)
         if not outcome.applied:
             shown = self.ws.display(target.path)
             reason = outcome.reason or "rejected"

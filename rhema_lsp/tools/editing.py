@@ -22,6 +22,9 @@ text after it landed.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from lsprotocol.types import (
     AnnotatedTextEdit,
     CreateFile,
@@ -40,7 +43,16 @@ from rhema_lsp.tools.gate import Snapshot
 from rhema_lsp.tools.positions import minimal_edits, replacement_edits
 from rhema_lsp.tools.workspace import Access
 
-__all__ = ["Editing"]
+__all__ = ["Change", "Editing"]
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One document's text change: ``edits`` against ``snap``'s text give ``new_text``."""
+
+    snap: Snapshot
+    edits: list[TextEdit]
+    new_text: str
 
 
 class Editing(FileOperations):
@@ -52,72 +64,124 @@ class Editing(FileOperations):
     ) -> str:
         """Send ``edits`` (against ``snap``) unless the document moved since;
         in review mode, what the user declined ("" when nothing was)."""
-        target = snap.target
-        shown = self.ws.display(target.path)
-        current = self.editor.open_document(target.uri)
-        moved = (
-            current is None or current.version != snap.version or current.text != snap.text
-            if snap.is_open
-            else current is not None and current.text != snap.text
-        )
-        if moved:
-            raise ToolError(f"{shown}: the document changed since it was read. {_REREAD}")
-        label = self._label(call, target)
+        return await self._change_texts(call, [Change(snap, edits, new_text)])
+
+    async def _change_texts(self, call: _Call, changes: Sequence[Change]) -> str:
+        """Send every change as one ``WorkspaceEdit``, unless a document
+        moved since it was read; in review mode, what the user declined
+        ("" when nothing was). The one path every text change takes."""
+        for change in changes:
+            snap = change.snap
+            shown = self.ws.display(snap.target.path)
+            current = self.editor.open_document(snap.target.uri)
+            moved = (
+                current is None or current.version != snap.version or current.text != snap.text
+                if snap.is_open
+                else current is not None and current.text != snap.text
+            )
+            if moved:
+                raise ToolError(f"{shown}: the document changed since it was read. {_REREAD}")
+        first = changes[0].snap.target
+        label = self._label(call, first)
+        if len(changes) > 1:
+            label += f" (+{len(changes) - 1} file{'s' if len(changes) > 2 else ''})"
         annotation_id, annotations = self._annotation(call, label)
         if self.editor.supports_document_changes:
-            sent: list[TextEdit | AnnotatedTextEdit] = list(edits)
-            if annotation_id is not None:
-                sent = [
-                    AnnotatedTextEdit(
-                        range=e.range, new_text=e.new_text, annotation_id=annotation_id
-                    )
-                    for e in edits
-                ]
-            identifier = OptionalVersionedTextDocumentIdentifier(
-                uri=target.uri, version=snap.version if snap.is_open else None
-            )
-            document_changes: list[TextDocumentEdit | CreateFile] = [
-                TextDocumentEdit(text_document=identifier, edits=sent)
-            ]
+            document_changes: list[TextDocumentEdit | CreateFile] = []
+            for change in changes:
+                sent: list[TextEdit | AnnotatedTextEdit] = list(change.edits)
+                if annotation_id is not None:
+                    sent = [
+                        AnnotatedTextEdit(
+                            range=e.range, new_text=e.new_text, annotation_id=annotation_id
+                        )
+                        for e in change.edits
+                    ]
+                snap = change.snap
+                identifier = OptionalVersionedTextDocumentIdentifier(
+                    uri=snap.target.uri, version=snap.version if snap.is_open else None
+                )
+                document_changes.append(TextDocumentEdit(text_document=identifier, edits=sent))
             if annotation_id is not None:
                 document_changes.insert(0, self._trigger())
             edit = WorkspaceEdit(
                 document_changes=document_changes, change_annotations=annotations or None
             )
         else:
-            edit = WorkspaceEdit(changes={target.uri: edits})
-        await self._before(call, target, snap.text, snap.is_open)
-        if annotation_id is not None and snap.text is not None:
-            return await self._reviewed(call, snap, snap.text, edit, edits)
-        await self._apply(call, target, edit, {target.uri: new_text})
-        await self._record(call, target.uri, snap.text, new_text, "edit")
+            edit = WorkspaceEdit(changes={c.snap.target.uri: c.edits for c in changes})
+        for change in changes:
+            snap = change.snap
+            await self._before(call, snap.target, snap.text, snap.is_open)
+        if annotation_id is not None and all(c.snap.text is not None for c in changes):
+            return await self._reviewed(call, changes, edit, label)
+        expected: dict[str, str | None] = {c.snap.target.uri: c.new_text for c in changes}
+        await self._apply(call, first, edit, expected, label)
+        for change in changes:
+            await self._record(
+                call, change.snap.target.uri, change.snap.text, change.new_text, "edit"
+            )
         return ""
 
     async def _reviewed(
-        self, call: _Call, snap: Snapshot, old: str, edit: WorkspaceEdit, edits: list[TextEdit]
+        self, call: _Call, changes: Sequence[Change], edit: WorkspaceEdit, label: str
     ) -> str:
         """Apply ``edit`` through the editor's preview and account for what
-        the user kept: the hunks declined, or an error if the text shows
-        neither choice."""
-        target = snap.target
-        shown = self.ws.display(target.path)
-        await self.editor.apply_edit(edit, self._label(call, target), {})
-        current = await review.settled_text(self.editor, target.uri, old, self._disk_reader(target))
-        hunks = review.hunks_of(old, edits, self.editor.position_encoding)
-        decided = review.landed(old, hunks, current)
-        if decided is None:
-            raise ToolError(f"{shown}: the document changed while under review. {_REREAD}")
-        if any(decided):
-            await self._record(call, target.uri, old, current, "edit")
-        if all(decided):
+        the user kept in each document: the hunks declined, or an error if a
+        text shows neither choice."""
+        await self.editor.apply_edit(edit, label, {})
+        accounts: list[str] = []
+        for change in changes:
+            snap = change.snap
+            old = snap.text or ""
+            target = snap.target
+            shown = self.ws.display(target.path)
+            current = await review.settled_text(
+                self.editor, target.uri, old, self._disk_reader(target)
+            )
+            hunks = review.hunks_of(old, change.edits, self.editor.position_encoding)
+            decided = review.landed(old, hunks, current)
+            if decided is None:
+                raise ToolError(f"{shown}: the document changed while under review. {_REREAD}")
+            if any(decided):
+                await self._record(call, target.uri, old, current, "edit")
+            if all(decided):
+                continue
+            kept = sum(decided)
+            accounts.append(
+                f"In review the user applied {kept} of {len(hunks)} changes to {shown} and "
+                f"declined {len(hunks) - kept}; that is their choice, not an error: do not "
+                f"make the declined changes again unless asked.\n"
+                f"{review.describe_declined(old, hunks, decided)}"
+            )
+        return "\n".join(accounts)
+
+    async def change_texts(
+        self, ctx: ToolContext, call_id: str, tool: str, texts: Sequence[tuple[Snapshot, str]]
+    ) -> str:
+        """Replace the text of each document (as read, for writing, in the
+        snapshot) with its new text by minimal edits, in one
+        ``WorkspaceEdit`` (``rename_symbol``'s edit): asked for on protected
+        paths, versioned, journaled like every edit; in review mode, what
+        the user declined ("" when nothing was).
+
+        Raises
+        ------
+        ToolError
+            A document is missing, or moved since it was read.
+        """
+        call = _Call(ctx, call_id, tool)
+        changes: list[Change] = []
+        for snap, new_text in texts:
+            if snap.text is None:
+                raise ToolError(f"{snap.target.requested}: no such file")
+            if snap.text == new_text:
+                continue
+            await self._confirm_protected(snap.target, "edit")
+            edits = minimal_edits(snap.text, new_text, self.editor.position_encoding)
+            changes.append(Change(snap, edits, new_text))
+        if not changes:
             return ""
-        kept = sum(decided)
-        return (
-            f"In review the user applied {kept} of {len(hunks)} changes to {shown} and "
-            f"declined {len(hunks) - kept}; that is their choice, not an error: do not "
-            f"make the declined changes again unless asked.\n"
-            f"{review.describe_declined(old, hunks, decided)}"
-        )
+        return await self._change_texts(call, changes)
 
     # -- tools ---------------------------------------------------------------
 

@@ -17,6 +17,8 @@ gate keeps one set of rules for all of them:
   the user allows it, the editor's buffer before the disk, only regular
   files (a FIFO, a device or a socket is refused without a blocking open),
   at most ``limit`` bytes, and never on the event loop.
+- :meth:`Gate.read_attachment` is :meth:`Gate.read_document` that also
+  takes an image (by its bytes' signature) as bytes, within its own limit.
 - :meth:`Gate.read_document` is :meth:`read` for a document the editor
   names: a document that exists only in the editor (``untitled:``) is its
   buffer; a ``file://`` document is confined and read like any other path,
@@ -25,6 +27,11 @@ gate keeps one set of rules for all of them:
   (package managers such as pnpm hard-link every dependency into
   ``node_modules``); an attachment has no such reason, and the user can
   still attach it from an open buffer.
+- :meth:`Gate.head` is the start of a file the agent reads of its own
+  accord (a project rules file): confined like the rest, never a protected
+  file (refused, not asked about: nobody asked to read it), the buffer
+  before the disk, a regular file without other hard links, at most
+  ``limit`` bytes of it (cut on a character boundary) and its full size.
 - :func:`unsafe_root_reason` says why a folder may not be a workspace root
   at all (``/``, the home directory): confining to it would confine nothing.
 
@@ -40,13 +47,14 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from rhema_lsp.engine import sniff_image
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.reading import MAX_FILE_BYTES, decode_file
 from rhema_lsp.tools.rules import read_confirmation_reason
 from rhema_lsp.tools.workspace import Access, Target, Workspace
 
-__all__ = ["ALLOW_READ", "Gate", "Snapshot", "unsafe_root_reason"]
+__all__ = ["ALLOW_READ", "Gate", "Head", "Snapshot", "unsafe_root_reason"]
 
 ALLOW_READ = "Allow"
 """The approving choice of a protected read's question."""
@@ -72,6 +80,38 @@ class Snapshot:
     text: str | None
     version: int | None
     is_open: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Head:
+    """The start of a document (:meth:`Gate.head`): at most the limit's bytes
+    of its text, and the whole text's size in bytes."""
+
+    text: str
+    size: int
+
+    @property
+    def cut(self) -> bool:
+        """Whether the text is shorter than the document."""
+        return len(self.text.encode("utf-8", "surrogatepass")) < self.size
+
+
+def _head_of(data: bytes, limit: int) -> bytes:
+    """``data`` cut to at most ``limit`` bytes on a UTF-8 character boundary."""
+    if len(data) <= limit:
+        return data
+    end = limit
+    while end > 0 and (data[end] & 0xC0) == 0x80:
+        end -= 1
+    return data[:end]
+
+
+def _protected(target: Target) -> str | None:
+    """Why reading ``target`` needs the user's say-so (its real path's name
+    or the name it was asked by), or ``None``."""
+    return read_confirmation_reason(target.parts) or read_confirmation_reason(
+        [Path(target.requested).name]
+    )
 
 
 def unsafe_root_reason(path: Path) -> str | None:
@@ -140,9 +180,7 @@ class Gate:
         PathRefused
             The user did not allow it (declined, dismissed or timed out).
         """
-        reason = read_confirmation_reason(target.parts) or read_confirmation_reason(
-            [Path(target.requested).name]
-        )
+        reason = _protected(target)
         if reason is None:
             return
         shown = self.ws.display(target.path)
@@ -183,20 +221,50 @@ class Gate:
         text = await anyio.to_thread.run_sync(self._read_disk, target, limit, linked)
         return Snapshot(target, text, None, False)
 
+    def _refuse_linked(self, target: Target, advice: str = "") -> None:
+        """Refuse a file with other hard links (one may be outside the workspace)."""
+        info = self.ws.fs.lstat(target.path)
+        if info is not None and info.st_nlink > 1:
+            raise PathRefused(
+                f"{target.requested}: has {info.st_nlink} hard links and may be the same "
+                f"file as one outside the workspace{advice}"
+            )
+
     def _read_disk(self, target: Target, limit: int, linked: bool) -> str:
         if not linked:
-            info = self.ws.fs.lstat(target.path)
-            if info is not None and info.st_nlink > 1:
-                raise PathRefused(
-                    f"{target.requested}: has {info.st_nlink} hard links and may be the same "
-                    "file as one outside the workspace; open it in the editor to attach it"
-                )
+            self._refuse_linked(target, "; open it in the editor to attach it")
         data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 1)
         if size > limit:
             if b"\x00" in data[:8192]:
                 decode_file(target, data[:8192], size)  # says "binary" instead
             raise _too_large(target.requested, size, limit)
         return decode_file(target, data, size)
+
+    async def head(self, target: Target, limit: int) -> Head:
+        """The first ``limit`` bytes of resolved ``target``'s text (see the
+        module docstring).
+
+        Raises
+        ------
+        ToolError
+            A protected file, a missing one, not a regular file, hard-linked
+            elsewhere, binary or not UTF-8.
+        """
+        reason = _protected(target)
+        if reason is not None:
+            raise PathRefused(f"{target.requested}: not read of the agent's own accord ({reason})")
+        document = self.editor.open_document(target.uri)
+        if document is not None:
+            data = document.text.encode("utf-8", "surrogatepass")
+            return Head(_head_of(data, limit).decode("utf-8", "surrogatepass"), len(data))
+        if target.kind != "file":
+            raise ToolError(f"{target.requested}: not a regular file")
+        return await anyio.to_thread.run_sync(self._head_disk, target, limit)
+
+    def _head_disk(self, target: Target, limit: int) -> Head:
+        self._refuse_linked(target)
+        data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 4)
+        return Head(decode_file(target, _head_of(data, limit), size), size)
 
     async def read(
         self, raw: object, *, limit: int = MAX_FILE_BYTES, attached: bool = False
@@ -232,6 +300,24 @@ class Gate:
         ToolError
             Refused or unreadable, as :meth:`read`.
         """
+        read = await self.read_attachment(uri, limit=limit)
+        assert isinstance(read, str)  # no image limit: never bytes
+        return read
+
+    async def read_attachment(
+        self, uri: str, *, limit: int = MAX_FILE_BYTES, image_limit: int = 0
+    ) -> str | bytes:
+        """A document the editor names as context: its text as
+        :meth:`read_document` reads it, or, with ``image_limit``, the bytes
+        of a file on disk whose signature says it is an image
+        (:func:`~rhema_lsp.engine.sniff_image`; the name does not count), at
+        most ``image_limit`` of them.
+
+        Raises
+        ------
+        ToolError
+            Refused or unreadable, as :meth:`read`; an image over ``image_limit``.
+        """
         if not uri.lower().startswith("file:"):
             document = self.editor.open_document(uri)
             if document is None:
@@ -242,7 +328,25 @@ class Gate:
         document = self.editor.open_document(uri)
         if document is not None:
             return _capped(uri, document.text, limit)
+        if image_limit and target.kind == "file":
+            image = await anyio.to_thread.run_sync(self._read_image, target, image_limit)
+            if image is not None:
+                return image
         snap = await self.snapshot(target, limit=limit, linked=False)
         if snap.text is None:
             raise ToolError(f"{uri}: no such file")
         return snap.text
+
+    def _read_image(self, target: Target, limit: int) -> bytes | None:
+        """The bytes of ``target`` when they are an image, ``None`` when not."""
+        head, _ = self.ws.fs.read_bytes(target.path, max_bytes=16)
+        if sniff_image(head) is None:
+            return None
+        self._refuse_linked(target, "; open it in the editor to attach it")
+        data, size = self.ws.fs.read_bytes(target.path, max_bytes=limit + 1)
+        if size > limit:
+            raise ToolError(
+                f"{target.requested}: the image is {size:,} bytes, over the {limit:,} an "
+                "attached image may hold; attach a smaller or downscaled copy"
+            )
+        return data

@@ -4,11 +4,15 @@ It checks the call against the mode's tool set, parses its arguments with
 the tool's model (:mod:`~rhema_lsp.tools.specs`: no argument is checked or
 defaulted here), then dispatches to the read tools
 (:mod:`~rhema_lsp.tools.reading`, :mod:`~rhema_lsp.tools.search`), the edit
-tools (:mod:`~rhema_lsp.tools.editing`) and ``run_command``
-(:mod:`~rhema_lsp.tools.commands`). It never raises for a bad call: every
-:class:`~rhema_lsp.tools.errors.ToolError` becomes an in-band failure naming
-the path and why. Reads of secret-looking files and every command not
-allow-listed are confirmed with the user through the editor first.
+tools (:mod:`~rhema_lsp.tools.editing`), the language tools
+(:mod:`~rhema_lsp.tools.language_tools`) and ``run_command``
+(:mod:`~rhema_lsp.tools.commands`). With a language service, the results of
+``edit_file``, ``write_file`` and ``rename_symbol`` end with the problems
+they introduced or removed (:mod:`~rhema_lsp.tools.after_edit`). It never
+raises for a bad call: every :class:`~rhema_lsp.tools.errors.ToolError`
+becomes an in-band failure naming the path and why. Reads of secret-looking
+files and every command not allow-listed are confirmed with the user through
+the editor first.
 """
 
 from __future__ import annotations
@@ -29,25 +33,33 @@ from rhema_lsp.engine.tools import (
     StreamingToolResolver,
     ToolContext,
 )
+from rhema_lsp.tools.after_edit import EditWatch
 from rhema_lsp.tools.arguments import ToolArguments
-from rhema_lsp.tools.commands import is_allowlisted, run_shell
+from rhema_lsp.tools.commands import Shell, is_allowlisted, run_shell
 from rhema_lsp.tools.editing import Editing
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import ToolError
 from rhema_lsp.tools.gate import Gate
 from rhema_lsp.tools.journal import EditJournal, Journal
+from rhema_lsp.tools.language import LanguageService
+from rhema_lsp.tools.language_tools import LanguageTools
 from rhema_lsp.tools.reading import format_page
 from rhema_lsp.tools.search import find_files, grep, list_dir
 from rhema_lsp.tools.specs import (
     TOOLS_BY_MODE,
+    Definition,
     DeletePath,
+    Diagnostics,
     EditFile,
     FindFiles,
     Grep,
     ListDir,
     ReadFile,
+    References,
     RenamePath,
+    RenameSymbol,
     RunCommand,
+    Symbols,
     WriteFile,
     replay_safety_of,
     specs_for,
@@ -109,6 +121,10 @@ class WorkspaceTools(StreamingToolResolver):
         Where applied changes are recorded (a fresh one if omitted: :attr:`journal`).
     env
         The environment commands start from (default: this process's), scrubbed of keys.
+    language
+        Who answers the language tools (``None``: they say no server is available).
+    diagnostics_wait
+        Seconds an edit waits for the edited version's diagnostics.
     """
 
     def __init__(
@@ -122,6 +138,8 @@ class WorkspaceTools(StreamingToolResolver):
         review: bool = False,
         journal: Journal | None = None,
         env: Mapping[str, str] | None = None,
+        language: LanguageService | None = None,
+        diagnostics_wait: float = 1.5,
     ) -> None:
         if mode not in TOOLS_BY_MODE:
             raise ValueError(f"unknown mode {mode!r}")
@@ -132,17 +150,27 @@ class WorkspaceTools(StreamingToolResolver):
         self.command_allowlist = tuple(command_allowlist)
         self.journal: Journal = journal if journal is not None else EditJournal()
         self.env = dict(os.environ if env is None else env)
-        self.editing = Editing(self.gate, self.journal, review)
+        self.diagnostics_wait = diagnostics_wait
+        self.watch = None if language is None else EditWatch(self.ws, language, diagnostics_wait)
+        self.language = LanguageTools(self.gate, language)
+        self.shell: Shell = run_shell
+        """Runs approved commands (a door may put its own in place)."""
+        self.editing = Editing(self.gate, self.journal, review, self.watch)
         self._handlers: dict[str, _Handler] = dict(
             [
                 _parsed(ReadFile, self._read_file),
                 _parsed(ListDir, self._list_dir),
                 _parsed(FindFiles, self._find_files),
                 _parsed(Grep, self._grep),
+                _parsed(Diagnostics, self._diagnostics),
+                _parsed(Symbols, self._symbols),
+                _parsed(Definition, self._definition),
+                _parsed(References, self._references),
                 _parsed(EditFile, self._edit_file),
                 _parsed(WriteFile, self._write_file),
                 _parsed(RenamePath, self._rename_path),
                 _parsed(DeletePath, self._delete_path),
+                _parsed(RenameSymbol, self._rename_symbol),
                 _parsed(RunCommand, self._run_command),
             ]
         )
@@ -174,6 +202,8 @@ class WorkspaceTools(StreamingToolResolver):
         try:
             return await self._handlers[call.name](call, _Run(ctx, progress, report))
         except ToolError as exc:
+            if self.watch is not None:
+                self.watch.forget(call.id)
             return ToolResult.failure(call.id, str(exc))
 
     # -- read tools ----------------------------------------------------------
@@ -197,17 +227,55 @@ class WorkspaceTools(StreamingToolResolver):
         )
         return ToolResult.success(call.id, content)
 
+    # -- language tools ------------------------------------------------------
+
+    async def _diagnostics(self, call: ToolCall, args: Diagnostics, run: _Run) -> ToolResult:
+        content = await self.language.diagnostics(args.path, self.diagnostics_wait)
+        return ToolResult.success(call.id, content)
+
+    async def _symbols(self, call: ToolCall, args: Symbols, run: _Run) -> ToolResult:
+        return ToolResult.success(call.id, await self.language.symbols(args.query, args.path))
+
+    async def _definition(self, call: ToolCall, args: Definition, run: _Run) -> ToolResult:
+        content = await self.language.definition(args.path, args.line, args.symbol)
+        return ToolResult.success(call.id, content)
+
+    async def _references(self, call: ToolCall, args: References, run: _Run) -> ToolResult:
+        content = await self.language.references(args.path, args.line, args.symbol)
+        return ToolResult.success(call.id, content)
+
     # -- edit tools ----------------------------------------------------------
+
+    async def _checked(self, call: ToolCall, message: str) -> ToolResult:
+        """An edit's result, ending with the problems it changed."""
+        if self.watch is not None:
+            message += await self.watch.report(call.id)
+        return ToolResult.success(call.id, message)
 
     async def _edit_file(self, call: ToolCall, args: EditFile, run: _Run) -> ToolResult:
         message = await self.editing.edit_file(
             run.ctx, call.id, args.path, args.old_text, args.new_text, args.replace_all
         )
-        return ToolResult.success(call.id, message)
+        return await self._checked(call, message)
 
     async def _write_file(self, call: ToolCall, args: WriteFile, run: _Run) -> ToolResult:
         message = await self.editing.write_file(run.ctx, call.id, args.path, args.content)
-        return ToolResult.success(call.id, message)
+        return await self._checked(call, message)
+
+    async def _rename_symbol(self, call: ToolCall, args: RenameSymbol, run: _Run) -> ToolResult:
+        source, texts, count = await self.language.rename_texts(
+            args.path, args.line, args.symbol, args.new_name
+        )
+        declined = await self.editing.change_texts(run.ctx, call.id, "rename_symbol", texts)
+        changed = [self.ws.display(snap.target.path) for snap, text in texts if snap.text != text]
+        if not changed:
+            return ToolResult.success(call.id, f"{source}: {args.symbol!r} is already so named")
+        message = declined or (
+            f"renamed {args.symbol!r} to {args.new_name!r} ({source}): {count} "
+            f"edit{'s' if count != 1 else ''} in {len(changed)} "
+            f"file{'s' if len(changed) != 1 else ''}: {', '.join(changed)}"
+        )
+        return await self._checked(call, message)
 
     async def _rename_path(self, call: ToolCall, args: RenamePath, run: _Run) -> ToolResult:
         message = await self.editing.rename_path(run.ctx, call.id, args.source, args.to)
@@ -230,7 +298,7 @@ class WorkspaceTools(StreamingToolResolver):
             if answer != "Run":
                 raise ToolError(f"the user did not approve running {command!r}; nothing was run")
         run.status(ToolStatus(activity=f"running in {self.ws.folder}"))
-        outcome = await run_shell(
+        outcome = await self.shell(
             command, self.ws.folder, self.ws.fs, self.env, timeout, run.ctx.cancel, run.progress
         )
         if outcome.status == "timeout":

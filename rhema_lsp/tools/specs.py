@@ -1,12 +1,14 @@
 """The tools the model is offered, per mode, each with its argument model.
 
 ``ask`` and ``plan`` read (``read_file``, ``list_dir``, ``find_files``,
-``grep``); ``edit`` adds ``edit_file``, ``write_file``, ``rename_path``,
-``delete_path``; ``agent`` adds ``run_command``. Read tools are
-replay-safe, every other tool is not. ``update_plan``, offered in every
-mode, is not one of these: :mod:`~rhema_lsp.tools.planning` adds it around
-whatever resolver a run has. Argument names are snake_case, as the
-editor contract (docs/protocol.md, docs/architecture.md) fixes them.
+``grep``) and ask the language server (``diagnostics``, ``symbols``,
+``definition``, ``references``); ``edit`` adds ``edit_file``, ``write_file``,
+``rename_path``, ``delete_path``, ``rename_symbol``; ``agent`` adds
+``run_command``. Read tools are replay-safe, every other tool is not.
+``update_plan``, offered in every mode, is not one of these:
+:mod:`~rhema_lsp.tools.planning` adds it around whatever resolver a run has.
+Argument names are snake_case, as the editor contract (docs/protocol.md,
+docs/architecture.md) fixes them.
 
 Each tool's :class:`~rhema_lsp.tools.arguments.ToolArguments` model below is
 the one place its arguments are described: the schema the model sees, the
@@ -28,14 +30,19 @@ from rhema_lsp.vocabulary import Mode
 __all__ = [
     "READ_TOOLS",
     "TOOLS_BY_MODE",
+    "Definition",
     "DeletePath",
+    "Diagnostics",
     "EditFile",
     "FindFiles",
     "Grep",
     "ListDir",
     "ReadFile",
+    "References",
     "RenamePath",
+    "RenameSymbol",
     "RunCommand",
+    "Symbols",
     "WriteFile",
     "replay_safety_of",
     "specs_for",
@@ -168,8 +175,84 @@ class RunCommand(ToolArguments):
     timeout_s: float = Field(120.0, ge=1, le=600, description="Seconds before it is killed.")
 
 
-_READ = (ReadFile, ListDir, FindFiles, Grep)
-_EDIT = (EditFile, WriteFile, RenamePath, DeletePath)
+class Diagnostics(ToolArguments):
+    """Arguments of ``diagnostics``."""
+
+    tool_name = "diagnostics"
+    tool_description = (
+        "The language server's current problems (errors, warnings) of a file, or of every open "
+        "file when path is omitted."
+    )
+
+    path: str | None = Field(None, description=f"{_PATH} Omit for every open file.")
+
+
+class Symbols(ToolArguments):
+    """Arguments of ``symbols``."""
+
+    tool_name = "symbols"
+    tool_description = (
+        "Find symbols (functions, classes, variables) by name across the workspace, or with path "
+        "the outline of that file."
+    )
+
+    query: str = Field(description="Part of the name; with path, filters the outline.")
+    path: str | None = Field(None, description=f"{_PATH} Give it for the file's outline.")
+
+
+def _named(symbol: str) -> str:
+    if not symbol.strip():
+        raise ValueError("is empty")
+    if "\n" in symbol or "\r" in symbol:
+        raise ValueError("must be on one line")
+    return symbol
+
+
+SymbolName = Annotated[
+    str, AfterValidator(_named), Field(description="The name as written on that line.")
+]
+"""A symbol as it is spelled on its line (the tool finds the column)."""
+
+
+class Definition(ToolArguments):
+    """Arguments of ``definition``."""
+
+    tool_name = "definition"
+    tool_description = (
+        "Where a symbol is defined, asked of the language server: give the file, the 1-based "
+        "line where the symbol appears and its name as written there."
+    )
+
+    path: WorkspacePath
+    line: Integer = Field(ge=1, description="Line (1-based) where the symbol appears.")
+    symbol: SymbolName
+
+
+class References(Definition):
+    """Arguments of ``references``."""
+
+    tool_name = "references"
+    tool_description = (
+        "Every use of a symbol across the workspace, asked of the language server: give the "
+        "file, the 1-based line where the symbol appears and its name as written there."
+    )
+
+
+class RenameSymbol(Definition):
+    """Arguments of ``rename_symbol``."""
+
+    tool_name = "rename_symbol"
+    tool_description = (
+        "Rename a symbol everywhere it is used (a semantic rename by the language server, "
+        "applied as one edit): the file, the 1-based line where it appears, its name there, "
+        "and the new name."
+    )
+
+    new_name: SymbolName = Field(description="The new name.")
+
+
+_READ = (ReadFile, ListDir, FindFiles, Grep, Diagnostics, Symbols, Definition, References)
+_EDIT = (EditFile, WriteFile, RenamePath, DeletePath, RenameSymbol)
 _BY_MODE: dict[str, tuple[type[ToolArguments], ...]] = {
     "ask": _READ,
     "plan": _READ,

@@ -188,6 +188,7 @@ async def start_agent(
     state: Path,
     *extra: str,
     fs: bool = True,
+    terminal: bool = False,
     wire: list[dict[str, Any]] | None = None,
     env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse]]:
@@ -221,7 +222,8 @@ async def start_agent(
             client.agent_pid = process.pid
             client.agent_process = process
             capabilities = ClientCapabilities(
-                fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs)
+                fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+                terminal=terminal,
             )
             init = await asyncio.wait_for(
                 conn.initialize(

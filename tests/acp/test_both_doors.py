@@ -104,7 +104,12 @@ async def test_a_session_started_over_lsp_loads_and_continues_over_acp(
     async with start_agent(client, fake, state) as (conn, _init):
         await conn.load_session(cwd=str(workspace), session_id=session)
         replayed = [type(update).__name__ for _, update in client.updates]
-        assert replayed == ["UserMessageChunk", "ToolCallStart", "AgentMessageChunk"]
+        assert replayed == [
+            "UserMessageChunk",
+            "ToolCallStart",
+            "AgentMessageChunk",
+            "AvailableCommandsUpdate",
+        ]
         assert client.of(UserMessageChunk)[0].content.text == "greet with hi"
         call = client.of(ToolCallStart)[0]
         assert (call.kind, call.status, call.title) == ("edit", "completed", "Edit hello.py")

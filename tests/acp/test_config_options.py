@@ -60,6 +60,7 @@ async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(
         assert _current(session.config_options) == {
             "mode": ("edit", ["ask", "plan", "edit", "agent"]),
             "model": ("fake-model", ["fake-model", "fake-large"]),
+            "thinking": ("default", ["default", "low", "medium", "high"]),
         }
         with pytest.raises(RequestError, match="unknown model 'gpt-nope'"):
             await conn.set_config_option(config_id="model", session_id=sid, value="gpt-nope")
@@ -83,6 +84,36 @@ async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(
     )
     modes = [u.current_mode_id for u in client.of(CurrentModeUpdate)]
     assert modes == ["agent"]
+    # every change told as config_option_update too; a refused one not
+    told = [_current(u.config_options) for u in client.of(ConfigOptionUpdate)]
+    assert [(t["mode"][0], t["model"][0]) for t in told] == [
+        ("edit", "fake-large"),
+        ("agent", "fake-large"),
+    ]
+
+
+async def test_the_thinking_level_is_an_option_and_goes_into_the_next_request(
+    models: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    models.script(text_reply("Quick."), text_reply("Deep."))
+    client = RecordingClient()
+    async with start_agent(client, models, state) as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+        sid = session.session_id
+        (thinking,) = [o for o in session.config_options or [] if o.id == "thinking"]
+        assert isinstance(thinking, SessionConfigOptionSelect)
+        assert thinking.category == "thought_level"
+        await conn.prompt(session_id=sid, prompt=[text_block("first")])
+        with pytest.raises(RequestError, match="unknown thinking level 'max'"):
+            await conn.set_config_option(config_id="thinking", session_id=sid, value="max")
+        chosen = await conn.set_config_option(config_id="thinking", session_id=sid, value="high")
+        assert _current(chosen.config_options)["thinking"][0] == "high"
+        await conn.prompt(session_id=sid, prompt=[text_block("second")])
+    first, second = models.requests
+    assert "reasoning_effort" not in first  # default: the server's own
+    assert second["reasoning_effort"] == "high"
+    (told,) = client.of(ConfigOptionUpdate)
+    assert _current(told.config_options)["thinking"][0] == "high"
 
 
 async def test_set_mode_tells_the_config_options_too(
@@ -95,6 +126,7 @@ async def test_set_mode_tells_the_config_options_too(
         await client.wait_for(lambda: bool(client.of(ConfigOptionUpdate)))
     (update,) = client.of(ConfigOptionUpdate)
     assert _current(update.config_options)["mode"] == ("ask", ["ask", "plan", "edit", "agent"])
+    assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["ask"]
 
 
 async def test_each_step_reports_the_context_fill_as_usage_update(

@@ -218,6 +218,7 @@ async def test_load_replays_the_stored_history(
         "AgentThoughtChunk",
         "ToolCallStart",
         "AgentMessageChunk",
+        "AvailableCommandsUpdate",  # the session's commands, after the history
     ]
     user = later.of(UserMessageChunk)[0]
     assert user.content.text == "explain hello.py"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from rhema_lsp.headless.jsonrpc import StdioEndpoint
+from rhema_lsp.jsonrpc.child import StdioEndpoint
 from tests.fakes.model_server import FakeModelServer, text_reply, too_long_reply, tool_reply
 
 ENTRY = [sys.executable, "-m", "rhema_lsp"]

@@ -24,6 +24,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import type { DeclaredCapabilities } from './contract';
+import { answerLanguage } from './language';
 import type { ServerCommandId } from './protocol';
 import { readServerSettings, serverLaunch, type ServerSettings } from './settings';
 
@@ -88,10 +89,13 @@ function pythonFromPythonExtension(): string | undefined {
   return typeof value === 'string' && value.includes('/') ? value : undefined;
 }
 
-/** Create (not start) the client for the current settings. */
-/** What this client implements: it renders `rhema/event` and `rhema.editSelection`. */
-const DECLARED: DeclaredCapabilities = { events: true, editSelection: true };
+/**
+ * What this client implements: it renders `rhema/event`, implements `rhema.editSelection`,
+ * and answers `rhema/language` from VS Code's language features (./language).
+ */
+const DECLARED: DeclaredCapabilities = { events: true, editSelection: true, language: true };
 
+/** Create (not start) the client for the current settings. */
 export function createClient(onProblem: (problem: string) => void): LanguageClient {
   const config = vscode.workspace.getConfiguration('rhema');
   const launch = serverLaunch((key) => config.get(key), pythonFromPythonExtension());
@@ -102,8 +106,7 @@ export function createClient(onProblem: (problem: string) => void): LanguageClie
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],
-    // clientCapabilities: this client renders `rhema/event` and implements
-    // `rhema.editSelection` (docs/protocol.md, "Clients without a rhema plugin").
+    // clientCapabilities: see DECLARED (docs/protocol.md, "Clients without a rhema plugin").
     initializationOptions: {
       ...currentServerSettings(onProblem),
       clientCapabilities: DECLARED,
@@ -122,7 +125,9 @@ export function createClient(onProblem: (problem: string) => void): LanguageClie
       },
     },
   };
-  return new RhemaLanguageClient('rhema', 'Rhema Server', serverOptions, clientOptions);
+  const client = new RhemaLanguageClient('rhema', 'Rhema Server', serverOptions, clientOptions);
+  answerLanguage(client);
+  return client;
 }
 
 /** Tell a running server that the `rhema` settings changed. */

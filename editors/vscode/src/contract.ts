@@ -4,6 +4,9 @@
 /** The `rhema/event` notification method. */
 export const EVENT_METHOD = 'rhema/event';
 
+/** The `rhema/language` request method (server → client). */
+export const LANGUAGE_REQUEST = 'rhema/language';
+
 /** Every server command, by its short name. */
 export const ServerCommand = {
   turn: 'rhema.turn',
@@ -64,6 +67,7 @@ export type RhemaEvent =
   | StepEndPayload
   | CompactionPayload
   | ContextPayload
+  | RulesPayload
   | TurnEndPayload
   | ErrorPayload;
 
@@ -169,6 +173,7 @@ export interface ContextRef {
 export interface DeclaredCapabilities {
   events?: boolean;
   editSelection?: boolean;
+  language?: boolean;
 }
 
 /** Whether the session existed and is gone. */
@@ -181,6 +186,20 @@ export interface Detached {
   session: string;
   turn: number;
   started: boolean;
+}
+
+/** Which document's problems, at which version (`null`: its current text), waiting at most `waitMs` for the language servers to report on that version. */
+export interface DiagnosticsParams {
+  uri: string;
+  version: number | null;
+  waitMs: number;
+}
+
+/** A document's problems: raw LSP `Diagnostic` objects, who answered, and `complete: false` when the language servers had not reported on the asked version within the wait (the list is then the last known). */
+export interface DiagnosticsResult {
+  diagnostics: Record<string, unknown>[];
+  source: string;
+  complete: boolean;
 }
 
 /** Rewrite the selection in place. */
@@ -226,9 +245,47 @@ export interface ForkResult {
   turns: number;
 }
 
+/** An image attached to the prompt by value (pasted, dropped, named on the command line): its bytes as base64. Its type is read from the bytes (PNG, JPEG, GIF or WebP), never from `name`. */
+export interface ImageArg {
+  data: string;
+  name?: string | null;
+}
+
+/** An image the user attached or a tool returned. */
+export interface ImagePart {
+  type: 'image';
+  media_type: string;
+  data: string;
+  sha256: string;
+  size: number;
+  name: string;
+}
+
 /** The contract's part of `initializationOptions` (the settings are the rest). */
 export interface InitializationOptions {
   clientCapabilities?: DeclaredCapabilities | null;
+}
+
+/** The params of `rhema/language`: `params` are the LSP method's own params, or `DiagnosticsParams` for `diagnostics`. */
+export interface LanguageParams {
+  method: 'textDocument/definition' | 'textDocument/references' | 'textDocument/documentSymbol' | 'textDocument/rename' | 'workspace/symbol' | 'diagnostics';
+  params: Record<string, unknown>;
+}
+
+/** An LSP method's answer: its raw LSP `result` (`null` for an empty one) and who answered (`"VS Code"`, `"nvim: basedpyright"`). */
+export interface LanguageResult {
+  result: unknown;
+  source: string;
+}
+
+/** One of the agent's own language servers: found on `PATH` (or configured) for a language, and whether it runs. */
+export interface LanguageServerStatus {
+  language: string;
+  name: string;
+  command: string[];
+  state: 'available' | 'running' | 'stopped';
+  folder: string | null;
+  pid: number | null;
 }
 
 /** A server's prompt to fill: `arguments` by name (strings). */
@@ -283,7 +340,7 @@ export interface McpServerStatus {
 /** One message of the conversation: a role and its ordered parts. */
 export interface Message {
   role: Role;
-  content: (TextPart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
+  content: (TextPart | ImagePart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
 }
 
 /** One session; `full`: every stored message rather than the compacted view the model is sent. */
@@ -402,11 +459,27 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | PlanPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | PlanPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** Who authored a message. */
 export type Role = 'user' | 'assistant' | 'tool';
+
+/** The project rules files the run gives the model so far, by name (`AGENTS.md`, `pkg/AGENTS.md`; the user's own by its path): at the run's start when there are any, and again, with the whole list, when a nested one joins. */
+export interface RulesPayload {
+  type: 'rules';
+  files: string[];
+}
+
+/** One project rules file of a folder: `path` relative to the folder (the user's own by its full path), `scope` (`user`, `root`: in the system prompt of every turn; `nested`: given by a turn that worked in its directory), its size in `bytes`, whether only its start is given (`truncated`), and why it is not read at all (`refused`: a symbolic link out of the workspace, not a regular file, ...). */
+export interface RulesStatus {
+  folder: string;
+  path: string;
+  scope: 'user' | 'root' | 'nested';
+  bytes: number;
+  truncated: boolean;
+  refused: string | null;
+}
 
 /** One session. */
 export interface SessionArgs {
@@ -461,7 +534,7 @@ export interface StatusArgs {
   check?: boolean;
 }
 
-/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions and MCP servers. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers and the project rules in use. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
@@ -470,6 +543,8 @@ export interface StatusResult {
   mode: 'ask' | 'plan' | 'edit' | 'agent';
   running: string[];
   mcpServers: McpServerStatus[];
+  rules: RulesStatus[];
+  languageServers: LanguageServerStatus[];
 }
 
 /** Run one step; without `prompt`, continue the current turn. */
@@ -478,6 +553,7 @@ export interface StepArgs {
   prompt?: string | null;
   folder?: string | null;
   context?: ContextRef[];
+  images?: ImageArg[];
   mode?: 'ask' | 'plan' | 'edit' | 'agent' | null;
   detach?: boolean | null;
 }
@@ -571,6 +647,7 @@ export interface ToolResult {
   content: string;
   is_error: boolean;
   code: number | null;
+  images: ImagePart[];
 }
 
 /** A tool result was recorded. */
@@ -602,6 +679,7 @@ export interface TurnArgs {
   folder?: string | null;
   session?: string | null;
   context?: ContextRef[];
+  images?: ImageArg[];
   mode?: 'ask' | 'plan' | 'edit' | 'agent' | null;
   maxSteps?: number | null;
   detach?: boolean | null;

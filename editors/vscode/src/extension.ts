@@ -35,6 +35,7 @@ import {
   type ContextItem,
   type EditArgs,
   type EditResult,
+  type ImageArg,
   type OpenSessionResult,
   type Range,
   type RhemaEventParams,
@@ -373,7 +374,13 @@ export class Rhema implements vscode.Disposable {
    * Throws `NotSent` when it could not be sent (the view puts it back into the input).
    */
   /** A chat prompt on the current session; `mode`: this turn's mode instead of `rhema.mode` ("Run this plan"). */
-  async chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: 'edit' | 'agent'): Promise<void> {
+  async chatTurn(
+    prompt: string,
+    context: ContextItem[],
+    mentions: string[],
+    mode?: 'edit' | 'agent',
+    images: ImageArg[] = [],
+  ): Promise<void> {
     const folder =
       (context[0] ? vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(context[0].uri)) : undefined) ??
       vscode.workspace.workspaceFolders?.[0];
@@ -390,6 +397,7 @@ export class Rhema implements vscode.Disposable {
             session: this.status.session,
             context: context.length > 0 ? context : undefined,
             mode,
+            images: images.length > 0 ? images : undefined,
           }),
           token,
           workDone,

@@ -28,6 +28,7 @@ export type {
   CommandTypes,
   EditArgs,
   EditResult,
+  ImageArg,
   Message,
   OpenSessionResult,
   Position,
@@ -97,12 +98,13 @@ export function asTurnArgs(value: unknown): TurnArgs | undefined {
   return value as unknown as TurnArgs;
 }
 
-/** One line for `rhema.status`: version, provider / model (how it was chosen), mode. */
+/** One line for `rhema.status`: version, provider / model (how it was chosen), mode, the rules in use. */
 export function statusSummary(status: StatusResult): string {
   const { provider } = status;
   const who =
     provider.name === null
       ? 'no provider'
       : `${[provider.name, provider.model].filter(Boolean).join(' / ')}${provider.source ? ` (${provider.source})` : ''}`;
-  return `Rhema ${status.version} · ${who} · mode ${status.mode}`;
+  const rules = status.rules.filter((file) => file.refused === null).map((file) => file.path);
+  return `Rhema ${status.version} · ${who} · mode ${status.mode}${rules.length > 0 ? ` · rules ${rules.join(', ')}` : ''}`;
 }

@@ -195,6 +195,9 @@ export class RunRenderer {
       case 'context':
         this.contextFill = { tokens: event.tokens, window: event.window };
         return;
+      case 'rules':
+        this.line(`Rules: ${event.files.join(', ')}`);
+        return;
       case 'turn_end':
         this.close(event.stopReason, event.usage, event.steps);
         return;

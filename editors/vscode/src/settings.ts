@@ -6,7 +6,7 @@
  * Contract: the server object has exactly the server's setting keys
  * (provider, model, baseUrl, protocol, thinking, maxTokens, maxSteps, mode,
  * review, sessionStore, commandAllowlist, logLevel, contextWindow,
- * compactThreshold); unset optional values are
+ * compactThreshold, diagnosticsWait); unset optional values are
  * left out so the server's own defaults apply, and the ranges and choices are
  * the server's own (rhema_lsp/server/settings.py, providers/presets.py). An invalid value never stops the extension: it is replaced
  * by its default and reported as a problem naming the setting. Pure: values
@@ -59,6 +59,8 @@ export const MAX_STEPS_RANGE = { min: 1, max: 500 } as const;
 /** The server's bounds for `contextWindow` and `compactThreshold`. */
 export const CONTEXT_WINDOW_RANGE = { min: 512, max: 100_000_000 } as const;
 export const COMPACT_THRESHOLD_RANGE = { min: 0.2, max: 0.95 } as const;
+/** The server's bounds for `diagnosticsWait` (seconds). */
+export const DIAGNOSTICS_WAIT_RANGE = { min: 0, max: 60 } as const;
 
 /** The server's settings object, keys as in the editor contract. */
 export interface ServerSettings {
@@ -71,6 +73,7 @@ export interface ServerSettings {
   maxSteps?: number;
   contextWindow?: number;
   compactThreshold?: number;
+  diagnosticsWait?: number;
   mode: Mode;
   review: boolean;
   sessionStore: SessionStore;
@@ -223,6 +226,8 @@ export function readServerSettings(get: SettingGetter): SettingsReading {
   const compactThreshold = optionalNumber(get, 'compactThreshold', COMPACT_THRESHOLD_RANGE, problems);
   if (contextWindow !== undefined) settings.contextWindow = contextWindow;
   if (compactThreshold !== undefined) settings.compactThreshold = compactThreshold;
+  const diagnosticsWait = optionalNumber(get, 'diagnosticsWait', DIAGNOSTICS_WAIT_RANGE, problems);
+  if (diagnosticsWait !== undefined) settings.diagnosticsWait = diagnosticsWait;
   return { settings, problems };
 }
 

@@ -94,6 +94,23 @@ describe('transcript reducer', () => {
     assert.equal(state.running, false);
   });
 
+  it('names the rules files of a turn on one line, completed when a nested one joins', () => {
+    const { state, touched } = run([
+      { kind: 'prompt', text: 'x', mentions: [] },
+      ev({ type: 'rules', files: ['AGENTS.md'] }),
+      ev({ type: 'text_delta', text: 'Reading.' }),
+      ev({ type: 'rules', files: ['AGENTS.md', 'pkg/AGENTS.md'] }),
+      { kind: 'prompt', text: 'y', mentions: [] },
+      ev({ type: 'rules', files: ['AGENTS.md'] }),
+    ]);
+    assert.deepEqual(touched[3], [1]); // the same line, updated
+    const rules = state.items.filter((item) => item.kind === 'notice' && item.level === 'rules');
+    assert.deepEqual(rules, [
+      { kind: 'notice', level: 'rules', text: 'Rules: AGENTS.md, pkg/AGENTS.md' },
+      { kind: 'notice', level: 'rules', text: 'Rules: AGENTS.md' },
+    ]);
+  });
+
   it('settles a retry as retried when the model answers, and waits for the model until then', () => {
     const { state, touched } = run([
       { kind: 'prompt', text: 'x', mentions: [] },

@@ -41,10 +41,24 @@ describe('statusSummary', () => {
     mode: 'edit',
     running: [],
     mcpServers: [],
+    rules: [],
+    languageServers: [],
   };
 
   it('names the provider, model, how it was chosen, and the mode', () => {
     assert.equal(statusSummary(base), 'Rhema 0.1.0 · custom / fake-model (custom baseUrl (openai), no key) · mode edit');
+  });
+
+  it('names the rules in use, not the refused ones', () => {
+    const status: StatusResult = {
+      ...base,
+      rules: [
+        { folder: '/w', path: 'AGENTS.md', scope: 'root', bytes: 10, truncated: false, refused: null },
+        { folder: '/w', path: 'pkg/AGENTS.md', scope: 'nested', bytes: 10, truncated: false, refused: null },
+        { folder: '/w', path: 'x/AGENTS.md', scope: 'nested', bytes: 0, truncated: false, refused: 'a link out' },
+      ],
+    };
+    assert.equal(statusSummary(status), 'Rhema 0.1.0 · custom / fake-model (custom baseUrl (openai), no key) · mode edit · rules AGENTS.md, pkg/AGENTS.md');
   });
 
   it('says when no provider resolved', () => {

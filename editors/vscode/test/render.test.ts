@@ -221,8 +221,8 @@ describe('helpers', () => {
       {
         role: 'tool',
         content: [
-          { type: 'tool_result', id: 'c1', content: 'ok', is_error: false, code: null },
-          { type: 'tool_result', id: 'c2', content: 'no such file\nat all', is_error: true, code: 2 },
+          { type: 'tool_result', id: 'c1', content: 'ok', is_error: false, code: null, images: [] },
+          { type: 'tool_result', id: 'c2', content: 'no such file\nat all', is_error: true, code: 2, images: [] },
         ],
       },
       { role: 'assistant', content: [{ type: 'text', text: 'All good.', provider_data: null }] },

@@ -167,6 +167,7 @@ describe('package.json settings', () => {
       'commandAllowlist',
       'compactThreshold',
       'contextWindow',
+      'diagnosticsWait',
       'logLevel',
       'maxSteps',
       'maxTokens',
@@ -189,6 +190,7 @@ describe('package.json settings', () => {
         commandAllowlist: ['ls'],
         contextWindow: 4096,
         compactThreshold: 0.5,
+        diagnosticsWait: 3,
       }),
     );
     assert.deepEqual(problems, []);

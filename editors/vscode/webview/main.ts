@@ -20,6 +20,7 @@ import { InputHistory } from '../src/chat/history';
 import type { FromView, ToView, TranscriptState } from '../src/chat/messages';
 import { MENTION_WORDS, mentionAt } from '../src/chat/mentions';
 import { apply, emptyState } from '../src/chat/transcript';
+import { Attachments } from './attachments';
 import { button, el } from './cards';
 import { renderMarkdown } from './markdown';
 import { TranscriptView } from './render';
@@ -49,6 +50,7 @@ const sessions = $<HTMLSelectElement>('sessions');
 const completions = $<HTMLElement>('completions');
 const setup = $<HTMLElement>('setup');
 const sendError = $<HTMLElement>('send-error');
+const attachments = new Attachments(input, $<HTMLElement>('attachments'));
 const post = (message: FromView): void => vscode.postMessage(message);
 const view = new TranscriptView(transcript, $<HTMLElement>('meter'), $<HTMLElement>('working'), post);
 let state: TranscriptState = emptyState();
@@ -173,15 +175,17 @@ transcript.addEventListener('click', (event) => {
 
 // ----- the input -----
 function submit(): void {
-  const text = input.value.trim();
-  if (!text || state.running) return;
-  history.add(text);
+  const typed = input.value.trim();
+  if ((!typed && attachments.count === 0) || state.running) return;
+  const text = typed || 'What is in this image?';
+  if (typed) history.add(typed);
   input.value = '';
   sendError.hidden = true;
   following = true;
   hideCompletions();
   remember();
-  post({ type: 'send', text });
+  const images = attachments.take();
+  post(images.length > 0 ? { type: 'send', text, images } : { type: 'send', text });
 }
 
 function remember(): void {

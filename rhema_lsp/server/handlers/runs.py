@@ -31,13 +31,14 @@ from rhema_lsp.contract import (
     TurnResult,
     UsageTally,
 )
-from rhema_lsp.engine import ToolContext, Usage
+from rhema_lsp.engine import ImagePart, ToolContext, Usage
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.prompts import EDIT_SYSTEM, edit_prompt, replacement_for
 from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.turn import Finish, TurnReport
 from rhema_lsp.runs.workplace import Plan
-from rhema_lsp.server.context import folder_for, prompt_with_context, read_context
+from rhema_lsp.server.context import folder_for, prompt_and_images, read_context
+from rhema_lsp.server.errors import BadArguments
 from rhema_lsp.server.folders import FolderError
 from rhema_lsp.server.router import Request, serves
 from rhema_lsp.tools import ToolError, WorkspaceTools
@@ -89,11 +90,14 @@ async def _start(
 async def turn(service: AgentService, args: TurnArgs, request: Request) -> TurnResult | Detached:
     state = service.state
     folder = await folder_for(state, args.folder, args.context, args.session)
+    prompt, images = await prompt_and_images(state, args.prompt, args.context, args.images, folder)
+    chosen = await service.execution.chosen(folder, args.session)
     plan = Plan(
-        prompt=await prompt_with_context(state, args.prompt, args.context, folder),
+        prompt=prompt,
         title=args.prompt,
-        mode=args.mode or state.settings.mode,
+        mode=args.mode or chosen.mode,
         max_steps=args.max_steps or state.settings.max_steps,
+        images=images,
     )
     report: TurnReport[None] | Detached = await _start(
         service, folder, args.session, plan, request, args.detach
@@ -117,14 +121,22 @@ async def step(service: AgentService, args: StepArgs, request: Request) -> StepR
     if args.session is None and args.prompt is None:
         raise FolderError("`prompt` is required to start a new session")
     folder = await folder_for(state, args.folder, args.context, args.session)
+    prompt: str | None = None
+    images: tuple[ImagePart, ...] = ()
+    if args.prompt is not None:
+        prompt, images = await prompt_and_images(
+            state, args.prompt, args.context, args.images, folder
+        )
+    elif args.images:
+        raise BadArguments("`images` go with a `prompt`")
+    chosen = await service.execution.chosen(folder, args.session)
     plan = Plan(
-        prompt=None
-        if args.prompt is None
-        else await prompt_with_context(state, args.prompt, args.context, folder),
+        prompt=prompt,
         title=args.prompt or "",
-        mode=args.mode or state.settings.mode,
+        mode=args.mode or chosen.mode,
         max_steps=1,
         single_step=True,
+        images=images,
     )
     report: TurnReport[None] | Detached = await _start(
         service, folder, args.session, plan, request, args.detach

@@ -1,17 +1,22 @@
 """``rhema.status``: the version, the provider and where it came from, the
-folders, the mode, the running sessions and the MCP servers."""
+folders, the mode, the running sessions, the MCP servers, the project rules
+of each folder and the agent's own language servers."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+import anyio.to_thread
+
 from rhema_lsp import __version__
 from rhema_lsp.contract import (
     STATUS,
+    LanguageServerStatus,
     McpServerStatus,
     ProviderSetup,
     ProviderStatus,
+    RulesStatus,
     StatusArgs,
     StatusResult,
 )
@@ -40,17 +45,36 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         )
     except ProviderError as exc:
         provider = ProviderStatus(name=None, model=None, base_url=None, source=None, error=str(exc))
+    roots = state.folders.roots()
+    rules = [
+        RulesStatus(
+            folder=str(folder),
+            path=found.shown,
+            scope=found.scope,
+            bytes=found.size,
+            truncated=found.truncated,
+            refused=found.refused,
+        )
+        for folder in roots
+        for found in await state.turns.rules_in_use(folder, roots, state.editor)
+    ]
     configured = bool(settings.provider or settings.base_url)
     setup = await survey_setup(configured=configured)
+    languages = await anyio.to_thread.run_sync(state.languages.status)
     return StatusResult(
         version=__version__,
         provider=provider,
         setup=ProviderSetup.model_validate(asdict(setup)),
-        folders=[str(root) for root in state.folders.roots()],
+        folders=[str(root) for root in roots],
         mode=settings.mode,
         running=state.runs.sessions(),
         mcp_servers=[
             McpServerStatus.model_validate(asdict(report))
             for report in await state.mcp.status(settings, check=args.check, editor=state.editor)
+        ],
+        rules=rules,
+        language_servers=[
+            LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
+            for entry in languages
         ],
     )

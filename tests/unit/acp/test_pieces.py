@@ -3,10 +3,12 @@ coalescing in the update queue, and the first changed line of a diff."""
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from acp.schema import (
     AgentMessageChunk,
     EmbeddedResourceContentBlock,
@@ -17,13 +19,16 @@ from acp.schema import (
 )
 
 from rhema_lsp.acp.editor import first_changed_line
-from rhema_lsp.acp.prompt import user_text
+from rhema_lsp.acp.prompt import user_prompt
 from rhema_lsp.acp.updates import UpdateStream
-from rhema_lsp.engine import TextDelta, ThinkingDelta, ToolCallStart
+from rhema_lsp.engine import ImageRefused, TextDelta, ThinkingDelta, ToolCallStart
+from tests.fakes.mcp_server import PNG
+
+PNG_B64 = base64.b64encode(PNG).decode()
 
 
 def test_a_prompt_keeps_links_in_place_and_attaches_embedded_text() -> None:
-    text = user_text(
+    asked = user_prompt(
         [
             TextContentBlock(type="text", text="explain "),
             ResourceContentBlock(type="resource_link", name="a.py", uri="file:///w/a.py"),
@@ -31,19 +36,28 @@ def test_a_prompt_keeps_links_in_place_and_attaches_embedded_text() -> None:
                 type="resource",
                 resource=TextResourceContents(uri="file:///w/b.py", text="x = 1\n"),
             ),
-            ImageContentBlock(type="image", data="", mime_type="image/png"),
+            ImageContentBlock(type="image", data=PNG_B64, mime_type="image/jpeg"),
         ],
         Path("/w"),
     )
+    text = asked.text
     assert text.startswith("explain `a.py`\n\nFiles the user pointed to")
     assert "- a.py" in text
     assert "b.py (the editor's current text" in text and "x = 1" in text
-    assert "an image was attached" in text
+    # The image is the prompt's, typed by its bytes (not the block's mime type).
+    [image] = asked.images
+    assert (image.media_type, image.raw()) == ("image/png", base64.b64decode(PNG_B64))
+
+
+def test_an_image_block_that_is_no_image_is_refused() -> None:
+    for data in ("", "%%%", base64.b64encode(b"plain text").decode()):
+        with pytest.raises(ImageRefused):
+            user_prompt([ImageContentBlock(type="image", data=data, mime_type="image/png")], Path())
 
 
 def test_adjacent_text_blocks_are_kept_apart() -> None:
     # CodeCompanion's /file note and the question after it, as it sends them.
-    text = user_text(
+    text = user_prompt(
         [
             TextContentBlock(type="text", text="Here is the file /w/hello.py"),
             TextContentBlock(type="text", text="Explain this file."),
@@ -52,7 +66,7 @@ def test_adjacent_text_blocks_are_kept_apart() -> None:
             ResourceContentBlock(type="resource_link", name="a.py", uri="file:///w/a.py"),
         ],
         Path("/w"),
-    )
+    ).text
     assert text.startswith("Here is the file /w/hello.py\nExplain this file. Then stop `a.py`")
 
 

@@ -155,8 +155,11 @@ def test_generated_prompts_end_a_turn_or_are_refused_with_the_right_code(
         assert outcome == -32602, answer
     elif not known:
         assert outcome == -32002 and "nosuchsession" in answer["error"]["message"], answer
-    elif "error" in answer:  # nothing to ask: an empty prompt (images are left out)
-        assert outcome == -32602 and "the prompt is empty" in answer["error"]["message"]
+    elif "error" in answer:  # an empty prompt, or an image block with no image in it
+        message = answer["error"]["message"]
+        assert outcome == -32602, answer
+        empty_image = any(block.get("type") == "image" for block in blocks)
+        assert ("not a PNG" in message) if empty_image else ("the prompt is empty" in message)
     else:
         assert outcome == "end_turn", answer
     still_serving(agent, mark)

@@ -18,7 +18,11 @@ from rhema_lsp.contract import (
     COMMANDS,
     EVENT_MODELS,
     TURN,
+    DiagnosticsParams,
+    DiagnosticsResult,
     InitializationOptions,
+    LanguageParams,
+    LanguageResult,
     RhemaEventParams,
     TurnArgs,
     Wire,
@@ -57,6 +61,7 @@ SAMPLES: list[Any] = [
     engine.ContextFill(tokens=3000, window=8192),
     engine.ContextFill(tokens=3000, window=None),
     engine.TurnEnd(stop_reason="cancelled", text="", steps=1, usage=Usage()),
+    engine.RulesInUse(files=("AGENTS.md", "pkg/AGENTS.md")),
     engine.ErrorEvent(message="boom"),
 ]
 
@@ -143,6 +148,11 @@ LSP_NAMES = {
     "initializationOptions",
     "workspaceFolders",
     "editSelection",  # the client-side command rhema.editSelection
+    # Locations and symbols the language servers answer (rhema/language converts them)
+    "targetUri",
+    "targetRange",
+    "targetSelectionRange",
+    "selectionRange",
     # WorkspaceEdit and its change annotations (the Neovim review reads them)
     "workspaceEdit",
     "changeAnnotationSupport",
@@ -219,6 +229,8 @@ def test_neovim_reads_only_field_names_the_contract_has() -> None:
     for model in EVENT_MODELS:
         known |= json_field_names(model)
     known |= json_field_names(InitializationOptions) | json_field_names(Settings)
+    for language in (LanguageParams, LanguageResult, DiagnosticsParams, DiagnosticsResult):
+        known |= json_field_names(language)
     camel = set()
     for source in _lua().values():
         camel |= set(re.findall(r"\.([a-z]+[A-Z]\w*)\b", source))
@@ -226,3 +238,21 @@ def test_neovim_reads_only_field_names_the_contract_has() -> None:
     camel -= {name for name in camel if name.startswith(("nvim_", "buf", "win"))}
     unknown = camel - known - LSP_NAMES
     assert not unknown, f"camelCase names the contract does not define: {sorted(unknown)}"
+
+
+def test_the_language_request_serves_exactly_the_tools_lsp_methods() -> None:
+    from rhema_lsp.contract import LANGUAGE_METHODS
+    from rhema_lsp.tools import LANGUAGE_METHODS as TOOLS_METHODS
+
+    assert set(LANGUAGE_METHODS) == TOOLS_METHODS
+    schema = json_schema()["requests"]["rhema/language"]
+    assert set(schema["forms"]) == {*TOOLS_METHODS, "diagnostics"}
+    with pytest.raises(ValidationError):
+        LanguageParams.model_validate({"method": "textDocument/hover", "params": {}})
+
+
+def test_language_is_declared_in_client_capabilities() -> None:
+    from rhema_lsp.contract import declared_capabilities
+
+    assert declared_capabilities({"clientCapabilities": {"language": True}}).language
+    assert not declared_capabilities({"clientCapabilities": {"events": True}}).language

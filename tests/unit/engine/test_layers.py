@@ -58,6 +58,7 @@ def test_the_public_surface_is_exactly_what_is_meant() -> None:
         "errors",
         "events",
         "ids",
+        "images",
         "messages",
         "output",
         "provider",

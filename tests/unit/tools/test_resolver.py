@@ -12,16 +12,32 @@ import pytest
 from rhema_lsp.engine import ReplaySafety, ToolCall, ToolContext
 from rhema_lsp.tools import TOOLS_BY_MODE, MemoryEditor, WorkspaceTools
 from rhema_lsp.tools.reading import PAGE_LINES
-from rhema_lsp.vocabulary import MODES
+from rhema_lsp.vocabulary import Mode
 
 from .conftest import Bench
 
 
 def test_specs_per_mode(bench: Bench) -> None:
-    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in MODES}
-    assert names["ask"] == ["read_file", "list_dir", "find_files", "grep"]
+    modes: tuple[Mode, ...] = ("ask", "plan", "edit", "agent")
+    names = {mode: [s.name for s in bench.make(mode).specs()] for mode in modes}
+    assert names["ask"] == [
+        "read_file",
+        "list_dir",
+        "find_files",
+        "grep",
+        "diagnostics",
+        "symbols",
+        "definition",
+        "references",
+    ]
     assert names["plan"] == names["ask"]
-    assert names["edit"] == names["ask"] + ["edit_file", "write_file", "rename_path", "delete_path"]
+    assert names["edit"] == names["ask"] + [
+        "edit_file",
+        "write_file",
+        "rename_path",
+        "delete_path",
+        "rename_symbol",
+    ]
     assert names["agent"] == names["edit"] + ["run_command"]
     assert TOOLS_BY_MODE["agent"] == tuple(names["agent"])
 
@@ -118,8 +134,13 @@ def test_public_surface() -> None:
     import rhema_lsp.tools as tools
 
     assert set(tools.__all__) == {
+        "LANGUAGE_METHODS",
         "READ_TOOLS",
         "TOOLS_BY_MODE",
+        "DiagnosticsAnswer",
+        "LanguageAnswer",
+        "LanguageFailed",
+        "LanguageService",
         "UPDATE_PLAN",
         "Planning",
         "latest_plan",

@@ -10,7 +10,11 @@
 --- name the chat's source buffer (the last file buffer entered) and become
 --- its one `context` ref: the buffer, with the range of its last visual
 --- selection, with its diagnostics as `ContextDiagnostic`s; without a
---- mention no context goes along. Sent prompts are kept in `history` (and
+--- mention no context goes along. `#image:path` (relative to the working
+--- directory) attaches that image file, and a bare `#image` the file name
+--- under the cursor in the source buffer: each is one more `context` ref,
+--- which the server reads through its gate and sends as an image when its
+--- bytes are one. Sent prompts are kept in `history` (and
 --- on disk, across restarts), recalled with `<C-p>`/`<C-n>` (and
 --- `<Up>`/`<Down>` on the first/last line). Every panel gets `gf`
 --- (`rhema.jump`), `i` (to the input), `R` (retry the failed turn), and the
@@ -79,6 +83,39 @@ function M.mentions(text)
     end
   end
   return found
+end
+
+--- The image mentions of `text` as `context` refs: `#image:path` (relative
+--- to the working directory) and `#image` (the file name under the cursor
+--- in the source buffer); `nil, problem` when one names no file.
+--- @param text string
+--- @return table[]|nil refs
+--- @return string|nil problem
+function M.image_refs(text)
+  local refs = {}
+  for _, line in ipairs(vim.split(text, '\n', { plain = true })) do
+    for from, named in line:gmatch('()#image:?(%S*)') do
+      local before = from > 1 and line:sub(from - 1, from - 1) or ''
+      if not before:match('[%w_#/:]') then
+        local path = named
+        if path == '' then
+          local src = M.source_buffer()
+          local win = src and vim.fn.bufwinid(src) or -1
+          if win ~= -1 then
+            path = vim.api.nvim_win_call(win, function()
+              return vim.fn.expand('<cfile>')
+            end)
+          end
+        end
+        local full = path ~= '' and vim.fn.fnamemodify(vim.fn.expand(path), ':p') or ''
+        if full == '' or vim.fn.filereadable(full) == 0 then
+          return nil, ('#image: no such file %s'):format(path ~= '' and path or 'under the cursor')
+        end
+        table.insert(refs, { uri = vim.uri_from_fname(full) })
+      end
+    end
+  end
+  return refs, nil
 end
 
 local mention_ns = vim.api.nvim_create_namespace('rhema.chat')
@@ -324,6 +361,19 @@ function M.send()
   if problem then
     notify(problem)
     return false
+  end
+  local images, missing = M.image_refs(text)
+  if missing then
+    notify(missing)
+    return false
+  end
+  if #images > 0 then
+    local of_mentions = context
+    context = function(c)
+      local refs = of_mentions and of_mentions(c) or {}
+      vim.list_extend(refs, images)
+      return refs
+    end
   end
   remember(text)
   recall = nil

@@ -141,12 +141,13 @@ local function attach_without_filetype(bufnr)
 end
 
 --- The `initializationOptions`: the settings, and what this client can show
---- (it renders `rhema/event` and implements `rhema.editSelection`).
+--- (it renders `rhema/event`, implements `rhema.editSelection`, and answers
+--- `rhema/language` from the other attached clients: rhema.language).
 --- @param settings table
 --- @return table
 function M.init_options(settings)
   local options = vim.deepcopy(settings)
-  options.clientCapabilities = { events = true, editSelection = true }
+  options.clientCapabilities = { events = true, editSelection = true, language = true }
   return options
 end
 
@@ -168,6 +169,9 @@ function M.setup(opts, on_event)
         on_event(params, ctx.client_id)
       end,
       ['workspace/applyEdit'] = apply_edit,
+      ['rhema/language'] = function(err, params, ctx)
+        return require('rhema.language').handle(err, params, ctx)
+      end,
     },
     on_exit = function(_, _, client_id)
       vim.schedule(function()
@@ -176,6 +180,7 @@ function M.setup(opts, on_event)
     end,
   })
   vim.lsp.enable(M.name)
+  require('rhema.language').track()
   local group = vim.api.nvim_create_augroup('rhema.attach', { clear = true })
   vim.api.nvim_create_autocmd({ 'BufReadPost', 'BufNewFile' }, {
     group = group,

@@ -27,7 +27,7 @@ local M = {}
 local ns = vim.api.nvim_create_namespace('rhema.panel')
 
 --- Events that show nothing: the waiting line stays through them.
-local quiet_events = { step_start = true, step_end = true, usage = true, context = true }
+local quiet_events = { step_start = true, step_end = true, usage = true, context = true, rules = true }
 
 --- @class rhema.Block
 --- @field kind string
@@ -279,7 +279,7 @@ end
 --- @param prompt string
 --- @param context string|nil where the context came from
 function Panel:begin_turn(prompt, context)
-  self.dropping, self.dropped_turn = false, nil
+  self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
   self.open, self.turn, self.plan = true, nil, nil
   self:add({ kind = 'you', text = prompt, context = context })
   self:add({ kind = 'rhema' })
@@ -288,7 +288,7 @@ end
 
 --- Continue the session's last turn (`:RhemaStep` without a prompt).
 function Panel:continue_turn()
-  self.dropping, self.dropped_turn = false, nil
+  self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
   self.open, self.turn, self.plan = true, nil, nil
   self:wait_for_model()
 end
@@ -569,6 +569,15 @@ function Panel:on_event(params)
   elseif kind == 'context' then
     self.context = { tokens = event.tokens, window = event.window }
     vim.cmd('redrawstatus')
+  elseif kind == 'rules' then
+    -- One line per turn, naming every rules file given so far.
+    local text = 'Rules: ' .. table.concat(event.files or {}, ', ')
+    if self.rules_block then
+      self.rules_block.text = text
+      self:touch_block(self.rules_block)
+    else
+      self.rules_block = self:add({ kind = 'note', text = text })
+    end
   elseif kind == 'retry_wait' then
     -- One line per run of retries, updated: the next failure replaces it.
     local block = self.retrying

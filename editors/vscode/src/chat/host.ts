@@ -11,7 +11,7 @@
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
 import { execute } from '../client';
-import { ServerCommand, type ChangedFile, type OpenSessionResult, type SessionSummary } from '../contract';
+import { ServerCommand, type ChangedFile, type ImageArg, type OpenSessionResult, type SessionSummary } from '../contract';
 import { ChangesCard, openDiff } from './changes';
 import { mentionContext, resolvePath } from './context';
 import { mentionLabel, parseMentions, type Mention } from './mentions';
@@ -25,7 +25,7 @@ import type { ContextItem } from '../protocol';
 export interface Extension {
   readonly session: string | undefined;
   start(): Promise<LanguageClient>;
-  chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: 'edit' | 'agent'): Promise<void>;
+  chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: 'edit' | 'agent', images?: ImageArg[]): Promise<void>;
   /** Run the last failed turn again. */
   retry(): Promise<void>;
   cancel(): Promise<void>;
@@ -124,10 +124,12 @@ export class ChatSide implements ChatHost, vscode.Disposable {
 
   // ----- ChatHost -----
 
-  async send(text: string): Promise<void> {
+  async send(text: string, images: ImageArg[] = []): Promise<void> {
     const mentions = parseMentions(text);
     const context = await mentionContext(mentions);
-    await this.extension.chatTurn(text, context, mentions.map((mention) => chipLabel(mention, context)));
+    const labels = mentions.map((mention) => chipLabel(mention, context));
+    labels.push(...images.map((image) => `image ${image.name ?? ''}`.trim()));
+    await this.extension.chatTurn(text, context, labels, undefined, images);
   }
 
   stop(): Promise<void> {

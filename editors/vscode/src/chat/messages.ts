@@ -8,7 +8,7 @@
  * the session changed). Types only: shared by the extension and the webview
  * bundle.
  */
-import type { ChangedFile, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { ChangedFile, ImageArg, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -67,7 +67,7 @@ export type Item =
   | { kind: 'provider'; name: string; detail: string }
   /** The turn's plan (`update_plan`), right under its prompt, replaced in place as the model ticks it. */
   | { kind: 'plan'; entries: PlanEntryBody[] }
-  | { kind: 'notice'; level: 'error' | 'info' | 'compaction'; text: string }
+  | { kind: 'notice'; level: 'error' | 'info' | 'compaction' | 'rules'; text: string }
   /** A provider retry: `waiting` counts down, then `retried` (it went on) or `failed` (the run ended in error). */
   | { kind: 'retry'; attempt: number; total: number; delaySeconds: number; error: string; state: 'waiting' | 'retried' | 'failed' }
   | {
@@ -124,7 +124,7 @@ export type ToView =
 /** View → extension. */
 export type FromView =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; images?: ImageArg[] }
   | { type: 'stop' }
   | { type: 'openFile'; path: string; line?: number; find?: string }
   | { type: 'openDiff'; turn: number; uri: string }

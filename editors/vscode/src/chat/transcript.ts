@@ -14,10 +14,11 @@
  * next. A turn's changed files are one `changes` item, replaced as the turn
  * changes more (decisions kept); while the turn runs (`live`) the card stays
  * below its output: new items go above it and the stream continues the item
- * before it, so a card listed mid-answer never splits the answer. A turn's
- * plan (`update_plan`) is one `plan` item right under its prompt, above the
- * answer, replaced as the model ticks it (no tool card for those calls; the
- * last plan is re-rendered when a run starts or ends: its Run buttons show
+ * before it, so a card listed mid-answer never splits the answer. The rules
+ * files a turn gives the model are one `rules` notice, completed in place. A
+ * turn's plan (`update_plan`) is one `plan` item right under its prompt, above
+ * the answer, replaced as the model ticks it (no tool card for those calls;
+ * the last plan is re-rendered when a run starts or ends: its Run buttons show
  * only between runs). `waiting` says what the run
  * waits for: the model (from the prompt or a step's start to its first
  * output) or the user (an approval). `apply` mutates the state and returns
@@ -222,6 +223,19 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
     case 'context':
       state.context = { tokens: event.tokens, window: event.window };
       return [];
+    case 'rules': {
+      // One line per turn naming every rules file given so far, updated in place.
+      const text = `Rules: ${event.files.join(', ')}`;
+      for (let index = state.items.length - 1; index >= 0; index--) {
+        const item = state.items[index];
+        if (item?.kind === 'user') break;
+        if (item?.kind === 'notice' && item.level === 'rules') {
+          item.text = text;
+          return [index];
+        }
+      }
+      return push(state, { kind: 'notice', level: 'rules', text });
+    }
     case 'error':
       return [...settleRetries(state, 'failed'), ...push(state, { kind: 'notice', level: 'error', text: event.message })];
     case 'turn_end': {

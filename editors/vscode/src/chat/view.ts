@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { SessionSummary } from '../contract';
+import type { ImageArg, SessionSummary } from '../contract';
 import type { Action, FromView, SetupState, ToView, TranscriptState } from './messages';
 import { apply, emptyState } from './transcript';
 
@@ -21,7 +21,7 @@ export const CHAT_VIEW_ID = 'rhema.chat';
 
 /** What the view asks of the extension. */
 export interface ChatHost {
-  send(text: string): Promise<void>;
+  send(text: string, images?: ImageArg[]): Promise<void>;
   stop(): Promise<void>;
   sessions(): Promise<SessionSummary[]>;
   newSession(): Promise<void>;
@@ -119,7 +119,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
           return;
         case 'send':
           try {
-            await this.host.send(message.text);
+            await this.host.send(message.text, message.images);
           } catch (error) {
             this.sendFailed(message.text, error instanceof Error ? error.message : String(error));
           }
@@ -186,7 +186,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
 <footer id="composer">
   <div id="completions" role="listbox" hidden></div>
   <div id="send-error" role="alert" hidden></div>
-  <textarea id="input" rows="3" placeholder="Ask Rhema… (@file, @selection, @problems; Enter to send, Shift+Enter for a new line, ↑/↓ history)" aria-label="Prompt"></textarea>
+  <div id="attachments" aria-label="Images attached to the prompt" hidden></div>
+  <textarea id="input" rows="3" placeholder="Ask Rhema… (@file, @selection, @problems; paste or drop an image; Enter to send, Shift+Enter for a new line, ↑/↓ history)" aria-label="Prompt"></textarea>
   <div id="actions"><button id="send">Send</button><button id="stop" hidden>Stop</button></div>
 </footer>
 <script nonce="${nonce}" src="${script.toString()}"></script>

@@ -281,6 +281,28 @@ try {
       await option.waitFor({ state: 'attached' });
       await select.selectOption(await option.getAttribute('value'));
       results.push({ selectOption: step.selectOption });
+    } else if (step.pasteImage !== undefined) {
+      // A paste of an image file, as the clipboard hands it to the focused element
+      // (or, with `drop: true`, the file dropped on it from the desktop).
+      const data = readFileSync(step.pasteImage).toString('base64');
+      await scope(step)
+        .locator(step.into ?? '#input')
+        .first()
+        .evaluate(
+          (node, { data, name, type, drop }) => {
+            const bytes = Uint8Array.from(atob(data), (c) => c.charCodeAt(0));
+            const transfer = new DataTransfer();
+            transfer.items.add(new File([bytes], name, { type }));
+            const init = { bubbles: true, cancelable: true };
+            node.dispatchEvent(
+              drop
+                ? new DragEvent('drop', { ...init, dataTransfer: transfer })
+                : new ClipboardEvent('paste', { ...init, clipboardData: transfer }),
+            );
+          },
+          { data, name: step.name ?? 'image.png', type: step.type ?? 'image/png', drop: step.drop === true },
+        );
+      results.push({ pasteImage: step.pasteImage });
     } else if (step.sleepMs !== undefined) {
       await new Promise((resolve) => setTimeout(resolve, step.sleepMs));
       results.push({ sleepMs: step.sleepMs });

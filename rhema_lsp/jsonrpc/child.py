@@ -1,6 +1,10 @@
 """A minimal JSON-RPC 2.0 endpoint over a child process's stdio, with LSP's
 ``Content-Length`` framing: what the headless client needs to drive the real
-server as an editor does, without an editor.
+server as an editor does, without an editor, and what the agent's own
+language servers are spoken to with.
+
+A child that writes garbage (no frame, a frame that is not JSON) is treated
+as gone: every pending request fails with :class:`ServerGone`.
 
 Requests return awaitables; notifications are sent and forgotten; requests
 and notifications from the server go to registered handlers (a request
@@ -67,7 +71,12 @@ class StdioEndpoint:
 
     @classmethod
     async def spawn(
-        cls, command: Sequence[str], env: dict[str, str], *, show_stderr: bool = False
+        cls,
+        command: Sequence[str],
+        env: dict[str, str],
+        *,
+        show_stderr: bool = False,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> StdioEndpoint:
         """Start ``command`` and connect to its stdio.
 
@@ -83,6 +92,7 @@ class StdioEndpoint:
             env=env,
             limit=2**24,
             start_new_session=True,
+            cwd=cwd,
         )
         endpoint = cls(process)
         endpoint._reading = asyncio.create_task(endpoint._read_loop())
@@ -144,12 +154,14 @@ class StdioEndpoint:
             line = line.strip()
             if not line:
                 break
-            name, _, value = line.decode("ascii").partition(":")
+            name, _, value = line.decode("ascii", "replace").partition(":")
             if name.lower() == "content-length":
                 length = int(value)
         if length is None:
             raise ServerGone("the language server sent a frame without Content-Length")
-        message: dict[str, Any] = json.loads(await self._reader.readexactly(length))
+        message = json.loads(await self._reader.readexactly(length))
+        if not isinstance(message, dict):
+            raise ValueError("a message that is not a JSON object")
         return message
 
     async def _read_loop(self) -> None:
@@ -158,6 +170,8 @@ class StdioEndpoint:
                 self._dispatch(message)
         except (asyncio.IncompleteReadError, ConnectionResetError):
             pass
+        except (ValueError, TypeError, ServerGone) as exc:  # garbage: the child is unusable
+            self._stderr.append(f"it wrote something that is not LSP ({exc})")
         finally:
             for future in self._pending.values():
                 if not future.done():

@@ -1,0 +1,152 @@
+"""A session's options changed, by whichever route: applied, kept and told.
+
+An ACP client changes a session's mode with ``session/set_mode`` (Zed) or
+``session/set_config_option`` (CodeCompanion, and Zed's model and thinking
+pickers), and a client may show both pickers at once. Every route goes
+through :meth:`SessionOptions.change`, the one place that keeps the rules:
+
+- the value is checked against what the option offers (-32602 naming the
+  choices, the session unchanged);
+- a mode change sends ``current_mode_update``, and every change sends
+  ``config_option_update`` with the whole option list as it is after it, so
+  every picker the client shows follows, whoever changed it;
+- the session's choices are written to its store as soon as it is stored
+  (a new session's on its first prompt), so a session reopened through
+  either door (ACP load or resume, the language server's turns) goes on
+  with them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from acp import RequestError
+from acp.schema import (
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+)
+
+from rhema_lsp.acp.config import (
+    MODE,
+    MODEL,
+    THINKING,
+    SessionModels,
+    mode_named,
+    thinking_named,
+)
+from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
+from rhema_lsp.acp.sessions import AcpSession
+from rhema_lsp.sessions import SessionStoreError, StoredChoices
+
+__all__ = ["ConfigOptions", "SessionOptions", "keep_choices", "restore_choices"]
+
+logger = logging.getLogger(__name__)
+
+ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
+"""A session's ``configOptions``, as ACP answers them."""
+
+
+class _Updates(Protocol):
+    async def session_update(
+        self, session_id: str, update: ConfigOptionUpdate | CurrentModeUpdate
+    ) -> None: ...
+
+
+async def keep_choices(session: AcpSession) -> None:
+    """Write ``session``'s choices to its store (nothing before it is stored).
+
+    Raises
+    ------
+    RequestError
+        The store cannot be written.
+    """
+    if not session.stored:
+        return
+    choices = StoredChoices(mode=session.mode, model=session.model, thinking=session.thinking)
+    try:
+        await session.store.choices.save(session.id, choices)
+    except SessionStoreError as exc:
+        raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+
+
+async def restore_choices(session: AcpSession) -> None:
+    """Take up the choices stored with ``session`` (a value this agent no
+    longer offers is left at the agent's setting, with a line in the log).
+
+    Raises
+    ------
+    RequestError
+        The store cannot be read.
+    """
+    try:
+        stored = await session.store.choices.load(session.id)
+    except SessionStoreError as exc:
+        raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+    try:
+        if stored.mode is not None:
+            session.mode = mode_named(stored.mode)
+        if stored.thinking is not None:
+            session.thinking = thinking_named(stored.thinking)
+    except RequestError as exc:
+        logger.info("session %s: a stored choice is left out: %s", session.id, exc)
+    if stored.model:
+        session.model = stored.model
+
+
+class SessionOptions:
+    """The option list of each session, and every change to it."""
+
+    def __init__(self, models: SessionModels) -> None:
+        self.models = models
+
+    async def listed(self, session: AcpSession) -> ConfigOptions:
+        """``session``'s ``configOptions``."""
+        return list(await self.models.options(session.mode, session.model, session.thinking))
+
+    async def change(
+        self, session: AcpSession, config_id: str, value: str | bool, client: _Updates
+    ) -> ConfigOptions:
+        """Set ``config_id`` to ``value`` (see the module docstring); the
+        option list after the change.
+
+        Raises
+        ------
+        RequestError
+            An unknown option or value (the session unchanged), or the store
+            cannot be written.
+        """
+        if not isinstance(value, str) or config_id not in (MODE, MODEL, THINKING):
+            raise RequestError(
+                INVALID_PARAMS,
+                f"unknown option {config_id!r} (or value {value!r}): "
+                f"options {MODE}, {MODEL}, {THINKING}",
+            )
+        if config_id == MODE:
+            session.mode = mode_named(value)
+        elif config_id == THINKING:
+            session.thinking = thinking_named(value)
+        else:
+            offered = await self.models.offered(session.model)
+            if value not in offered:
+                raise RequestError(
+                    INVALID_PARAMS,
+                    f"unknown model {value!r}: {', '.join(offered) or 'none set up'}",
+                )
+            session.model = value
+        await keep_choices(session)
+        if config_id == MODE:
+            await client.session_update(
+                session.id,
+                CurrentModeUpdate(
+                    session_update="current_mode_update", current_mode_id=session.mode
+                ),
+            )
+        options = await self.listed(session)
+        await client.session_update(
+            session.id,
+            ConfigOptionUpdate(session_update="config_option_update", config_options=options),
+        )
+        return options

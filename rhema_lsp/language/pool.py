@@ -1,0 +1,278 @@
+"""The agent's own language servers, as the tools' ``LanguageService``.
+
+:class:`AgentLanguages` serves every door whose client does not answer
+language requests itself. A document's language picks the server
+(:mod:`~rhema_lsp.language.servers`); one :class:`Connection` runs per
+(workspace folder, language family), started on the first question about
+such a document, one start at a time. Rules:
+
+- Before each question the documents of that server's language are synced
+  from the editor (its open buffers, unsaved text included) and the asked
+  document from the editor or, when it is not open, its file: the server
+  answers about the agent's view.
+- Position encodings: the servers are asked for UTF-16 (what most speak)
+  and the tools speak the editor's; positions in questions and answers are
+  converted between the two where they differ (:mod:`~rhema_lsp.language.recode`).
+- A fresh server's first question waits for its first diagnostics of the
+  document (at most :data:`WARM_WAIT` seconds): before that first analysis
+  some servers answer as if the workspace had one file.
+- A crashed server is started again on the next question, at most
+  :data:`MAX_RESTARTS` times per folder and language; then the tools hear
+  that it keeps crashing. One that fails to start (exits, hangs past
+  :data:`~rhema_lsp.language.connection.START_TIMEOUT`, writes garbage) is
+  killed, and for :data:`RETRY_AFTER` seconds every question hears why at
+  once, so a broken server costs one bounded wait, not one per question.
+- :meth:`AgentLanguages.aclose` stops every server (polite ``shutdown``,
+  then the process group killed): no child outlives the door.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, Protocol
+
+import anyio.to_thread
+
+from rhema_lsp.language.connection import Connection
+from rhema_lsp.language.recode import recode_params, recode_result
+from rhema_lsp.language.servers import KNOWN, choose, family_of, language_of
+from rhema_lsp.tools.editor import OpenDocument
+from rhema_lsp.tools.language import DiagnosticsAnswer, LanguageAnswer, LanguageFailed
+from rhema_lsp.tools.positions import uri_to_path
+
+__all__ = ["MAX_RESTARTS", "WARM_WAIT", "AgentLanguages", "Documents", "ServerStatus"]
+
+MAX_RESTARTS: Final = 3
+"""Starts after a crash, per folder and language, before giving up."""
+
+RETRY_AFTER: Final = 60.0
+"""Seconds before a server that failed to start is tried again."""
+
+WARM_WAIT: Final = 20.0
+"""Seconds a fresh server's first analysis may take before its first answer."""
+
+_MAX_TEXT: Final = 4_000_000
+
+
+class Documents(Protocol):
+    """What the pool reads of the editor: its open documents and encoding."""
+
+    @property
+    def position_encoding(self) -> str: ...
+
+    def open_document(self, uri: str) -> OpenDocument | None: ...
+
+    def open_documents(self) -> list[OpenDocument]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    """One server as ``rhema.status`` lists it: ``available`` (found, not
+    started), ``running`` or ``stopped`` (it ran and exited)."""
+
+    language: str
+    name: str
+    command: tuple[str, ...]
+    state: str
+    folder: str | None = None
+    pid: int | None = None
+
+
+class AgentLanguages:
+    """The agent's language servers (see the module docstring).
+
+    Parameters
+    ----------
+    editor
+        The documents (and position encoding) the tools see.
+    roots
+        The workspace folders now (they change); a server serves the
+        deepest one holding the document.
+    configured
+        Commands by language id or family (the ``languageServers`` setting).
+    which
+        Looks a command up on ``PATH`` (tests pass their own).
+    """
+
+    def __init__(
+        self,
+        editor: Documents,
+        roots: Callable[[], Sequence[Path]],
+        configured: Mapping[str, Sequence[str]] | None = None,
+        which: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.editor = editor
+        self.roots = roots
+        self.configured: Mapping[str, Sequence[str]] = dict(configured or {})
+        self._which = which
+        self._servers: dict[tuple[Path, str], Connection] = {}
+        self._starts: dict[tuple[Path, str], int] = {}
+        self._refused: dict[tuple[Path, str], tuple[float, str]] = {}
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    def _root_of(self, path: Path) -> Path:
+        roots = [Path(root) for root in self.roots()]
+        for root in sorted(roots, key=lambda r: len(r.parts), reverse=True):
+            if path.is_relative_to(root):
+                return root
+        return path.parent
+
+    async def _server(self, uri: str) -> tuple[Connection, str] | None:
+        path = uri_to_path(uri)
+        language = language_of(path)
+        if language is None:
+            language = self._only_language()
+            if language is None:
+                return None
+        choice = (
+            choose(language, self.configured)
+            if self._which is None
+            else choose(language, self.configured, self._which)
+        )
+        if choice is None:
+            return None
+        key = (self._root_of(path), family_of(language))
+        async with self._lock:
+            if self._closed:
+                raise LanguageFailed("the language servers are shutting down")
+            server = self._servers.get(key)
+            if server is not None and server.alive:
+                return server, language
+            starts = self._starts.get(key, 0)
+            if starts > MAX_RESTARTS:
+                raise LanguageFailed(
+                    f"the language server {choice.name} keeps crashing ({starts} starts); "
+                    "it is not started again in this session"
+                )
+            if server is not None:
+                await server.close()
+            refused = self._refused.get(key)
+            if refused is not None and time.monotonic() < refused[0]:
+                raise LanguageFailed(f"{refused[1]} (not tried again for a minute)")
+            server = Connection(choice.name, choice.command, key[0])
+            self._servers[key] = server
+            self._starts[key] = starts + 1
+            try:
+                await server.start()
+            except LanguageFailed as exc:
+                await server.kill()
+                self._refused[key] = (time.monotonic() + RETRY_AFTER, str(exc))
+                raise
+            self._refused.pop(key, None)
+            return server, language
+
+    def _only_language(self) -> str | None:
+        """For a folder-wide question (``workspace/symbol``): the language of
+        the one running server, or of the editor's open documents."""
+        running = {key[1] for key, server in self._servers.items() if server.alive}
+        if len(running) == 1:
+            return next(iter(running))
+        for document in self.editor.open_documents():
+            language = language_of(uri_to_path(document.uri))
+            if language is not None:
+                return language
+        return None
+
+    async def _sync(self, server: Connection, uri: str, language: str) -> None:
+        for document in self.editor.open_documents():
+            other = language_of(uri_to_path(document.uri))
+            if other is not None and family_of(other) == family_of(language):
+                await server.sync(document.uri, other, document.text)
+        if language_of(uri_to_path(uri)) is None:
+            return
+        text = await self._text(uri)
+        if text is not None:
+            await server.sync(uri, language, text)
+
+    async def _text(self, uri: str) -> str | None:
+        document = self.editor.open_document(uri)
+        return document.text if document is not None else await _read(uri_to_path(uri))
+
+    async def request(
+        self, method: str, params: Mapping[str, Any], *, uri: str
+    ) -> LanguageAnswer | None:
+        """Ask the server of ``uri``'s language (see the module docstring)."""
+        found = await self._server(uri)
+        if found is None:
+            return None
+        server, language = found
+        await self._sync(server, uri, language)
+        if not server.warm:
+            # A fresh server answers cross-file questions before it has
+            # found the workspace's files (pyright: references in the asked
+            # file only); its first diagnostics wait out that first analysis.
+            await server.diagnostics(uri, WARM_WAIT)
+            server.warm = True
+        ours, theirs = self.editor.position_encoding, server.encoding
+        sent = await recode_params(params, ours, theirs, self._text)
+        result = await server.request(method, sent)
+        return LanguageAnswer(await recode_result(result, theirs, ours, self._text), server.name)
+
+    async def diagnostics(
+        self, uri: str, version: int | None, *, wait: float
+    ) -> DiagnosticsAnswer | None:
+        """The problems of ``uri``'s current text (the editor's, else the file's)."""
+        found = await self._server(uri)
+        if found is None:
+            return None
+        server, language = found
+        await self._sync(server, uri, language)
+        answer = await server.diagnostics(uri, wait if server.warm else max(wait, WARM_WAIT))
+        server.warm = server.warm or answer.complete
+        ours, theirs = self.editor.position_encoding, server.encoding
+        if ours == theirs:
+            return answer
+        text = await self._text(uri)
+        items = await recode_result(list(answer.diagnostics), theirs, ours, self._text, uri, text)
+        return DiagnosticsAnswer(items, answer.source, answer.complete)
+
+    def status(self) -> list[ServerStatus]:
+        """Every language's server: those started, then those found but not
+        started (``rhema.status``). Looks on ``PATH``: call off the loop."""
+        listed = [
+            ServerStatus(
+                family,
+                server.name,
+                server.command,
+                "running" if server.alive else "stopped",
+                str(folder),
+                server.pid if server.alive else None,
+            )
+            for (folder, family), server in self._servers.items()
+        ]
+        started = {entry.language for entry in listed}
+        for family in sorted({*KNOWN, *self.configured} - started):
+            choice = (
+                choose(family, self.configured)
+                if self._which is None
+                else choose(family, self.configured, self._which)
+            )
+            if choice is not None:
+                listed.append(ServerStatus(family, choice.name, choice.command, "available"))
+        return listed
+
+    async def aclose(self) -> None:
+        """Stop every server; later questions are refused."""
+        async with self._lock:
+            self._closed = True
+            servers = list(self._servers.values())
+        await asyncio.gather(*(server.close() for server in servers), return_exceptions=True)
+
+
+async def _read(path: Path) -> str | None:
+    def read() -> str | None:
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(_MAX_TEXT + 1)
+        except OSError:
+            return None
+        if len(data) > _MAX_TEXT:
+            return None
+        return data.decode("utf-8", "replace")
+
+    return await anyio.to_thread.run_sync(read)

@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from acp import text_block
-from acp.schema import AgentPlanUpdate
+from acp.schema import AgentPlanUpdate, AvailableCommandsUpdate
 
+from rhema_lsp.tools import TOOLS_BY_MODE
 from tests.acp.client import RecordingClient, start_agent
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
@@ -55,7 +56,7 @@ async def test_plan_mode_sends_plan_updates_and_edit_mode_runs_the_plan(
         ran = await conn.prompt(session_id=sid, prompt=[text_block("go")])
 
     assert planned.stop_reason == "end_turn" and ran.stop_reason == "end_turn"
-    assert offered == ["read_file", "list_dir", "find_files", "grep", "update_plan"]
+    assert offered == [*TOOLS_BY_MODE["plan"], "update_plan"]
     assert [_shown(u) for u in client.of(AgentPlanUpdate)] == [
         [(STEPS[0], "pending", "medium"), (STEPS[1], "pending", "medium")],
         [(STEPS[0], "completed", "medium"), (STEPS[1], "in_progress", "medium")],
@@ -73,5 +74,6 @@ async def test_plan_mode_sends_plan_updates_and_edit_mode_runs_the_plan(
     later = RecordingClient()
     async with start_agent(later, fake, state) as (conn, _init):
         await conn.load_session(cwd=str(workspace), session_id=sid)
-    assert type(later.updates[-1][1]) is AgentPlanUpdate
+    replayed = [u for _, u in later.updates if not isinstance(u, AvailableCommandsUpdate)]
+    assert type(replayed[-1]) is AgentPlanUpdate  # the replay ends with the plan
     assert _shown(later.of(AgentPlanUpdate)[-1])[1] == (STEPS[1], "completed", "medium")

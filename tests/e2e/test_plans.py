@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rhema_lsp.tools import TOOLS_BY_MODE
 from tests.e2e.conftest import settings_for
 from tests.e2e.editor_client import EDITORS, EditorClient, start_editor
 from tests.e2e.test_cli import ask_command, run
@@ -98,7 +99,7 @@ async def test_plan_mode_offers_read_tools_and_update_plan_and_no_edit_tool(
 
     assert result["stopReason"] == "end_turn"
     offered = _offered(fake.requests[0])
-    assert offered == ["read_file", "list_dir", "find_files", "grep", "update_plan"]
+    assert offered == [*TOOLS_BY_MODE["plan"], "update_plan"]
     refused = client.events_of("tool_result")[0]
     assert refused["isError"] and "not available in plan mode" in refused["content"]
     assert (workspace / "hello.py").read_text() == 'def greet(name):\n    return "hello " + name\n'
@@ -167,13 +168,7 @@ def test_ask_prints_the_plan_then_a_line_per_tick_and_continue_runs_it(
         planned.stderr
     )
     assert "update_plan" not in planned.stderr
-    assert _offered(fake.requests[0]) == [
-        "read_file",
-        "list_dir",
-        "find_files",
-        "grep",
-        "update_plan",
-    ]
+    assert _offered(fake.requests[0]) == [*TOOLS_BY_MODE["plan"], "update_plan"]
 
     ran = run(ask_command(fake, workspace, "--continue", "--mode", "edit", "go"), tmp_path)
 

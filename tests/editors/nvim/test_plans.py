@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rhema_lsp.tools import TOOLS_BY_MODE
 from tests.editors.fake_settings import settings_for
 from tests.editors.nvim.harness import run_nvim
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
@@ -71,10 +72,7 @@ def test_the_plan_shows_in_the_panel_and_rhema_run_plan_ticks_it(
     ]
     assert "Two steps." in planned
     assert [tool["function"]["name"] for tool in fake.requests[0]["tools"]] == [
-        "read_file",
-        "list_dir",
-        "find_files",
-        "grep",
+        *TOOLS_BY_MODE["plan"],
         "update_plan",
     ]
     ran = r["ran"][len(planned) :]

@@ -10,7 +10,17 @@ from typing import Any
 import pytest
 
 from tests.fakes.model_server import FakeModelServer, text_reply
+from tests.unit.server.loopback import kept_logging
 from tests.unit.server.wire_harness import InProcessServer
+
+
+@pytest.fixture(autouse=True)
+def _logging_put_back() -> Iterator[None]:
+    """A server built in-process routes the ``rhema_lsp`` loggers to its
+    client (no propagation): every test here gets them back as they were, so
+    a later test's ``caplog`` still sees the records."""
+    with kept_logging():
+        yield
 
 
 @pytest.fixture(scope="module")

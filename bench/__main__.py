@@ -32,6 +32,7 @@ MODULES = (
     "sessions_commit",
     "context_cost",
     "checkpoints_store",
+    "edit_diagnostics",
 )
 
 

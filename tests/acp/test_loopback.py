@@ -19,6 +19,7 @@ from acp.schema import (
 )
 
 from rhema_lsp.sessions import SessionStore
+from rhema_lsp.tools import TOOLS_BY_MODE
 from tests.acp.client import RecordingClient, start_agent
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
@@ -193,7 +194,8 @@ async def test_a_mode_switch_changes_the_tools_offered(
         return {t["function"]["name"] for t in request["tools"]}  # type: ignore[attr-defined]
 
     assert "edit_file" in tools(fake.requests[0])
-    assert tools(fake.requests[1]) == {"read_file", "list_dir", "find_files", "grep", "update_plan"}
+    assert tools(fake.requests[1]) == {*TOOLS_BY_MODE["ask"], "update_plan"}
+    assert "edit_file" not in tools(fake.requests[1])
 
 
 async def test_load_replays_the_stored_history(

@@ -67,6 +67,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaRetry",
         "RhemaReview",
         "RhemaRewind",
+        "RhemaRunPlan",
         "RhemaSessions",
         "RhemaStatus",
         "RhemaStep",

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rhema_lsp import __version__
+from rhema_lsp.tools import TOOLS_BY_MODE
 from tests.editors.vscode.conftest import FAKE_MODEL, VSCode, user_texts
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
@@ -291,4 +292,4 @@ def test_explain_selection_code_action_streams_an_ask_turn(
     (request,) = model.requests
     assert 'print("hello")' in user_texts(request)[0]
     tools = sorted(tool["function"]["name"] for tool in request["tools"])
-    assert tools == ["find_files", "grep", "list_dir", "read_file"]  # ask mode
+    assert tools == sorted([*TOOLS_BY_MODE["ask"], "update_plan"])  # ask mode: no edit tool

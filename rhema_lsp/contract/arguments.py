@@ -22,6 +22,7 @@ __all__ = [
     "ImageArg",
     "McpPromptArgs",
     "McpPromptsArgs",
+    "McpResourcesArgs",
     "McpRestartArgs",
     "Mode",
     "OpenSessionArgs",
@@ -80,6 +81,9 @@ class ContextRef(Args):
     uri: str = Field(min_length=1)
     range: Range | None = None
     diagnostics: list[ContextDiagnostic] = Field(default_factory=list)
+    server: str | None = Field(default=None, min_length=1)
+    """An MCP server's name: ``uri`` is then one of its resources
+    (``rhema.mcpResources``), read from the server (no range, no diagnostics)."""
 
 
 IMAGE_DATA_MAX = 28_000_000
@@ -214,6 +218,10 @@ class McpPromptArgs(Args):
     server: str = Field(min_length=1)
     name: str = Field(min_length=1)
     arguments: dict[str, str] = Field(default_factory=dict)
+
+
+class McpResourcesArgs(Args):
+    """No arguments."""
 
 
 class McpRestartArgs(Args):

@@ -24,6 +24,7 @@ from rhema_lsp.contract.arguments import (
     ForkArgs,
     McpPromptArgs,
     McpPromptsArgs,
+    McpResourcesArgs,
     McpRestartArgs,
     OpenSessionArgs,
     RewindArgs,
@@ -46,6 +47,7 @@ from rhema_lsp.contract.results import (
     ForkResult,
     McpPromptInfo,
     McpPromptResult,
+    McpResourcesResult,
     McpServerStatus,
     OpenSessionResult,
     RewindResult,
@@ -67,6 +69,7 @@ __all__: list[str] = [
     "FORK_SESSION",
     "MCP_PROMPT",
     "MCP_PROMPTS",
+    "MCP_RESOURCES",
     "MCP_RESTART",
     "OPEN_SESSION",
     "REWIND",
@@ -162,6 +165,12 @@ MCP_PROMPTS = CommandSpec(
 )
 MCP_PROMPT = CommandSpec(
     names.MCP_PROMPT, McpPromptArgs, McpPromptResult, "fill an MCP prompt: the text of a turn"
+)
+MCP_RESOURCES = CommandSpec(
+    names.MCP_RESOURCES,
+    McpResourcesArgs,
+    McpResourcesResult,
+    "the MCP servers' resources (@-mentions); starts the servers",
 )
 MCP_RESTART = CommandSpec(
     names.MCP_RESTART,

@@ -30,6 +30,7 @@ STATUS = "rhema.status"
 MCP_RESTART = "rhema.mcpRestart"
 MCP_PROMPTS = "rhema.mcpPrompts"
 MCP_PROMPT = "rhema.mcpPrompt"
+MCP_RESOURCES = "rhema.mcpResources"
 
 COMMAND_NAMES: tuple[str, ...] = (
     TURN,
@@ -49,5 +50,6 @@ COMMAND_NAMES: tuple[str, ...] = (
     MCP_RESTART,
     MCP_PROMPTS,
     MCP_PROMPT,
+    MCP_RESOURCES,
 )
 """Every command's name, in the order the docs list them."""

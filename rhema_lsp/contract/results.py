@@ -28,6 +28,9 @@ __all__ = [
     "McpPromptArgument",
     "McpPromptInfo",
     "McpPromptResult",
+    "McpResourceFailure",
+    "McpResourceInfo",
+    "McpResourcesResult",
     "McpServerStatus",
     "OpenSessionResult",
     "ProviderSetup",
@@ -310,6 +313,32 @@ class McpPromptResult(Wire):
     """A filled prompt: the text to send as a turn's prompt."""
 
     text: str
+
+
+class McpResourceInfo(Wire):
+    """A resource an MCP server lists, which a client offers as an
+    ``@``-mention: a ``context`` ref ``{server, uri}`` attaches it."""
+
+    server: str
+    uri: str
+    name: str
+    mime_type: str | None = None
+
+
+class McpResourceFailure(Wire):
+    """A server whose resources could not be listed, and why."""
+
+    server: str
+    error: str
+
+
+class McpResourcesResult(Wire):
+    """The resources of the MCP servers (at most 500, of all servers;
+    ``truncated`` when more were listed) and the servers that failed."""
+
+    resources: list[McpResourceInfo]
+    failed: list[McpResourceFailure]
+    truncated: bool = False
 
 
 class SetupServer(Wire):

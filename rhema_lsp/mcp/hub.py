@@ -11,7 +11,9 @@ the session folder of the run that first started it; one whose entry
 changed is stopped and started anew, one no longer configured is stopped.
 :meth:`McpHub.status` with ``check`` starts the configured servers the same
 way and reports what they did (a health check); :meth:`McpHub.restart`
-restarts one by name.
+restarts one by name; :meth:`McpHub.prompts` and :meth:`McpHub.resources`
+list what the servers offer, :meth:`McpHub.read_resource` reads an
+``@``-mentioned resource as the ``read_mcp_resource`` tool does.
 
 Where servers come from, in order (a name seen earlier wins):
 
@@ -66,7 +68,7 @@ from rhema_lsp.tools.editor import Editor
 if TYPE_CHECKING:
     from rhema_lsp.mcp.config import Placeholders
     from rhema_lsp.mcp.connection import McpConnection
-    from rhema_lsp.mcp.listings import McpPrompt
+    from rhema_lsp.mcp.listings import McpPrompt, McpResource
 
 __all__ = ["START_MARGIN_S", "McpHub", "McpOptions", "ServerReport"]
 
@@ -395,20 +397,67 @@ class McpHub:
     ) -> list[tuple[str, McpPrompt]]:
         """The prompts of the configured servers (started as a run starts
         them) and of every other server running, by server name."""
+        await self._start_configured(options, editor)
+        listed: list[tuple[str, McpPrompt]] = []
+        for name, connection in self._running():
+            if connection.state.value == "ready":
+                listed += [(name, prompt) for prompt in connection.offers.prompts]
+        return listed
+
+    async def resources(
+        self, options: McpOptions, *, editor: Editor | None = None
+    ) -> tuple[list[tuple[str, McpResource]], list[tuple[str, str]]]:
+        """The resources of the configured servers (started as a run starts
+        them, waited for once within the start bound) and of every other
+        server running, by server name; and each server that is not ready,
+        with why."""
+        await self._start_configured(options, editor)
+        listed: list[tuple[str, McpResource]] = []
+        failed: list[tuple[str, str]] = []
+        for name, connection in self._running():
+            if connection.state.value != "ready":
+                state = connection.state.value
+                reason = connection.error or "no reason given yet"
+                failed.append((name, f"the MCP server {name} is {state}: {reason}"))
+            elif connection.offers.has_resources:
+                listed += [(name, resource) for resource in connection.offers.resources]
+        return listed, failed
+
+    async def read_resource(self, server: str, uri: str, timeout_s: float = 60.0) -> str:
+        """The resource ``uri`` of the running server ``server`` as text, read
+        as ``read_mcp_resource`` reads it
+        (:meth:`~rhema_lsp.mcp.connection.McpConnection.read_resource`).
+
+        Raises
+        ------
+        McpError
+            No such running server, or the read failed (the message says why).
+        """
+        for name, connection in self._running():
+            if name == server and connection.state.value == "ready":
+                return await connection.read_resource(uri, timeout_s)
+        raise McpUnavailable(
+            f"the MCP server {server} is not running: list the resources again (rhema.mcpResources)"
+        )
+
+    async def _start_configured(self, options: McpOptions, editor: Editor | None) -> None:
+        """Start the configured servers as a run does (one bounded wait)."""
         user = await self._user_config()
         configured = [w for w in self._configured(options, user) if not w.config.disabled]
         async with self._reconciling:
             await self._stop_stale(configured)
             started = await self._connect(configured, None) if configured else []
         await self._start(started, options, editor)
-        listed: list[tuple[str, McpPrompt]] = []
-        seen: set[str] = set()
+
+    def _running(self) -> list[tuple[str, McpConnection]]:
+        """Each server started, by name (of several of a name, the first ready)."""
+        running: dict[str, McpConnection] = {}
         for want, connection in self._connections.values():
-            if want.name in seen or connection.state.value != "ready":
-                continue
-            seen.add(want.name)
-            listed += [(want.name, prompt) for prompt in connection.offers.prompts]
-        return listed
+            known = running.get(want.name)
+            ready = connection.state.value == "ready"
+            if known is None or (ready and known.state.value != "ready"):
+                running[want.name] = connection
+        return list(running.items())
 
     async def get_prompt(
         self, server: str, name: str, arguments: Mapping[str, str], timeout_s: float = 60.0

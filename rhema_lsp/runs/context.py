@@ -12,11 +12,17 @@ model. A file whose bytes are an image (PNG, JPEG, GIF, WebP: by content,
 not by name) is an image attachment (:func:`read_attachments`), at most
 :data:`~rhema_lsp.engine.IMAGE_MAX_BYTES`; a file named ``.png`` that is
 not one is read as text, and refused as binary.
+
+A ref naming a ``server`` is that MCP server's resource (an ``@``-mention of
+``rhema.mcpResources``): it is read through the server as the
+``read_mcp_resource`` tool reads it (:meth:`rhema_lsp.mcp.McpHub.read_resource`:
+text in full, binary contents as a note), capped as a file is, and a failed
+read refuses the prompt the same way; it takes no range and no diagnostics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +30,7 @@ from lsprotocol import types
 
 from rhema_lsp.contract import ContextRef
 from rhema_lsp.engine import IMAGE_MAX_BYTES, ImagePart, ImageRefused, image_part
+from rhema_lsp.mcp import McpError
 from rhema_lsp.runs.prompts import ContextPiece, problem_line
 from rhema_lsp.tools import Editor, LineIndex, ToolError, Workspace, uri_to_path
 from rhema_lsp.tools.gate import Gate
@@ -32,6 +39,7 @@ __all__ = [
     "CONTEXT_MAX_BYTES",
     "Attachments",
     "ContextRefused",
+    "ResourceReader",
     "read_attachments",
     "read_context",
 ]
@@ -40,6 +48,10 @@ CONTEXT_MAX_BYTES = 1 << 20
 """The most one attached document may hold (1 MiB, about 250,000 tokens:
 more than any model reads in one go; the agent can page through a larger
 file with its tools)."""
+
+
+ResourceReader = Callable[[str, str], Awaitable[str]]
+"""Reads an MCP server's resource as text: ``(server, uri)``; raises ``McpError``."""
 
 
 class ContextRefused(ValueError):
@@ -61,6 +73,7 @@ async def read_context(
     folder: Path,
     editor: Editor,
     display: Callable[[Path], str],
+    resources: ResourceReader | None = None,
 ) -> list[ContextPiece]:
     """The attached documents as pieces for the prompt, text only (an image
     is refused as binary).
@@ -71,6 +84,8 @@ async def read_context(
         The workspace folders and the run's folder: what confines the reads.
     display
         How a path is shown to the model.
+    resources
+        Reads the MCP resources among ``refs`` (none: they are refused).
 
     Raises
     ------
@@ -78,7 +93,7 @@ async def read_context(
         A document is outside the workspace, forbidden, declined by the user,
         not a regular text file, too large, or its range does not fit it.
     """
-    return (await _read(refs, roots, folder, editor, display, 0)).pieces
+    return (await _read(refs, roots, folder, editor, display, 0, resources)).pieces
 
 
 async def read_attachments(
@@ -87,6 +102,7 @@ async def read_attachments(
     folder: Path,
     editor: Editor,
     display: Callable[[Path], str],
+    resources: ResourceReader | None = None,
 ) -> Attachments:
     """The attached documents and images (at most :data:`IMAGE_MAX_BYTES`
     each), read as :func:`read_context` reads.
@@ -96,7 +112,7 @@ async def read_attachments(
     ContextRefused
         As :func:`read_context`; an image with a range, or too large.
     """
-    return await _read(refs, roots, folder, editor, display, IMAGE_MAX_BYTES)
+    return await _read(refs, roots, folder, editor, display, IMAGE_MAX_BYTES, resources)
 
 
 async def _read(
@@ -106,12 +122,16 @@ async def _read(
     editor: Editor,
     display: Callable[[Path], str],
     image_limit: int,
+    resources: ResourceReader | None,
 ) -> Attachments:
     found = Attachments()
     if not refs:
         return found
     gate = Gate(Workspace(roots, folder), editor)
     for ref in refs:
+        if ref.server is not None:
+            found.pieces.append(await _resource(ref, resources))
+            continue
         try:
             read = await gate.read_attachment(
                 ref.uri, limit=CONTEXT_MAX_BYTES, image_limit=image_limit
@@ -145,6 +165,23 @@ async def _read(
             ContextPiece(path=shown, text=text, start=start, end=end, problems=problems)
         )
     return found
+
+
+async def _resource(ref: ContextRef, resources: ResourceReader | None) -> ContextPiece:
+    """The MCP resource ``ref`` names, read through its server."""
+    name = f"`context` {_short(ref.uri)} of the MCP server {ref.server}"
+    if resources is None:
+        raise ContextRefused(f"{name}: MCP resources cannot be attached here")
+    if ref.range is not None or ref.diagnostics:
+        raise ContextRefused(f"{name}: a resource takes no range and no diagnostics")
+    assert ref.server is not None
+    try:
+        text = await resources(ref.server, ref.uri)
+    except McpError as exc:
+        raise ContextRefused(f"{name} could not be read: {exc}") from exc
+    if len(text.encode()) > CONTEXT_MAX_BYTES:
+        raise ContextRefused(f"{name} is larger than {CONTEXT_MAX_BYTES} bytes")
+    return ContextPiece(path=f"{ref.uri} (MCP server {ref.server})", text=text)
 
 
 def _short(uri: str) -> str:

@@ -7,7 +7,8 @@ asked for, regular files only, capped); a refused one refuses the command
 (:class:`~rhema_lsp.server.errors.BadArguments`). :func:`folder_for`
 decides the folder a command runs in. :func:`prompt_and_images` is what
 ``rhema.turn`` and ``rhema.step`` carry: the text, and the images of
-``context`` and ``images``.
+``context`` and ``images``. An MCP resource in ``context`` (a ref with
+``server``) is read through the hub, as the ``read_mcp_resource`` tool reads it.
 """
 
 from __future__ import annotations
@@ -43,7 +44,12 @@ async def read_context(
     folders = state.folders
     try:
         return await context.read_context(
-            refs, folders.roots() or [folder], folder, state.editor, folders.display
+            refs,
+            folders.roots() or [folder],
+            folder,
+            state.editor,
+            folders.display,
+            state.mcp.read_resource,
         )
     except context.ContextRefused as exc:
         raise BadArguments(str(exc)) from exc
@@ -70,7 +76,12 @@ async def prompt_and_images(
         folders = state.folders
         try:
             attached = await context.read_attachments(
-                refs, folders.roots() or [folder], folder, state.editor, folders.display
+                refs,
+                folders.roots() or [folder],
+                folder,
+                state.editor,
+                folders.display,
+                state.mcp.read_resource,
             )
         except context.ContextRefused as exc:
             raise BadArguments(str(exc)) from exc

@@ -173,6 +173,56 @@ async def test_the_servers_prompts_are_slash_commands(agent: EditorClient) -> No
         await agent.command("rhema.mcpPrompt", {"server": "fake", "name": "review"})
 
 
+async def test_the_servers_resources_are_listed_and_attached_as_context(
+    editor: str, workspace: Path, fake: FakeModelServer, tmp_path: Path, marks: Path
+) -> None:
+    configured = servers(marks)
+    configured["gone"] = {"command": str(tmp_path / "no-such-server")}
+    started = await start_editor(
+        editor,
+        [workspace],
+        settings_for(fake, mode="agent", mcpServers=configured),
+        env={"XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "c")},
+    )
+    try:
+        listed = await started.command("rhema.mcpResources")
+        fake.script(text_reply("Read it."))
+        result = await started.command(
+            "rhema.turn",
+            {
+                "prompt": "what do the notes say?",
+                "mode": "edit",
+                "context": [{"server": "fake", "uri": "fake://notes/readme"}],
+            },
+        )
+        with pytest.raises(Exception, match=r"fake://nope.*could not be read"):
+            await started.command(
+                "rhema.turn",
+                {"prompt": "and this?", "context": [{"server": "fake", "uri": "fake://nope"}]},
+            )
+        with pytest.raises(Exception, match="MCP server gone is not running"):
+            await started.command(
+                "rhema.turn",
+                {"prompt": "and this?", "context": [{"server": "gone", "uri": "fake://x"}]},
+            )
+    finally:
+        await started.shutdown_session()
+
+    assert listed["resources"] == [
+        {"server": "fake", "uri": "fake://notes/readme", "name": "readme", "mimeType": "text/plain"}
+    ]
+    assert [f["server"] for f in listed["failed"]] == ["gone"]
+    assert "gone is failed" in listed["failed"][0]["error"]
+    assert "no-such-server" in listed["failed"][0]["error"]
+    assert listed["truncated"] is False
+    assert result["stopReason"] == "end_turn"
+    sent = fake.requests[0]["messages"][-1]["content"]
+    assert "what do the notes say?" in sent
+    assert "fake://notes/readme (MCP server fake)" in sent
+    assert "the readme of the notes: read me first" in sent
+    assert len(fake.requests) == 1  # the refused prompts reached no model
+
+
 async def test_150_tools_never_make_a_request_over_128(
     editor: str, workspace: Path, fake: FakeModelServer, tmp_path: Path, marks: Path
 ) -> None:

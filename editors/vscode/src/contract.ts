@@ -26,6 +26,7 @@ export const ServerCommand = {
   mcpRestart: 'rhema.mcpRestart',
   mcpPrompts: 'rhema.mcpPrompts',
   mcpPrompt: 'rhema.mcpPrompt',
+  mcpResources: 'rhema.mcpResources',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
@@ -48,6 +49,7 @@ export interface CommandTypes {
   'rhema.mcpRestart': { args: McpRestartArgs; result: McpServerStatus[] };
   'rhema.mcpPrompts': { args: McpPromptsArgs; result: McpPromptInfo[] };
   'rhema.mcpPrompt': { args: McpPromptArgs; result: McpPromptResult };
+  'rhema.mcpResources': { args: McpResourcesArgs; result: McpResourcesResult };
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -167,6 +169,7 @@ export interface ContextRef {
   uri: string;
   range?: Range | null;
   diagnostics?: ContextDiagnostic[];
+  server?: string | null;
 }
 
 /** What a rhema client implements. */
@@ -320,6 +323,30 @@ export interface McpPromptResult {
 
 /** No arguments. */
 export type McpPromptsArgs = Record<string, never>;
+
+/** A server whose resources could not be listed, and why. */
+export interface McpResourceFailure {
+  server: string;
+  error: string;
+}
+
+/** A resource an MCP server lists, which a client offers as an `@`-mention: a `context` ref `{server, uri}` attaches it. */
+export interface McpResourceInfo {
+  server: string;
+  uri: string;
+  name: string;
+  mimeType: string | null;
+}
+
+/** No arguments. */
+export type McpResourcesArgs = Record<string, never>;
+
+/** The resources of the MCP servers (at most 500, of all servers; `truncated` when more were listed) and the servers that failed. */
+export interface McpResourcesResult {
+  resources: McpResourceInfo[];
+  failed: McpResourceFailure[];
+  truncated: boolean;
+}
 
 /** The MCP server to restart, by its configured name. */
 export interface McpRestartArgs {

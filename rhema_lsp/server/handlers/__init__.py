@@ -6,7 +6,8 @@
 - :mod:`.checkpoints`: ``rhema.undoTurn``, ``rhema.rewind``,
   ``rhema.changes``, ``rhema.checkpointContent``;
 - :mod:`.status`: ``rhema.status``;
-- :mod:`.mcp`: ``rhema.mcpRestart``, ``rhema.mcpPrompts``, ``rhema.mcpPrompt``.
+- :mod:`.mcp`: ``rhema.mcpRestart``, ``rhema.mcpPrompts``, ``rhema.mcpPrompt``,
+  ``rhema.mcpResources``.
 
 Each handler is registered with :func:`~rhema_lsp.server.router.serves`; it
 turns typed arguments into a plan or a session operation and its outcome

@@ -1,5 +1,5 @@
 """Commands on the MCP servers: ``rhema.mcpRestart``, ``rhema.mcpPrompts``,
-``rhema.mcpPrompt``."""
+``rhema.mcpPrompt``, ``rhema.mcpResources``."""
 
 from __future__ import annotations
 
@@ -9,12 +9,17 @@ from typing import TYPE_CHECKING
 from rhema_lsp.contract import (
     MCP_PROMPT,
     MCP_PROMPTS,
+    MCP_RESOURCES,
     MCP_RESTART,
     McpPromptArgs,
     McpPromptArgument,
     McpPromptInfo,
     McpPromptResult,
     McpPromptsArgs,
+    McpResourceFailure,
+    McpResourceInfo,
+    McpResourcesArgs,
+    McpResourcesResult,
     McpRestartArgs,
     McpServerStatus,
 )
@@ -26,6 +31,9 @@ if TYPE_CHECKING:
     from rhema_lsp.server.service import AgentService
 
 __all__: list[str] = []
+
+MCP_RESOURCES_MAX = 500
+"""The most resources ``rhema.mcpResources`` answers with (of all servers)."""
 
 
 @serves(MCP_RESTART)
@@ -67,3 +75,21 @@ async def mcp_prompt(
     except McpError as exc:
         raise CommandFailed(str(exc)) from exc
     return McpPromptResult(text=text)
+
+
+@serves(MCP_RESOURCES)
+async def mcp_resources(
+    service: AgentService, args: McpResourcesArgs, request: Request
+) -> McpResourcesResult:
+    state = service.state
+    listed, failed = await state.mcp.resources(state.settings, editor=state.editor)
+    return McpResourcesResult(
+        resources=[
+            McpResourceInfo(
+                server=server, uri=resource.uri, name=resource.name, mime_type=resource.mime_type
+            )
+            for server, resource in listed[:MCP_RESOURCES_MAX]
+        ],
+        failed=[McpResourceFailure(server=server, error=error) for server, error in failed],
+        truncated=len(listed) > MCP_RESOURCES_MAX,
+    )

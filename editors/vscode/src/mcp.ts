@@ -11,6 +11,8 @@
  *   `expand()` turns a `/command words…` prompt into the prompt's text
  *   (`rhema.mcpPrompt`), asking for a required argument the words did not
  *   give; dismissing that question sends nothing.
+ * - Their resources are the chat's `@mcp:<server>:<uri>` mentions
+ *   (`chat/mentions.ts`): `resources()` lists them (`rhema.mcpResources`).
  * - `rhema/askText` (an MCP form's free-text field) is an input box; Escape
  *   dismisses it (the server cancels the form).
  */
@@ -21,6 +23,7 @@ import {
   ServerCommand,
   type McpPromptInfo,
   type McpPromptResult,
+  type McpResourcesResult,
   type McpServerStatus,
   type StatusResult,
 } from './contract';
@@ -119,6 +122,11 @@ export class SlashPrompts {
 
   forget(): void {
     this.listed = undefined;
+  }
+
+  /** The servers' resources, the chat's `@mcp:` mentions (listed afresh each time). */
+  async resources(): Promise<McpResourcesResult> {
+    return execute<McpResourcesResult>(await this.host.start(), ServerCommand.mcpResources, {});
   }
 
   /**

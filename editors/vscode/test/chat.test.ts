@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { InputHistory } from '../src/chat/history';
-import { mentionAt, mentionLabel, parseMentions } from '../src/chat/mentions';
+import { mentionAt, mentionLabel, parseMentions, resourceMatches, resourceWord } from '../src/chat/mentions';
 import type { Action, TranscriptState } from '../src/chat/messages';
 import {
   apply,
@@ -363,6 +363,24 @@ describe('mentions', () => {
       { kind: 'file' },
     ]);
     assert.deepEqual(parseMentions('@file:"my dir/x.py" please'), [{ kind: 'file', path: 'my dir/x.py' }]);
+  });
+
+  it('reads an MCP resource mention as its server and URI', () => {
+    assert.deepEqual(parseMentions('see @mcp:notes:fake://notes/readme, and @mcp:notes:"mem://a b" too'), [
+      { kind: 'resource', server: 'notes', uri: 'fake://notes/readme' },
+      { kind: 'resource', server: 'notes', uri: 'mem://a b' },
+    ]);
+    assert.deepEqual(parseMentions('@mcp:notes alone'), []);
+    assert.equal(mentionLabel({ kind: 'resource', server: 'n', uri: 'x://y' }), '@mcp:n:x://y');
+    assert.equal(resourceWord('n', 'x://a b'), '@mcp:n:"x://a b"');
+    const listed = [
+      { server: 'notes', uri: 'fake://notes/readme', name: 'readme', mimeType: null },
+      { server: 'git', uri: 'git://log', name: 'log', mimeType: 'text/plain' },
+    ];
+    assert.deepEqual(resourceMatches(listed, '').length, 2);
+    assert.deepEqual(resourceMatches(listed, 'rea').map((r) => r.uri), ['fake://notes/readme']);
+    assert.deepEqual(resourceMatches(listed, 'mcp:git').map((r) => r.uri), ['git://log']);
+    assert.deepEqual(resourceMatches(listed, 'file'), []);
   });
 
   it('ignores e-mail addresses and unknown words', () => {

@@ -5,7 +5,8 @@
  * keeps following; sending a prompt follows again), shows the setup card
  * while no provider works, and runs the input: Enter sends, Shift+Enter is a
  * new line, ↑/↓ walk the history (kept in the webview's state across
- * reloads), `@` completes mentions (↑/↓ pick one), `/` at the start the
+ * reloads), `@` completes mentions (↑/↓ pick one; the MCP servers'
+ * resources too, `resources.ts`), `/` at the start the
  * MCP servers' prompts (`slash.ts`, listed by the extension when `/` is
  * first typed), Stop while running. A
  * prompt the extension could not send comes back into the input with the
@@ -27,6 +28,7 @@ import { button, el } from './cards';
 import { renderMarkdown } from './markdown';
 import { TranscriptView } from './render';
 import { showSetup } from './setup';
+import { ResourceList } from './resources';
 import { SlashList } from './slash';
 
 interface VsCodeApi {
@@ -58,6 +60,7 @@ const post = (message: FromView): void => vscode.postMessage(message);
 const view = new TranscriptView(transcript, $<HTMLElement>('meter'), $<HTMLElement>('working'), post);
 let state: TranscriptState = emptyState();
 const slash = new SlashList(post);
+const resources = new ResourceList(post);
 
 // ----- following the output -----
 let following = true;
@@ -123,6 +126,10 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
       break;
     case 'prompts':
       slash.listed(message.prompts, message.error);
+      if (document.activeElement === input) suggest();
+      break;
+    case 'resources':
+      resources.listed(message.resources, message.error);
       if (document.activeElement === input) suggest();
       break;
   }
@@ -192,6 +199,7 @@ function submit(): void {
   following = true;
   hideCompletions();
   slash.stale();
+  resources.stale();
   remember();
   const images = attachments.take();
   post(images.length > 0 ? { type: 'send', text, images } : { type: 'send', text });
@@ -239,8 +247,9 @@ function complete(word: string): void {
 function suggest(): void {
   const at = mentionAt(input.value, input.selectionStart);
   const words = at === undefined ? [] : MENTION_WORDS.filter((w) => w.startsWith(at.word) && w !== at.word);
+  const found = at === undefined ? [] : resources.suggestions(at.word);
   const offered = slash.suggestions(input.value, input.selectionStart);
-  if (words.length === 0 && offered === undefined) return hideCompletions();
+  if (words.length === 0 && found.length === 0 && offered === undefined) return hideCompletions();
   const option = (label: string, word: string, detail = ''): HTMLElement => {
     const element = document.createElement('div');
     element.className = 'completion';
@@ -263,7 +272,10 @@ function suggest(): void {
   completions.replaceChildren(
     ...(offered?.items ?? []).map((item) => option(`/${item.command}`, `/${item.command}`, item.detail)),
     ...words.map((word) => option(`@${word}`, word)),
+    ...found.map((item) => option(item.label, item.word, item.detail)),
   );
+  const missing = at === undefined ? undefined : resources.note;
+  if (missing !== undefined) completions.append(el('div', 'completion-note', missing));
   completions.hidden = false;
   chosen();
 }

@@ -1,7 +1,8 @@
 """MCP servers in real VS Code (code-server), against ``@modelcontextprotocol/server-everything``,
 the SDK-written fake and a server that hangs at ``initialize``, configured in the user config
 file: the servers' prompts are the chat's slash commands (listed when ``/`` starts the input,
-their arguments from the words or asked in an input box), "Rhema: MCP Servers…" shows the
+their arguments from the words or asked in an input box), their resources `@`-mentions
+(offered as `@` is typed, attached to the prompt), "Rhema: MCP Servers…" shows the
 failed server with its reason and restarts it, and a server's form is asked field by field
 (Answer, then an input box per free-text field) or refused (Deny). Screenshots go to
 ``test-artifacts/vscode/``."""
@@ -139,3 +140,33 @@ def test_a_servers_form_is_asked_field_by_field_or_refused(
 
     result = str(model.requests[1]["messages"][-1]["content"])
     assert result == ("member: Ada, 36, blue" if answer == "Answer" else "no member: decline")
+
+
+def test_an_at_mention_attaches_a_servers_resource(
+    vscode: VSCode, model: FakeModelServer, artifacts: Path
+) -> None:
+    model.script(text_reply("Read them first."))
+    mention = "@mcp:fake:fake://notes/readme"
+    steps = vscode.drive(
+        [
+            {"command": "Rhema: Open Chat"},
+            chat({"click": "#input"}),
+            {"typeText": "what do the notes say? @readm"},
+            chat({"waitFor": ".completion", "hasText": mention}),
+            chat({"query": ".completion"}),
+            {"screenshot": str(artifacts / "chat-mcp-resource.png")},
+            chat({"click": ".completion", "hasText": mention}),
+            chat({"query": "#input"}),
+            {"press": "Enter"},
+            chat({"waitFor": "#transcript", "hasText": "Read them first."}),
+        ],
+        timeout_s=180,
+    )
+
+    offered = [element["text"] for element in steps[4]["elements"]]
+    assert f"{mention} readme (MCP fake, text/plain)" in offered, offered
+    assert steps[7]["elements"][0]["value"] == f"what do the notes say? {mention} "
+    sent = user_texts(model.requests[0])[-1]
+    assert sent.startswith(f"what do the notes say? {mention}")
+    assert "fake://notes/readme (MCP server fake)" in sent
+    assert "the readme of the notes: read me first" in sent

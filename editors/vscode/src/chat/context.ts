@@ -2,7 +2,8 @@
  * The chat prompt's mentions as `context` refs, from the editor's state:
  * `@file` the active editor's document (or a workspace path), `@selection`
  * its selection, `@problems` every document with errors or warnings, each
- * with its diagnostics. Without a mention, the active editor and its
+ * with its diagnostics, `@mcp:<server>:<uri>` that server's resource (read by
+ * the server through the MCP server). Without a mention, the active editor and its
  * selection go along, as with "Rhema: Ask".
  */
 import * as vscode from 'vscode';
@@ -46,7 +47,9 @@ export async function mentionContext(mentions: Mention[]): Promise<ContextRef[]>
   }
   const refs: ContextRef[] = [];
   for (const mention of mentions) {
-    if (mention.kind === 'file' && mention.path !== undefined) {
+    if (mention.kind === 'resource') {
+      refs.push({ uri: mention.uri, server: mention.server });
+    } else if (mention.kind === 'file' && mention.path !== undefined) {
       refs.push({ uri: (await resolvePath(mention.path)).toString() });
     } else if (mention.kind === 'file' || mention.kind === 'selection') {
       if (editor === undefined) throw new Error(`@${mention.kind} needs an active editor.`);
@@ -81,7 +84,9 @@ function problems(): ContextRef[] {
 function merge(refs: ContextRef[]): ContextRef[] {
   const out: ContextRef[] = [];
   for (const ref of refs) {
-    const same = out.find((r) => r.uri === ref.uri && JSON.stringify(r.range) === JSON.stringify(ref.range));
+    const same = out.find(
+      (r) => r.uri === ref.uri && r.server === ref.server && JSON.stringify(r.range) === JSON.stringify(ref.range),
+    );
     if (same === undefined) out.push(ref);
     else if (ref.diagnostics) same.diagnostics = [...(same.diagnostics ?? []), ...ref.diagnostics];
   }

@@ -194,6 +194,15 @@ export class ChatSide implements ChatHost, vscode.Disposable {
           this.view.prompts([], error instanceof Error ? error.message : String(error));
         }
         return;
+      case 'listResources':
+        try {
+          const listed = await this.slash.resources();
+          const failed = listed.failed.map((failure) => failure.error).join('; ');
+          this.view.resources(listed.resources, failed || undefined);
+        } catch (error) {
+          this.view.resources([], error instanceof Error ? error.message : String(error));
+        }
+        return;
       case 'openFile':
         await this.openFile(message.path, message.line, message.find);
         return;
@@ -320,7 +329,7 @@ function chipLabel(mention: Mention, context: ContextItem[]): string {
     const files = context.filter((ref) => ref.diagnostics !== undefined && ref.diagnostics !== null).length;
     return `${label} (${files} file${files === 1 ? '' : 's'})`;
   }
-  if (mention.kind === 'file' && mention.path !== undefined) return label;
+  if (mention.kind === 'resource' || (mention.kind === 'file' && mention.path !== undefined)) return label;
   if (editor === undefined) return label;
   const name = vscode.workspace.asRelativePath(editor.document.uri);
   if (mention.kind === 'file') return `${label} (${name})`;

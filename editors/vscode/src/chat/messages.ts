@@ -8,7 +8,7 @@
  * the session changed). Types only: shared by the extension and the webview
  * bundle.
  */
-import type { ChangedFile, ImageArg, McpPromptInfo, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { ChangedFile, ImageArg, McpPromptInfo, McpResourceInfo, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -121,7 +121,9 @@ export type ToView =
   /** A prompt the extension could not send (the server did not start): back into the input, with the error. */
   | { type: 'sendFailed'; text: string; message: string }
   /** The MCP servers' prompts, the input's slash commands (`error`: they could not be listed). */
-  | { type: 'prompts'; prompts: McpPromptInfo[]; error?: string };
+  | { type: 'prompts'; prompts: McpPromptInfo[]; error?: string }
+  /** The MCP servers' resources, the input's `@mcp:` mentions (`error`: servers that failed). */
+  | { type: 'resources'; resources: McpResourceInfo[]; error?: string };
 
 /** View → extension. */
 export type FromView =
@@ -150,4 +152,6 @@ export type FromView =
   | { type: 'choose'; row: string; provider?: string; model?: string }
   | { type: 'checkSetup' }
   /** `/` typed at the start of the input: the slash commands, please. */
-  | { type: 'listPrompts' };
+  | { type: 'listPrompts' }
+  /** `@` typed in the input: the MCP servers' resources, please. */
+  | { type: 'listResources' };

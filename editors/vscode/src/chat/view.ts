@@ -13,7 +13,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { ImageArg, McpPromptInfo, SessionSummary } from '../contract';
+import type { ImageArg, McpPromptInfo, McpResourceInfo, SessionSummary } from '../contract';
 import type { Action, FromView, SetupState, ToView, TranscriptState } from './messages';
 import { apply, emptyState } from './transcript';
 
@@ -95,6 +95,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** The slash commands (the MCP servers' prompts) for the input's completion. */
   prompts(prompts: McpPromptInfo[], error?: string): void {
     this.post({ type: 'prompts', prompts, ...(error === undefined ? {} : { error }) });
+  }
+
+  /** The MCP servers' resources for the input's `@` completion (`error`: servers that failed). */
+  resources(resources: McpResourceInfo[], error?: string): void {
+    this.post({ type: 'resources', resources, ...(error === undefined ? {} : { error }) });
   }
 
   /** Whether the view is on screen. */

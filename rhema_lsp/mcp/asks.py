@@ -13,7 +13,8 @@ These are the SDK's client callbacks, built per connection by
 - **elicitation** (``elicitation/create``): a form goes to the editor's
   :class:`~rhema_lsp.mcp.host.FormFiller`, or else is asked one question per
   field once the user chose ``Answer`` (``Deny`` declines): a field with
-  choices (a boolean, an enum) through ``confirm``, a free-text field (a
+  choices (a boolean, an enum) through ``confirm`` (an optional one with
+  :data:`SKIP` too, which leaves it out of the answer), a free-text field (a
   string, a number, a multiple choice as its labels separated by commas)
   through the editor's :class:`~rhema_lsp.mcp.host.TextAsker`, its default
   filled in, a number or a choice asked again until it is one. Dismissing
@@ -51,6 +52,8 @@ SAMPLING_MAX_TOKENS = 4096
 USER_REJECTED = -1
 """The spec's error code for a sampling request the user rejected."""
 ALLOW, OPEN, ANSWER, CANCEL = "Allow", "Open", "Answer", "Cancel"
+SKIP = "Skip"
+"""The choice that leaves an optional choice field out of the form's answer."""
 _PREVIEW = 400
 
 HostOf = Callable[[], RunHost | None]
@@ -192,11 +195,14 @@ async def _form_by_questions(
     content: dict[str, Any] = {}
     for question in questions:
         if question.choices or ask_text is None:
+            skip = [] if question.required else [_skip_label(question.choices)]
             answer = await host.editor.confirm(
-                f"{server}: {question.title}", [*question.choices, CANCEL]
+                f"{server}: {question.title}", [*question.choices, *skip, CANCEL]
             )
             if answer is None or answer == CANCEL:
                 return mcp_types.ElicitResult(action="cancel")
+            if answer in skip:
+                continue  # left out of the answer
             content[question.name] = question.choices[answer]
             continue
         value = await _ask_field(server, question, ask_text)
@@ -287,6 +293,14 @@ def _item_choices(field: Mapping[str, Any]) -> dict[str, Any]:
     if field.get("type") != "array" or not isinstance(items, Mapping):
         return {}
     return _choices(items)
+
+
+def _skip_label(choices: Mapping[str, Any]) -> str:
+    """:data:`SKIP`, unless a choice is called that (or :data:`CANCEL`)."""
+    label = SKIP
+    while label in choices or label == CANCEL:
+        label = f"{label} (leave it out)"
+    return label
 
 
 def _choices(field: Mapping[str, Any], *, free_text: bool = False) -> dict[str, Any]:

@@ -10,7 +10,7 @@ working directory), ``slow`` (waits; writes the file
 ``$FAKE_MCP_MARKS/cancelled`` when the call is cancelled) and ``crash`` (the
 process exits); ``steps`` (progress), ``grow`` (adds the tool ``grown``
 and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
-form elicitation: a boolean and an enum), ``sign_up`` (a form of free
+form elicitation: a boolean, an enum and an optional enum), ``sign_up`` (a form of free
 text), ``roots``, ``chatty`` (logs at info and debug), ``meet`` (says
 ``met`` only when two calls of it run at once). A resource
 ``fake://notes/readme``, a prompt ``review`` (``path``, ``focus``), and
@@ -151,13 +151,16 @@ async def ask_model(question: str, ctx: Context) -> str:
 class Order(BaseModel):
     confirm: bool
     size: Literal["small", "large"]
+    crust: Literal["thin", "thick"] = "thin"
 
 
 @app.tool(description="Asks the user to confirm an order (elicitation).")
 async def order(ctx: Context) -> str:
     result = await ctx.elicit("Confirm the pizza order", Order)
     if result.action == "accept":
-        return f"ordered: confirm={result.data.confirm} size={result.data.size}"
+        data = result.data
+        crust = data.crust if "crust" in data.model_fields_set else "(left out)"
+        return f"ordered: confirm={data.confirm} size={data.size} crust={crust}"
     return f"no order: {result.action}"
 
 

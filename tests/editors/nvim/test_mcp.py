@@ -3,7 +3,8 @@ and a server that hangs at ``initialize``: the prompts are the chat's slash
 commands (completed with ``<C-x><C-o>``, their arguments from the words or
 asked), ``:RhemaMcp`` and ``:checkhealth rhema`` show the failed server with
 its reason, ``:RhemaMcpRestart`` tries it again, and server-everything's form
-is asked field by field (text with ``vim.ui.input``), or refused."""
+is asked field by field (text with ``vim.ui.input``; an optional choice can be
+skipped, and is then left out), or refused."""
 
 from __future__ import annotations
 
@@ -139,10 +140,19 @@ def test_prompts_are_slash_commands_and_a_hung_server_shows_why(
 FORM = r"""
 vim.cmd.edit(T.workspace .. '/hello.py')
 T.attached()
-local r = { selects = {}, inputs = {} }
-local choices = { Boolean = 'Yes', ['Untitled Single Select Enum'] = 'Joey' }
+local r = { selects = {}, inputs = {}, offered = {} }
+local choices = {
+  Boolean = 'Yes',
+  ['Untitled Single Select Enum'] = 'Joey',
+  ['Titled Single Select Enum'] = 'Skip',
+}
 vim.ui.select = function(items, opts, on_choice)
   table.insert(r.selects, opts.prompt)
+  local titles = {}
+  for _, item in ipairs(items) do
+    table.insert(titles, type(item) == 'table' and item.title or item)
+  end
+  r.offered[opts.prompt] = titles
   for _, item in ipairs(items) do
     local title = type(item) == 'table' and item.title or item
     if opts.prompt:find('asks:', 1, true) and title == T.answer then return on_choice(item) end
@@ -195,6 +205,10 @@ def test_a_servers_form_is_asked_field_by_field_or_refused(
     assert "- Name: Ada Lovelace" in result and "- Favorite Integer: 7" in result
     assert "- Agreed to terms: true" in result
     assert '"untitledSingleSelectEnum": "Joey"' in result
+    # An optional choice field offers Skip, and a skipped one is left out of the answer.
+    heroes = next(v for k, v in r["offered"].items() if ": Titled Single Select Enum" in k)
+    assert heroes[-2:] == ["Skip", "Cancel"] and "Superman" in heroes
+    assert '"titledSingleSelectEnum"' not in result
     assert ["everything: Integer (a whole number) — Your favorite integer (do not give us "
             "your phone number, pin, or other sensitive info): ", "42"] in r["inputs"]  # fmt: skip
     assert ["everything: String with default — Favorite first line of a story: ",

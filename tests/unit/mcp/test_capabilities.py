@@ -148,7 +148,8 @@ async def test_sampling_goes_to_the_sessions_model_once_approved(
 
 
 @pytest.mark.parametrize(("answers", "expected"), [
-    (["Answer", "Yes", "large"], "ordered: confirm=True size=large"),
+    (["Answer", "Yes", "large", "thick"], "ordered: confirm=True size=large crust=thick"),
+    (["Answer", "No", "small", "Skip"], "ordered: confirm=False size=small crust=(left out)"),
     (["Deny"], "no order: decline"),
     (["Answer", "No", "Cancel"], "no order: cancel"),
 ])  # fmt: skip
@@ -164,11 +165,14 @@ async def test_a_form_elicitation_is_asked_field_by_field(
     assert result.content == expected
     first = editor.asked[0]
     assert first == (
-        "The MCP server fake asks: Confirm the pizza order (2 question(s))",
+        "The MCP server fake asks: Confirm the pizza order (3 question(s))",
         ("Deny", "Answer"),
     )
-    if len(editor.asked) > 2:
+    if len(editor.asked) > 2:  # the required fields offer no skip, the optional one does
+        assert editor.asked[1][1] == ("Yes", "No", "Cancel")
         assert editor.asked[2][1] == ("small", "large", "Cancel")
+    if len(editor.asked) > 3:
+        assert editor.asked[3] == ("fake: Crust", ("thin", "thick", "Skip", "Cancel"))
 
 
 @pytest.mark.parametrize(("texts", "expected"), [

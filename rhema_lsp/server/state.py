@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
@@ -131,9 +131,13 @@ class ServerState:
         made): the editor's own language servers when the client declared
         ``language`` (``rhema/language``), the agent's own for what none of
         them serves; else the agent's own."""
-        if self.client.language:
+        if self.language_answers() == "editor":
             return EditorFirst(self.editor_language, self.languages)
         return self.languages
+
+    def language_answers(self) -> Literal["editor", "agent"]:
+        """Whose servers :meth:`language` asks first, as ``rhema.status`` says it."""
+        return "editor" if self.client.language else "agent"
 
     def forget(self, session: str) -> None:
         """Drop what is kept of a deleted session."""

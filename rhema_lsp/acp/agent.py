@@ -84,6 +84,7 @@ from rhema_lsp.acp.turns import answer, run_prompt
 from rhema_lsp.engine import ImageRefused, Session
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.userfile import user_language_servers
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
@@ -213,7 +214,12 @@ class RhemaAcpAgent:
             editor=editor,
             stored=stored,
             mcp_servers=client_servers(servers),
-            languages=AgentLanguages(editor, lambda: unique, self.settings.language_commands()),
+            languages=AgentLanguages(
+                editor,
+                lambda: unique,
+                self.settings.language_commands(),
+                user_file=user_language_servers,
+            ),
             terminals=self.client if self._capabilities.terminal else None,
         )
         previous = self.sessions.get(session_id)

@@ -22,6 +22,7 @@ import anyio
 
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.userfile import user_language_servers
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.registry import RunRegistry
 from rhema_lsp.runs.settings import Settings
@@ -54,7 +55,9 @@ class ServerState:
         self.client = ClientFeatures()
         self.mcp = McpHub()
         self.turns = Turns(self.mcp)
-        self.languages = AgentLanguages(self.editor, self.folders.roots)
+        self.languages = AgentLanguages(
+            self.editor, self.folders.roots, user_file=user_language_servers
+        )
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
         self._for_model: dict[ProviderSettings, ResolvedProvider] = {}

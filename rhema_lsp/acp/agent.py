@@ -66,7 +66,7 @@ from acp.schema import (
 from rhema_lsp.acp.builtin_commands import CommandSeat, Discard, builtin_commands
 from rhema_lsp.acp.commands import update_message
 from rhema_lsp.acp.config import MODE, SessionModels
-from rhema_lsp.acp.editor import AcpClient, AcpEditor
+from rhema_lsp.acp.editor import AcpClient
 from rhema_lsp.acp.errors import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -79,10 +79,9 @@ from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.options import SessionOptions, restore_choices
 from rhema_lsp.acp.prompt import PromptBlock, user_prompt
 from rhema_lsp.acp.replay import replay
-from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
+from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, open_acp_session, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
 from rhema_lsp.engine import ImageRefused, Session
-from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.refs import TurnRef
@@ -194,27 +193,15 @@ class RhemaAcpAgent:
             real_folder(extra, "additional directory") for extra in additional or []
         ]
         self.stores.name(roots)
-        fs = self._capabilities.fs
-        editor = AcpEditor(
-            self.client,
+        session = open_acp_session(
             session_id,
             roots,
-            read_through=bool(fs and fs.read_text_file),
-            write_through=bool(fs and fs.write_text_file),
-        )
-        unique = list(dict.fromkeys(roots))
-        session = AcpSession(
-            id=session_id,
-            cwd=folder,
-            roots=unique,
-            mode=self.settings.mode,
-            thinking=self.settings.thinking,
-            store=await self.stores.of(folder),
-            editor=editor,
+            await self.stores.of(folder),
+            self.client,
+            self._capabilities,
+            self.settings,
+            client_servers(servers),
             stored=stored,
-            mcp_servers=client_servers(servers),
-            languages=AgentLanguages(editor, lambda: unique, self.settings.language_commands()),
-            terminals=self.client if self._capabilities.terminal else None,
         )
         previous = self.sessions.get(session_id)
         if previous is not None and previous.languages is not None:
@@ -373,13 +360,7 @@ class RhemaAcpAgent:
         session = self._session(session_id)
         notice = self.stores.untold_notice(session.cwd)
         if notice is not None:  # the first prompt in that folder says it first
-            await self.client.session_update(
-                session_id,
-                AgentMessageChunk(
-                    session_update="agent_message_chunk",
-                    content=TextContentBlock(type="text", text=f"⚠ {notice}\n\n"),
-                ),
-            )
+            await self._say(session_id, f"⚠ {notice}\n\n")
         try:
             asked = user_prompt(prompt, session.cwd)
         except ImageRefused as exc:
@@ -391,14 +372,7 @@ class RhemaAcpAgent:
             raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")
         command = self.commands.match(text)
         if command is not None:  # a slash command runs instead of a turn
-            said = await command[0].run(session, command[1])
-            await self.client.session_update(
-                session_id,
-                AgentMessageChunk(
-                    session_update="agent_message_chunk",
-                    content=TextContentBlock(type="text", text=said),
-                ),
-            )
+            await self._say(session_id, await command[0].run(session, command[1]))
             return PromptResponse(stop_reason="end_turn")
         run = Run(session=session_id, turn=0)
         try:
@@ -427,6 +401,13 @@ class RhemaAcpAgent:
                 with anyio.CancelScope(shield=True):
                     await self.withdraw_requests(session_id)
         return answer(outcome)
+
+    async def _say(self, session_id: str, text: str) -> None:
+        """An agent message chunk of ``text`` outside a turn."""
+        chunk = TextContentBlock(type="text", text=text)
+        await self.client.session_update(
+            session_id, AgentMessageChunk(session_update="agent_message_chunk", content=chunk)
+        )
 
     async def _resolved_provider(self) -> ResolvedProvider:
         if self._provider is None:

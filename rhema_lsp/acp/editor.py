@@ -6,7 +6,10 @@ to touch is fetched with ``fs/read_text_file`` before the call runs
 (:meth:`AcpEditor.fetch`), so the tools see the editor's text, unsaved
 changes included, as an open document. Fetched buffers live for that one
 call and are forgotten when it ends (:meth:`AcpEditor.end_call`): the next
-call asks again, so nothing stale is ever served.
+call asks again, so nothing stale is ever served. What the editor holds for
+a call (its buffers, its diffs, the call that permission requests name) is
+that call's own, kept in a context variable: the calls of one step that run
+together (MCP calls) each see theirs.
 
 Writes: text edits and file creation become whole-file
 ``fs/write_text_file`` requests when the client declares
@@ -29,7 +32,8 @@ import itertools
 import logging
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -106,6 +110,16 @@ class _Buffer:
     version: int
 
 
+@dataclass(slots=True)
+class _CallState:
+    """What the editor holds for one call in flight."""
+
+    call: ToolCallUpdate | None = None
+    stream: UpdateStream | None = None
+    diffs: list[FileDiff] = field(default_factory=list)
+    buffers: dict[Path, _Buffer] = field(default_factory=dict)
+
+
 CLIENT_FAILED = (RequestError, ConnectionError, ValidationError)
 """What a request to the client can end in besides its answer: an error
 reply, the connection gone, or an answer the schema refuses (a client
@@ -173,36 +187,40 @@ class AcpEditor:
         self.write_through = write_through
         self.disk = DiskEditor(roots, position_encoding=POSITION_ENCODING)
         self.always_allowed: set[str] = set()
-        self._buffers: dict[Path, _Buffer] = {}
-        self._call: ToolCallUpdate | None = None
-        self._stream: UpdateStream | None = None
-        self._diffs: list[FileDiff] = []
+        self._calls: ContextVar[_CallState | None] = ContextVar(
+            f"acp-call-{session_id}", default=None
+        )
+        self._idle = _CallState()
 
     # -- the call in flight ----------------------------------------------------
 
     def begin_call(self, call: ToolCallUpdate, stream: UpdateStream | None = None) -> None:
         """A call starts: permission requests name it; ``stream`` hears when
         it is under way (approved, or editing)."""
-        self._call = call
-        self._stream = stream
-        self._diffs = []
+        self._calls.set(_CallState(call, stream))
+
+    @property
+    def _now(self) -> _CallState:
+        """The state of the call in flight in this task (or the idle one)."""
+        return self._calls.get() or self._idle
 
     @property
     def call_id(self) -> str | None:
         """The id of the call in flight, if any."""
-        return None if self._call is None else self._call.tool_call_id
+        call = self._now.call
+        return None if call is None else call.tool_call_id
 
     def _under_way(self) -> None:
-        if self._stream is not None and self._call is not None:
-            self._stream.call_started(self._call.tool_call_id)
+        state = self._now
+        if state.stream is not None and state.call is not None:
+            state.stream.call_started(state.call.tool_call_id)
 
     def end_call(self) -> list[FileDiff]:
         """The call ended: forget its buffers; the files it changed."""
-        diffs, self._diffs = self._diffs, []
-        self._buffers.clear()
-        self._call = None
-        self._stream = None
-        return diffs
+        state = self._now
+        self._calls.set(None)
+        self._idle.buffers.clear()
+        return state.diffs
 
     async def fetch(self, path: Path) -> None:
         """Hold the client's text of ``path`` (a file on disk) for this call."""
@@ -213,18 +231,18 @@ class AcpEditor:
         except CLIENT_FAILED as exc:
             logger.info("the client did not give %s (%s); reading the disk", path, _failure(exc))
             return
-        self._buffers[path] = _Buffer(response.content, next(_versions))
+        self._now.buffers[path] = _Buffer(response.content, next(_versions))
 
     # -- Editor: documents -----------------------------------------------------
 
     def open_document(self, uri: str) -> OpenDocument | None:
         """The client's text of ``uri``, if fetched for this call."""
-        buffer = self._buffers.get(_key(uri))
+        buffer = self._now.buffers.get(_key(uri))
         return None if buffer is None else OpenDocument(uri, buffer.text, buffer.version)
 
     def open_documents(self) -> list[OpenDocument]:
         """The documents fetched for this call."""
-        return [OpenDocument(p.as_uri(), b.text, b.version) for p, b in self._buffers.items()]
+        return [OpenDocument(p.as_uri(), b.text, b.version) for p, b in self._now.buffers.items()]
 
     # -- Editor: confirmations -------------------------------------------------
 
@@ -238,10 +256,11 @@ class AcpEditor:
         if message in self.always_allowed:
             self._under_way()
             return allow
-        shown = self._call or ToolCallUpdate(tool_call_id="rhema-confirm", title=message)
+        shown = self._now.call or ToolCallUpdate(tool_call_id="rhema-confirm", title=message)
         asked = shown.model_copy(update={"content": [text_content(message)], "status": "pending"})
-        if self._stream is not None:
-            await self._stream.sent()  # the call's title and arguments first
+        stream = self._now.stream
+        if stream is not None:
+            await stream.sent()  # the call's title and arguments first
         options = [
             PermissionOption(option_id="allow_once", name=allow, kind="allow_once"),
             PermissionOption(
@@ -279,16 +298,18 @@ class AcpEditor:
         else:
             outcome = await self.disk.apply_edit(edit, label, expected)
             for uri in expected:
-                self._buffers.pop(_key(uri), None)
+                self._now.buffers.pop(_key(uri), None)
         if outcome.applied and text_only:
             for uri, new in expected.items():
                 if new is not None:
                     old = before[uri]
-                    self._diffs.append(FileDiff(_key(uri), old, new, first_changed_line(old, new)))
+                    self._now.diffs.append(
+                        FileDiff(_key(uri), old, new, first_changed_line(old, new))
+                    )
         return outcome
 
     async def _text_now(self, path: Path) -> str | None:
-        buffer = self._buffers.get(path)
+        buffer = self._now.buffers.get(path)
         if buffer is not None:
             return buffer.text
         return await anyio.to_thread.run_sync(self._disk_text, path)
@@ -317,7 +338,7 @@ class AcpEditor:
                     planned[path] = ""
                 elif isinstance(change, TextDocumentEdit):
                     path = _key(change.text_document.uri)
-                    buffer = self._buffers.get(path)
+                    buffer = self._now.buffers.get(path)
                     version = change.text_document.version
                     if version is not None and buffer is not None and buffer.version != version:
                         return EditOutcome(False, f"{path}: the buffer changed since it was read")
@@ -341,7 +362,7 @@ class AcpEditor:
                 await self.client.write_text_file(self.session_id, str(path), text)
             except CLIENT_FAILED as exc:
                 return EditOutcome(False, f"the editor refused to write {path}: {_failure(exc)}")
-            self._buffers[path] = _Buffer(text, next(_versions))
+            self._now.buffers[path] = _Buffer(text, next(_versions))
         return EditOutcome(True)
 
     async def _edited(self, path: Path, planned: Mapping[Path, str], edits: list[TextEdit]) -> str:

@@ -20,12 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from acp import RequestError
-from acp.schema import ListSessionsResponse, SessionInfo, SessionMode, SessionModeState
+from acp.schema import (
+    ClientCapabilities,
+    ListSessionsResponse,
+    SessionInfo,
+    SessionMode,
+    SessionModeState,
+)
 
-from rhema_lsp.acp.editor import AcpEditor
+from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, UnknownSession, to_request_error
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp import McpServerConfig
+from rhema_lsp.mcp.userfile import user_language_servers
 from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation, UnknownSessionError
@@ -121,6 +128,48 @@ class AcpSession:
     def modes(self) -> SessionModeState:
         """Its mode among those offered, as ACP shows them."""
         return SessionModeState(current_mode_id=self.mode, available_modes=SESSION_MODES)
+
+
+def open_acp_session(
+    session_id: str,
+    roots: list[Path],
+    store: SessionStore,
+    client: AcpClient,
+    capabilities: ClientCapabilities,
+    settings: Settings,
+    servers: dict[str, McpServerConfig],
+    *,
+    stored: bool,
+) -> AcpSession:
+    """A session on ``roots`` (its folder first): its editor reads and writes
+    through the client as far as the client declared ``fs``, its commands run
+    in the client's terminals when it declared ``terminal``, and its own
+    language servers take ``languageServers`` from the settings, then from
+    the user config file."""
+    fs = capabilities.fs
+    editor = AcpEditor(
+        client,
+        session_id,
+        roots,
+        read_through=bool(fs and fs.read_text_file),
+        write_through=bool(fs and fs.write_text_file),
+    )
+    unique = list(dict.fromkeys(roots))
+    return AcpSession(
+        id=session_id,
+        cwd=roots[0],
+        roots=unique,
+        mode=settings.mode,
+        thinking=settings.thinking,
+        store=store,
+        editor=editor,
+        stored=stored,
+        mcp_servers=servers,
+        languages=AgentLanguages(
+            editor, lambda: unique, settings.language_commands(), user_file=user_language_servers
+        ),
+        terminals=client if capabilities.terminal else None,
+    )
 
 
 class Stores:

@@ -35,7 +35,7 @@ from rhema_lsp.acp.editor import AcpEditor
 from rhema_lsp.acp.updates import UpdateStream
 from rhema_lsp.engine.tools import CancelSignal, Progress
 from rhema_lsp.tools import ToolError
-from rhema_lsp.tools.commands import CommandOutcome
+from rhema_lsp.tools.commands import CommandOutcome, run_until_stopped
 from rhema_lsp.tools.confined_fs import ConfinedFS
 
 __all__ = ["OUTPUT_LIMIT", "RELEASE_WAIT", "TerminalClient", "TerminalShell"]
@@ -105,29 +105,17 @@ class TerminalShell:
         call_id = self.editor.call_id
         if call_id is not None:
             self.stream.call_terminal(call_id, terminal)
-        status, exited = "exited", False
+        exited = False
+
+        async def until_exit() -> None:
+            nonlocal exited
+            await self.client.wait_for_terminal_exit(
+                session_id=self.session_id, terminal_id=terminal
+            )
+            exited = True
+
         try:
-            async with anyio.create_task_group() as group:
-
-                async def stop_on_cancel() -> None:
-                    nonlocal status
-                    await cancel.wait()
-                    status = "cancelled"
-                    group.cancel_scope.cancel()
-
-                async def stop_on_timeout() -> None:
-                    nonlocal status
-                    await anyio.sleep(timeout_s)
-                    status = "timeout"
-                    group.cancel_scope.cancel()
-
-                group.start_soon(stop_on_cancel)
-                group.start_soon(stop_on_timeout)
-                await self.client.wait_for_terminal_exit(
-                    session_id=self.session_id, terminal_id=terminal
-                )
-                exited = True
-                group.cancel_scope.cancel()
+            status = await run_until_stopped(until_exit, cancel, timeout_s)
             if not exited:
                 await self._kill(terminal)
             output = await self.client.terminal_output(

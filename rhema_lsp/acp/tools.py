@@ -21,15 +21,13 @@ from rhema_lsp.acp.calls import kind_of, title_of
 from rhema_lsp.acp.editor import AcpEditor
 from rhema_lsp.acp.updates import UpdateStream
 from rhema_lsp.engine import (
+    DelegatingResolver,
     Progress,
-    ReplaySafety,
     StatusReporter,
-    StreamingToolResolver,
     ToolCall,
     ToolContext,
     ToolResolver,
     ToolResult,
-    ToolSpec,
 )
 from rhema_lsp.tools import Access, ToolError, WorkspaceTools
 
@@ -38,7 +36,7 @@ __all__ = ["AcpTools"]
 _PATH_ARGUMENTS = ("path", "from", "to")
 
 
-class AcpTools(StreamingToolResolver):
+class AcpTools(DelegatingResolver):
     """The run's tools with ACP's reads, locations and diffs.
 
     Parameters
@@ -62,18 +60,10 @@ class AcpTools(StreamingToolResolver):
         stream: UpdateStream,
         inner: ToolResolver | None = None,
     ) -> None:
+        super().__init__(workspace if inner is None else inner)
         self.workspace = workspace
-        self.inner = workspace if inner is None else inner
         self.editor = editor
         self.stream = stream
-
-    def specs(self) -> list[ToolSpec]:
-        """The tools of the session's mode."""
-        return self.inner.specs()
-
-    def replay_safety(self, name: str) -> ReplaySafety:
-        """As the inner resolver says."""
-        return self.inner.replay_safety(name)
 
     async def resolve_streaming(
         self,

@@ -204,7 +204,7 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         "languageServers",
         None,
         "",
-        why="a command per language is editor configuration; headless finds servers on PATH",
+        why="it goes in user settings or the user config file, which headless reads",
     ),
     SettingFlag(
         "mcpServers",

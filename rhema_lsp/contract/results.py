@@ -408,8 +408,8 @@ class RulesStatus(Wire):
 
 class StatusResult(Wire):
     """The server's version, provider (with the choices for setting one up),
-    folders, default mode, running sessions, MCP servers and the project
-    rules in use."""
+    folders, default mode, running sessions, MCP servers, the project
+    rules in use and who answers the language tools."""
 
     version: str
     provider: ProviderStatus
@@ -420,5 +420,8 @@ class StatusResult(Wire):
     mcp_servers: list[McpServerStatus] = Field(default_factory=list)
     rules: list[RulesStatus] = Field(default_factory=list)
     language_servers: list[LanguageServerStatus] = Field(default_factory=list)
-    """The agent's own language servers (empty when the editor answers the
-    language tools itself)."""
+    """The agent's own language servers that are started or found."""
+    language_answers: Literal["editor", "agent"] = "agent"
+    """Who answers the language tools: the editor's own language servers
+    (``editor``: the client declared ``language``; the agent's own serve the
+    files the editor has no server for) or the agent's own (``agent``)."""

@@ -89,6 +89,7 @@ if TYPE_CHECKING:
     from rhema_lsp.engine.resume import ResumeReport, pending_calls, resume
     from rhema_lsp.engine.tools import (
         CancelSignal,
+        DelegatingResolver,
         Progress,
         ReplaySafety,
         StatusReporter,
@@ -118,6 +119,7 @@ __all__ = [
     "Compactor",
     "ContextBudget",
     "ContextFill",
+    "DelegatingResolver",
     "ErrorEvent",
     "Event",
     "EventSink",

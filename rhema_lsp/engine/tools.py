@@ -24,6 +24,7 @@ from rhema_lsp.engine.request import ToolSpec
 
 __all__ = [
     "CancelSignal",
+    "DelegatingResolver",
     "Progress",
     "ReplaySafety",
     "StatusReporter",
@@ -161,6 +162,38 @@ class StreamingToolResolver(ToolResolver):
     ) -> ToolResult:
         """Run one call, reporting output through ``progress`` and ``status``."""
         raise NotImplementedError
+
+
+class DelegatingResolver(StreamingToolResolver):
+    """A resolver around ``inner`` (a door's, the rules', the plan's):
+    every method answers as ``inner`` does unless a subclass overrides it,
+    so a wrapper cannot drop one by forgetting it (a wrapper that did not
+    pass :meth:`concurrent` on ran its MCP calls one at a time)."""
+
+    def __init__(self, inner: ToolResolver) -> None:
+        self.inner = inner
+
+    def specs(self) -> list[ToolSpec]:
+        """As the inner resolver says."""
+        return self.inner.specs()
+
+    def replay_safety(self, name: str) -> ReplaySafety:
+        """As the inner resolver says."""
+        return self.inner.replay_safety(name)
+
+    def concurrent(self, call: ToolCall) -> bool:
+        """As the inner resolver says."""
+        return self.inner.concurrent(call)
+
+    async def resolve_streaming(
+        self,
+        call: ToolCall,
+        ctx: ToolContext,
+        progress: Progress,
+        status: StatusReporter | None = None,
+    ) -> ToolResult:
+        """The inner resolver's call."""
+        return await self.inner.resolve_streaming(call, ctx, progress, status)
 
 
 def _ignore_progress(_chunk: str) -> None:

@@ -139,7 +139,9 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     for refused in (rules for rules in result.rules if rules.refused):
         print(f"  {refused.path}: not read — {refused.refused}")
     languages = result.language_servers
-    print(f"language: {len(languages)} server(s)" if languages else "language: no servers found")
+    first = "the editor's servers, then " if result.language_answers == "editor" else ""
+    found = f"{len(languages)} server(s)" if languages else "no servers found"
+    print(f"language: {first}the agent's own: {found}")
     for language in languages:
         where = f" in {language.folder}" if language.folder else ""
         pid = f" (pid {language.pid})" if language.pid else ""

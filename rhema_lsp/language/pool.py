@@ -39,7 +39,7 @@ import anyio.to_thread
 
 from rhema_lsp.language.connection import Connection
 from rhema_lsp.language.recode import recode_params, recode_result
-from rhema_lsp.language.servers import KNOWN, choose, family_of, language_of
+from rhema_lsp.language.servers import KNOWN, ServerChoice, choose, family_of, language_of
 from rhema_lsp.tools.editor import OpenDocument
 from rhema_lsp.tools.language import DiagnosticsAnswer, LanguageAnswer, LanguageFailed
 from rhema_lsp.tools.positions import uri_to_path
@@ -94,6 +94,10 @@ class AgentLanguages:
         deepest one holding the document.
     configured
         Commands by language id or family (the ``languageServers`` setting).
+    user_file
+        The user config file's ``languageServers`` (blocking: read in a
+        worker thread each time a server is chosen); ``configured`` wins
+        for a language both name.
     which
         Looks a command up on ``PATH`` (tests pass their own).
     """
@@ -104,16 +108,29 @@ class AgentLanguages:
         roots: Callable[[], Sequence[Path]],
         configured: Mapping[str, Sequence[str]] | None = None,
         which: Callable[[str], str | None] | None = None,
+        user_file: Callable[[], Mapping[str, Sequence[str]]] | None = None,
     ) -> None:
         self.editor = editor
         self.roots = roots
         self.configured: Mapping[str, Sequence[str]] = dict(configured or {})
         self._which = which
+        self._user_file = user_file
         self._servers: dict[tuple[Path, str], Connection] = {}
         self._starts: dict[tuple[Path, str], int] = {}
         self._refused: dict[tuple[Path, str], tuple[float, str]] = {}
         self._lock = asyncio.Lock()
         self._closed = False
+
+    def _commands(self) -> Mapping[str, Sequence[str]]:
+        """The configured commands over the user config file's (blocking)."""
+        if self._user_file is None:
+            return self.configured
+        return {**self._user_file(), **self.configured}
+
+    def _choose(self, language: str, commands: Mapping[str, Sequence[str]]) -> ServerChoice | None:
+        if self._which is None:
+            return choose(language, commands)
+        return choose(language, commands, self._which)
 
     def _root_of(self, path: Path) -> Path:
         roots = [Path(root) for root in self.roots()]
@@ -129,11 +146,10 @@ class AgentLanguages:
             language = self._only_language()
             if language is None:
                 return None
-        choice = (
-            choose(language, self.configured)
-            if self._which is None
-            else choose(language, self.configured, self._which)
-        )
+        commands = self.configured
+        if self._user_file is not None:
+            commands = await anyio.to_thread.run_sync(self._commands)
+        choice = self._choose(language, commands)
         if choice is None:
             return None
         key = (self._root_of(path), family_of(language))
@@ -233,7 +249,8 @@ class AgentLanguages:
 
     def status(self) -> list[ServerStatus]:
         """Every language's server: those started, then those found but not
-        started (``rhema.status``). Looks on ``PATH``: call off the loop."""
+        started (``rhema.status``). Looks on ``PATH`` and reads the user
+        config file: call off the loop."""
         listed = [
             ServerStatus(
                 family,
@@ -246,12 +263,9 @@ class AgentLanguages:
             for (folder, family), server in self._servers.items()
         ]
         started = {entry.language for entry in listed}
-        for family in sorted({*KNOWN, *self.configured} - started):
-            choice = (
-                choose(family, self.configured)
-                if self._which is None
-                else choose(family, self.configured, self._which)
-            )
+        commands = self._commands()
+        for family in sorted({*KNOWN, *commands} - started):
+            choice = self._choose(family, commands)
             if choice is not None:
                 listed.append(ServerStatus(family, choice.name, choice.command, "available"))
         return listed

@@ -46,10 +46,10 @@ from rhema_lsp.engine.events import ToolStatus
 from rhema_lsp.engine.messages import ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import (
+    DelegatingResolver,
     Progress,
     ReplaySafety,
     StatusReporter,
-    StreamingToolResolver,
     ToolContext,
     ToolResolver,
 )
@@ -92,7 +92,7 @@ def mcp_instructions(resolver: ToolResolver | None) -> str:
     return f"\n\n{text}" if text else ""
 
 
-class McpTools(StreamingToolResolver):
+class McpTools(DelegatingResolver):
     """The inner resolver's tools plus the servers' (see the module docstring).
 
     Parameters
@@ -121,7 +121,7 @@ class McpTools(StreamingToolResolver):
         window: int | None = None,
         on_deferral: Callable[[bool], None] | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.servers = list(servers)
         self.host = host
         self.editor = host.editor

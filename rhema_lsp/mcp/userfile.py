@@ -1,11 +1,12 @@
 """The user's own MCP configuration file, and the workspace's ``.mcp.json``.
 
 ``<user config dir>/rhema-lsp/config.json`` (platformdirs; ``$XDG_CONFIG_HOME``
-on Linux) holds ``mcpServers`` for every client that has no settings UI of
-its own (the headless ``rhema-lsp``), and the user's answers about
-workspace files::
+on Linux) holds ``mcpServers`` and ``languageServers`` for every client that
+has no settings UI of its own (the headless ``rhema-lsp``, ACP editors), and
+the user's answers about workspace files::
 
     {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]}},
+     "languageServers": {"python": {"command": ["pylsp"]}},
      "workspaceMcp": {"/abs/folder": {"sha256": "...", "use": true}}}
 
 A workspace's ``.mcp.json`` is only ever *offered*: it is used once the user
@@ -37,6 +38,7 @@ __all__ = [
     "read_workspace_file",
     "remember_workspace_answer",
     "user_config_path",
+    "user_language_servers",
 ]
 
 logger = logging.getLogger(__name__)
@@ -58,6 +60,8 @@ class UserConfig:
     answers: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Per folder: the SHA-256 of the ``.mcp.json`` answered, and whether to use it."""
     problems: list[str] = field(default_factory=list)
+    language_servers: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """``languageServers``: a command per language id or family."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,11 +101,49 @@ def read_user_config(path: Path | None = None) -> UserConfig:
         for folder, answer in recorded.items():
             if isinstance(answer, dict) and isinstance(answer.get("sha256"), str):
                 answers[str(folder)] = (answer["sha256"], answer.get("use") is True)
+    languages, refused = _language_servers(raw.get("languageServers", {}))
     return UserConfig(
         servers=servers,
         answers=answers,
-        problems=[f"{target}: {where}: {message}" for where, message in problems],
+        problems=[f"{target}: {where}: {message}" for where, message in problems]
+        + [f"{target}: {message}" for message in refused],
+        language_servers=languages,
     )
+
+
+def _language_servers(raw: object) -> tuple[dict[str, tuple[str, ...]], list[str]]:
+    """``languageServers``' commands, and a line for each entry left out."""
+    if not isinstance(raw, dict):
+        return {}, ["languageServers: expected an object; ignored"]
+    commands: dict[str, tuple[str, ...]] = {}
+    refused: list[str] = []
+    for language, entry in raw.items():
+        command = entry.get("command") if isinstance(entry, dict) else None
+        if (
+            isinstance(command, list)
+            and command
+            and all(isinstance(part, str) and part for part in command)
+        ):
+            commands[str(language)] = tuple(command)
+        else:
+            refused.append(
+                f'languageServers.{language}: expected {{"command": [program, args...]}}; ignored'
+            )
+    return commands, refused
+
+
+def user_language_servers(path: Path | None = None) -> dict[str, tuple[str, ...]]:
+    """The user config file's ``languageServers`` (blocking); each of its
+    problems is logged once."""
+    config = read_user_config(path)
+    for problem in config.problems:
+        if "languageServers" in problem and problem not in _REPORTED:
+            _REPORTED.add(problem)
+            logger.warning("%s", problem)
+    return config.language_servers
+
+
+_REPORTED: set[str] = set()
 
 
 def read_workspace_file(folder: Path) -> WorkspaceFile | None:

@@ -41,9 +41,9 @@ import anyio.to_thread
 
 from rhema_lsp.engine import (
     TOOL_RESULT_CAP,
+    DelegatingResolver,
     EventSink,
     Progress,
-    ReplaySafety,
     RulesInUse,
     Session,
     StatusReporter,
@@ -51,7 +51,6 @@ from rhema_lsp.engine import (
     ToolContext,
     ToolResolver,
     ToolResult,
-    ToolSpec,
     truncate_tool_result,
 )
 from rhema_lsp.mcp.userfile import user_config_path
@@ -340,26 +339,14 @@ class TurnRules:
         )
 
 
-class RulesResolver(ToolResolver):
+class RulesResolver(DelegatingResolver):
     """A run's resolver with the nested rules added to the results of the
     workspace tools (``names``) that name a path (see the module docstring)."""
 
     def __init__(self, inner: ToolResolver, rules: TurnRules, names: Sequence[str]) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.rules = rules
         self.names = frozenset(names)
-
-    def specs(self) -> list[ToolSpec]:
-        return self.inner.specs()
-
-    def replay_safety(self, name: str) -> ReplaySafety:
-        return self.inner.replay_safety(name)
-
-    def concurrent(self, call: ToolCall) -> bool:
-        return self.inner.concurrent(call)
-
-    async def resolve(self, call: ToolCall, ctx: ToolContext) -> ToolResult:
-        return await self._with_rules(call, await self.inner.resolve(call, ctx))
 
     async def resolve_streaming(
         self,
@@ -368,6 +355,7 @@ class RulesResolver(ToolResolver):
         progress: Progress,
         status: StatusReporter | None = None,
     ) -> ToolResult:
+        """The inner resolver's call, with the rules that join it."""
         result = await self.inner.resolve_streaming(call, ctx, progress, status)
         return await self._with_rules(call, result)
 

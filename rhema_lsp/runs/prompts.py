@@ -43,6 +43,17 @@ _PLANS = (
     "question or a one-step change."
 )
 
+_CODE = (
+    "For code, prefer the language tools to text search: definition and references "
+    "take {{path, line, symbol}} (line counted from 1, symbol as written on that line), "
+    "symbols gives a file's outline or searches the workspace, diagnostics the current "
+    "problems.{edits}"
+)
+_EDITS = (
+    " rename_symbol renames a symbol everywhere in one edit. The result of each edit "
+    "lists the problems it introduced or removed: fix the ones you caused."
+)
+
 CONTEXT_LINES = 2000
 
 _LANGUAGES = {
@@ -61,6 +72,7 @@ def system_prompt(mode: str, folder: Path) -> str:
         f"The workspace folder is {folder}. Paths are relative to it.\n"
         f"{_MODES.get(mode, _MODES['ask'])}\n"
         f"{_PLANS}\n"
+        f"{_CODE.format(edits=_EDITS if mode in ('edit', 'agent') else '')}\n"
         "The editor's unsaved text is what the tools read and edit. Be concise; "
         "answer in Markdown; say what you changed."
     )

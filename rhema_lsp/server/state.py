@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
+from rhema_lsp.mcp.userfile import user_language_servers
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.registry import RunRegistry
 from rhema_lsp.runs.settings import Settings
@@ -54,7 +55,9 @@ class ServerState:
         self.client = ClientFeatures()
         self.mcp = McpHub()
         self.turns = Turns(self.mcp)
-        self.languages = AgentLanguages(self.editor, self.folders.roots)
+        self.languages = AgentLanguages(
+            self.editor, self.folders.roots, user_file=user_language_servers
+        )
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
         self._for_model: dict[ProviderSettings, ResolvedProvider] = {}
@@ -131,9 +134,13 @@ class ServerState:
         made): the editor's own language servers when the client declared
         ``language`` (``rhema/language``), the agent's own for what none of
         them serves; else the agent's own."""
-        if self.client.language:
+        if self.language_answers() == "editor":
             return EditorFirst(self.editor_language, self.languages)
         return self.languages
+
+    def language_answers(self) -> Literal["editor", "agent"]:
+        """Whose servers :meth:`language` asks first, as ``rhema.status`` says it."""
+        return "editor" if self.client.language else "agent"
 
     def forget(self, session: str) -> None:
         """Drop what is kept of a deleted session."""

@@ -33,10 +33,10 @@ import os
 import shlex
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import anyio
 import anyio.to_thread
@@ -56,6 +56,7 @@ __all__ = [
     "is_allowlisted",
     "live_group_members",
     "run_shell",
+    "run_until_stopped",
     "scrubbed_environment",
 ]
 
@@ -229,6 +230,37 @@ def _supervised(command: str) -> list[str]:
     return ["/bin/sh", "-c", _SUPERVISOR, "rhema-run", command, str(os.getpid())]
 
 
+Ending = Literal["exited", "cancelled", "timeout"]
+
+
+async def run_until_stopped(
+    work: Callable[[], Awaitable[object]], cancel: CancelSignal, timeout_s: float
+) -> Ending:
+    """Await ``work`` until it returns (``exited``), ``cancel`` is set
+    (``cancelled``) or ``timeout_s`` passes (``timeout``), whichever comes
+    first; ``work`` is cancelled in the other two cases. The one race every
+    command runner (here, and in an editor's terminal) shares."""
+    stopped: list[Ending] = []
+    async with anyio.create_task_group() as group:
+
+        async def stop_on_cancel() -> None:
+            await cancel.wait()
+            stopped.append("cancelled")
+            group.cancel_scope.cancel()
+
+        async def stop_on_timeout() -> None:
+            await anyio.sleep(timeout_s)
+            stopped.append("timeout")
+            group.cancel_scope.cancel()
+
+        group.start_soon(stop_on_cancel)
+        group.start_soon(stop_on_timeout)
+        await work()
+        group.cancel_scope.cancel()
+        return "exited"
+    return stopped[0] if stopped else "cancelled"
+
+
 async def run_shell(
     command: str,
     folder: Path,
@@ -258,22 +290,9 @@ async def run_shell(
     finally:
         os.close(fd)
     output = _Output(progress)
-    status = "exited"
-    try:
+
+    async def until_drained() -> None:
         async with anyio.create_task_group() as group:
-
-            async def stop_on_cancel() -> None:
-                nonlocal status
-                await cancel.wait()
-                status = "cancelled"
-                group.cancel_scope.cancel()
-
-            async def stop_on_timeout() -> None:
-                nonlocal status
-                await anyio.sleep(timeout_s)
-                status = "timeout"
-                group.cancel_scope.cancel()
-
             drained = anyio.Event()
 
             async def pump() -> None:
@@ -282,8 +301,6 @@ async def run_shell(
                     output.add(line)
                 drained.set()
 
-            group.start_soon(stop_on_cancel)
-            group.start_soon(stop_on_timeout)
             group.start_soon(pump)
             await process.wait()
             with anyio.move_on_after(0.5):
@@ -292,7 +309,9 @@ async def run_shell(
                 # Something the shell started still holds the output open.
                 await _terminate_group(process)
                 await drained.wait()
-            group.cancel_scope.cancel()
+
+    try:
+        status = await run_until_stopped(until_drained, cancel, timeout_s)
     finally:
         with anyio.CancelScope(shield=True):
             await _terminate_group(process)

@@ -23,10 +23,10 @@ from rhema_lsp.engine.events import PlanEntry, PlanUpdate
 from rhema_lsp.engine.messages import Message, ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import (
+    DelegatingResolver,
     Progress,
     ReplaySafety,
     StatusReporter,
-    StreamingToolResolver,
     ToolContext,
     ToolResolver,
 )
@@ -88,7 +88,7 @@ def _answer(entries: Sequence[PlanEntry]) -> str:
     return f"Plan updated: {done} of {len(entries)} steps completed{now}."
 
 
-class Planning(StreamingToolResolver):
+class Planning(DelegatingResolver):
     """``inner``'s tools plus ``update_plan`` (see the module docstring).
 
     Parameters
@@ -109,7 +109,7 @@ class Planning(StreamingToolResolver):
         *,
         limit: int | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.on_plan = on_plan
         self.limit = limit
 

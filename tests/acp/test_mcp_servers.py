@@ -132,3 +132,29 @@ async def test_an_http_server_is_used_and_an_sse_one_refused_in_the_log(
     log = (state / "agent.log").read_text()
     assert "'legacy' from the editor is left out: its SSE transport is not supported" in log
     assert "literal-sekrit" not in log
+
+
+async def test_two_mcp_calls_of_one_step_run_together_each_asked_by_its_own_id(
+    fake: FakeModelServer, state: Path, workspace: Path, marks: Path
+) -> None:
+    # ``meet`` answers "met" only when a second call of it is running too
+    # (else "alone", after 10 s): the ACP door's tools once ran them one by one.
+    server = McpServerStdio(
+        name="fake",
+        command=sys.executable,
+        args=["-m", "tests.fakes.mcp_server", "stdio"],
+        env=[
+            EnvVariable(name="FAKE_MCP_MARKS", value=str(marks)),
+            EnvVariable(name="PYTHONPATH", value=str(ROOT)),
+        ],
+    )
+    fake.script(tool_reply(("fake__meet", {}), ("fake__meet", {})), text_reply("They met."))
+    client = RecordingClient(answers=["allow_once", "allow_once"])
+    async with start_agent(client, fake, state, "--mode", "agent") as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
+        response = await conn.prompt(session_id=session.session_id, prompt=[text_block("meet")])
+
+    assert response.stop_reason == "end_turn"
+    assert tool_results(fake.requests[1]) == ["met", "met"]
+    asked = [permission.tool_call.tool_call_id for permission in client.asked]
+    assert len(asked) == 2 and len(set(asked)) == 2, asked

@@ -107,6 +107,42 @@ def test_status_names_the_language_server_found_on_path(
     assert python["name"] == "basedpyright" and python["state"] == "available"
 
 
+def test_the_user_config_file_names_the_language_server_headless_uses(
+    fake: FakeModelServer, project: Path, tmp_path: Path
+) -> None:
+    # A client with no settings UI (headless, ACP) reads languageServers from
+    # the user config file: here basedpyright under another name.
+    wrapper = tmp_path / "bin" / "my-pyright"
+    wrapper.parent.mkdir()
+    real = shutil.which("basedpyright-langserver")
+    assert real is not None
+    wrapper.write_text(f'#!/bin/sh\nexec "{real}" "$@"\n')
+    wrapper.chmod(0o755)
+    config = tmp_path / "config" / "rhema-lsp" / "config.json"
+    config.parent.mkdir(parents=True)
+    entries = {"python": {"command": [str(wrapper), "--stdio"]}, "go": {"command": "gopls"}}
+    config.write_text(json.dumps({"languageServers": entries}))
+    provider = ask_command(fake, project)[ask_command(fake, project).index("--provider") :]
+
+    shown = run([*ENTRY, "status", *provider, "--json"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    status = json.loads(shown.stdout)
+    python = next(entry for entry in status["languageServers"] if entry["language"] == "python")
+    assert (python["name"], python["command"]) == ("my-pyright", [str(wrapper), "--stdio"])
+    assert status["languageAnswers"] == "agent"
+
+    fake.script(
+        tool_reply(("references", {"path": "pkg/core.py", "line": 1, "symbol": "greet"})),
+        text_reply("found"),
+    )
+    done = run(ask_command(fake, project, "where is greet used?"), tmp_path)
+    assert done.returncode == 0, done.stderr
+    (references,) = tool_results(fake)
+    assert "pkg/use.py:3" in references and "(my-pyright)" in references, references
+    # the malformed go entry is named, once, and the rest is used
+    assert "languageServers.go" in done.stderr
+
+
 HOSTILE = {
     "hangs": "import time\nimport sys\nsys.stdin.read()\n",
     "crashes": "import sys\nsys.exit(3)\n",

@@ -207,9 +207,9 @@ _INSIDE: list[anyio.Event] = []
 @app.tool(description="Waits (up to 10 s) for a second call of `meet` to be running too.")
 async def meet() -> str:
     arrived = anyio.Event()
-    _INSIDE.append(arrived)
-    for other in _INSIDE:
+    for other in _INSIDE:  # the calls already waiting: this one has come
         other.set()
+    _INSIDE.append(arrived)
     if len(_INSIDE) < 2:
         with anyio.move_on_after(10):
             await arrived.wait()

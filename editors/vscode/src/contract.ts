@@ -562,7 +562,7 @@ export interface StatusArgs {
   check?: boolean;
 }
 
-/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers and the project rules in use. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers, the project rules in use and who answers the language tools. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
@@ -573,6 +573,7 @@ export interface StatusResult {
   mcpServers: McpServerStatus[];
   rules: RulesStatus[];
   languageServers: LanguageServerStatus[];
+  languageAnswers: 'editor' | 'agent';
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

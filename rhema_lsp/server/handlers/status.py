@@ -77,4 +77,5 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
             LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
             for entry in languages
         ],
+        language_answers=state.language_answers(),
     )

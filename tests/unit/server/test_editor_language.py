@@ -73,7 +73,8 @@ def language(client: LanguageClient, **bounds: float) -> EditorLanguage:
 
 
 async def test_a_client_that_declared_language_is_who_answers_the_tools(client: Any) -> None:
-    await client.command("rhema.status", {})
+    status = await client.command("rhema.status", {})
+    assert status["languageAnswers"] == "editor"  # and rhema.status says so
     state = client.server.started_service.state
     assert state.client.language is True
     chosen = state.language()
@@ -86,7 +87,8 @@ async def test_a_client_that_did_not_declare_it_is_never_asked(
 ) -> None:
     plain = await start(tmp_path, {})
     try:
-        await plain.command("rhema.status", {})
+        status = await plain.command("rhema.status", {})
+        assert status["languageAnswers"] == "agent"
         service = plain.server.started_service
         assert service is not None
         state = service.state

@@ -43,6 +43,7 @@ describe('statusSummary', () => {
     mcpServers: [],
     rules: [],
     languageServers: [],
+    languageAnswers: 'agent',
   };
 
   it('names the provider, model, how it was chosen, and the mode', () => {

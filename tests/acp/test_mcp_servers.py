@@ -25,6 +25,18 @@ TIME_SERVER = McpServerStdio(
 )
 
 
+def fake_server(marks: Path, *extra: EnvVariable) -> McpServerStdio:
+    """The SDK-written fake server over stdio, as an editor passes it."""
+    env = [
+        EnvVariable(name="FAKE_MCP_MARKS", value=str(marks)),
+        EnvVariable(name="PYTHONPATH", value=str(ROOT)),
+        *extra,
+    ]
+    return McpServerStdio(
+        name="fake", command=sys.executable, args=["-m", "tests.fakes.mcp_server", "stdio"], env=env
+    )
+
+
 def offered(request: dict[str, Any]) -> list[str]:
     return [tool["function"]["name"] for tool in request["tools"]]
 
@@ -79,16 +91,7 @@ async def test_a_stdio_server_from_the_editor_answers_the_model(
 async def test_servers_follow_the_mode_and_take_the_editors_values_as_given(
     fake: FakeModelServer, state: Path, workspace: Path, marks: Path
 ) -> None:
-    server = McpServerStdio(
-        name="fake",
-        command=sys.executable,
-        args=["-m", "tests.fakes.mcp_server", "stdio"],
-        env=[
-            EnvVariable(name="FAKE_MCP_MARKS", value=str(marks)),
-            EnvVariable(name="PYTHONPATH", value=str(ROOT)),
-            EnvVariable(name="FAKE_MCP_SECRET", value="${HOME}"),
-        ],
-    )
+    server = fake_server(marks, EnvVariable(name="FAKE_MCP_SECRET", value="${HOME}"))
     fake.script(text_reply("No tools needed."), tool_reply(("fake__whoami", {})), text_reply("ok"))
     client = RecordingClient(answers=["allow_once"])
     async with start_agent(client, fake, state) as (conn, _init):
@@ -139,15 +142,7 @@ async def test_two_mcp_calls_of_one_step_run_together_each_asked_by_its_own_id(
 ) -> None:
     # ``meet`` answers "met" only when a second call of it is running too
     # (else "alone", after 10 s): the ACP door's tools once ran them one by one.
-    server = McpServerStdio(
-        name="fake",
-        command=sys.executable,
-        args=["-m", "tests.fakes.mcp_server", "stdio"],
-        env=[
-            EnvVariable(name="FAKE_MCP_MARKS", value=str(marks)),
-            EnvVariable(name="PYTHONPATH", value=str(ROOT)),
-        ],
-    )
+    server = fake_server(marks)
     fake.script(tool_reply(("fake__meet", {}), ("fake__meet", {})), text_reply("They met."))
     client = RecordingClient(answers=["allow_once", "allow_once"])
     async with start_agent(client, fake, state, "--mode", "agent") as (conn, _init):

@@ -23,8 +23,9 @@ API (kept stable for every test suite that uses it):
 - ``requests``: the JSON bodies received, in order; ``received``: the full
   :class:`RecordedRequest` (method, path, lower-cased headers, body).
 - ``sent``: ``(wall-clock time, bytes)`` of every streamed piece as it left
-  (``time.time()`` after the flush), for latency measurements against a
-  client's own clock.
+  (``time.time()`` just before the write: a client cannot see a piece before
+  its stamp, however the threads are scheduled), for latency measurements
+  against a client's own clock.
 - ``disconnects``: how many streams the client closed before their end;
   ``client_closed``: a ``threading.Event`` set on the first one.
 - ``GET .../models`` lists ``models`` (default ``["fake-model"]``), so model
@@ -178,9 +179,9 @@ class _Handler(BaseHTTPRequestHandler):
         stop = time.monotonic() + 600
         while time.monotonic() < stop:
             time.sleep(every)
+            self.server.owner.sent.append((time.time(), b"x"))
             self.wfile.write(b"1\r\nx\r\n")
             self.wfile.flush()
-            self.server.owner.sent.append((time.time(), b"x"))
 
     def _send_whole(self, status: int, headers: dict[str, str], body: bytes) -> None:
         self.send_response(status)
@@ -213,9 +214,11 @@ class _Handler(BaseHTTPRequestHandler):
                 if number and reply.delay > 0:
                     time.sleep(reply.delay)
                 if piece:
+                    # Stamped before the write: after it, this thread may be descheduled
+                    # while the client already shows the piece.
+                    self.server.owner.sent.append((time.time(), piece))
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     self.wfile.flush()
-                    self.server.owner.sent.append((time.time(), piece))
             if reply.drip > 0:
                 self._drip(reply.drip)
             if reply.end == "complete":

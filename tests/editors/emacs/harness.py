@@ -173,8 +173,10 @@ def run_emacs(
     except subprocess.TimeoutExpired as exc:
         os.killpg(process.pid, 9)
         process.wait()
+        written = "written" if out.exists() else "not written"
         raise EmacsTestError(
-            f"Emacs did not finish in {timeout}s; terminal:\n{terminal.screen_tail()}"
+            f"Emacs did not finish in {timeout}s (result {written}); steps begun:\n"
+            f"{_tail(run_dir / 'steps.log', 1500)}\nterminal:\n{terminal.screen_tail()}"
             f"\nevents:\n{_tail(run_dir / 'events.log')}"
         ) from exc
     finally:

@@ -13,7 +13,7 @@
 ;; (T-until WHAT COND [SECONDS]) is a step that waits until COND holds.
 ;; When the steps end (or one fails), T-result goes to result.json, the
 ;; client's log buffers (every message both ways) to events.log, and Emacs
-;; exits.
+;; exits. Each step begun is noted in steps.log, for a hung Emacs's report.
 
 (require 'json)
 (require 'python)
@@ -126,10 +126,23 @@ under RECORD, then type KEYS."
            if (or (functionp step) (eq (car-safe step) :until)) collect step
            else append (T--flatten step)))
 
+(defvar T--step-count 0)
+
+(defun T--trace (what)
+  "Append WHAT to steps.log (a line per step begun, with the time), so a hung
+Emacs says which step it was in."
+  (let ((coding-system-for-write 'utf-8))
+    (write-region (format "%.3f %s\n" (float-time) what) nil
+                  (expand-file-name "steps.log" T-dir) t 'silent)))
+
 (defun T--next ()
   (if (null T--steps)
       (T--finish nil)
     (let ((step (pop T--steps)))
+      (setq T--step-count (1+ T--step-count))
+      (T--trace (if (eq (car-safe step) :until)
+                    (format "step %d: waiting for %s" T--step-count (nth 1 step))
+                  (format "step %d" T--step-count)))
       (condition-case err
           (if (eq (car-safe step) :until)
               (T--poll (nth 1 step) (nth 2 step) (+ (float-time) (nth 3 step)))
@@ -161,5 +174,7 @@ under RECORD, then type KEYS."
   (let ((coding-system-for-write 'utf-8))
     (with-temp-file (expand-file-name "result.json" T-dir)
       (insert (json-encode T-result))))
+  (T--trace "result written; shutting the client down")
   (ignore-errors (T-client-shutdown))
+  (T--trace "exiting")
   (kill-emacs 0))

@@ -232,6 +232,11 @@ class McpRestartArgs(Args):
 
 class StatusArgs(Args):
     """``check``: start the configured MCP servers (or try them again) and
-    wait for them, bounded, before answering: a health check."""
+    wait for them, bounded, before answering: a health check; a server
+    waiting for the user's sign-in is answered as ``authorizing``. With
+    ``signIn`` as well, wait (up to five minutes) while the user signs in:
+    for a client with no other way to show that (the terminal's
+    ``rhema-lsp status``)."""
 
     check: bool = False
+    sign_in: bool = False

@@ -109,7 +109,7 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
     """Print the provider (``options.provider_note``), the server's version
     and folders, the mode ``ask`` runs in (``mode_note``), the MCP servers
     and the project rules."""
-    result: StatusResult = await one_command(options, STATUS, StatusArgs(check=True))
+    result: StatusResult = await one_command(options, STATUS, StatusArgs(check=True, sign_in=True))
     provider = result.provider
     if as_json:
         shown = result.model_copy(

@@ -10,8 +10,10 @@ and nobody waits for it again. The servers live on for later runs, each in
 the session folder of the run that first started it; one whose entry
 changed is stopped and started anew, one no longer configured is stopped.
 :meth:`McpHub.status` with ``check`` starts the configured servers the same
-way and reports what they did (a health check); :meth:`McpHub.restart`
-restarts one by name; :meth:`McpHub.prompts` and :meth:`McpHub.resources`
+way and reports what they did (a health check: a server waiting for the
+user's sign-in is reported so, not waited for, unless ``sign_in``: the
+terminal's ``rhema-lsp status``); :meth:`McpHub.restart` restarts one by
+name and waits for its sign-in; :meth:`McpHub.prompts` and :meth:`McpHub.resources`
 list what the servers offer, :meth:`McpHub.read_resource` reads an
 ``@``-mentioned resource as the ``read_mcp_resource`` tool does.
 
@@ -239,10 +241,12 @@ class McpHub:
         editor: Editor | None,
         *,
         check: bool = False,
+        sign_in: bool = False,
     ) -> None:
         """Start ``connections``; wait once for those in their first attempt
-        (and, for a health check, for a sign-in, and try a failed one again)."""
-        bound = SIGN_IN_WAIT_S if check else 0.0
+        (with ``check``, try a failed one again; with ``sign_in``, wait while
+        the user signs in too)."""
+        bound = SIGN_IN_WAIT_S if sign_in else 0.0
         for connection in connections:
             connection.start_timeout = connection.config.start_timeout or options.mcp_start_timeout
             if editor is not None:
@@ -254,7 +258,7 @@ class McpHub:
         with anyio.move_on_after(bound + START_MARGIN_S):
             async with anyio.create_task_group() as group:
                 for connection in connections:
-                    group.start_soon(partial(connection.wait_started, sign_in=check))
+                    group.start_soon(partial(connection.wait_started, sign_in=sign_in))
         for connection in connections:
             if connection.state.value != "ready":
                 logger.warning(
@@ -356,19 +360,25 @@ class McpHub:
     # -- status and shutdown ---------------------------------------------------
 
     async def status(
-        self, options: McpOptions, *, check: bool = False, editor: Editor | None = None
+        self,
+        options: McpOptions,
+        *,
+        check: bool = False,
+        sign_in: bool = False,
+        editor: Editor | None = None,
     ) -> list[ServerReport]:
         """Every configured server and every workspace server started, with
         its state. Starts nothing, unless ``check``: then the configured
         servers are started (a failed one tried again) and waited for as a
-        run does, and for a sign-in (pages opened through ``editor``)."""
+        run does (a sign-in's page opened through ``editor``), and with
+        ``sign_in`` while the user signs in as well."""
         user = await self._user_config()
         if check:
             configured = [w for w in self._configured(options, user) if not w.config.disabled]
             async with self._reconciling:
                 await self._stop_stale(configured)
                 connections = await self._connect(configured, None) if configured else []
-            await self._start(connections, options, editor, check=True)
+            await self._start(connections, options, editor, check=True, sign_in=sign_in)
         reports = []
         for want in self._configured(options, user) + [
             w for w, _ in self._connections.values() if w.folder is not None
@@ -495,7 +505,7 @@ class McpHub:
         for connection in targets:
             logger.info("restarting the MCP server %s, as asked", name)
             await connection.restart()
-        await self._start(targets, options, editor, check=True)
+        await self._start(targets, options, editor, check=True, sign_in=True)
         return [report for report in await self.status(options) if report.name == name]
 
     async def aclose(self) -> None:

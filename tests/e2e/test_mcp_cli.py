@@ -21,19 +21,14 @@ import pytest
 from rhema_lsp.mcp.oauth import token_path
 from tests.e2e.test_cli import ask_command
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
-from tests.unit.mcp.conftest import Listening, free_port
+from tests.unit.mcp.conftest import Listening, fake_oauth
 
 PAGE = "open this page in your browser: "
 
 
 @pytest.fixture
 def protected(tmp_path: Path) -> Iterator[Listening]:
-    port = free_port()
-    server = Listening(
-        [sys.executable, "-m", "tests.fakes.mcp_oauth_server", str(port)],
-        port,
-        {"FAKE_MCP_MARKS": str(tmp_path)},
-    )
+    server = fake_oauth(tmp_path)
     server.start()
     yield server
     server.stop()

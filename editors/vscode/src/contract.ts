@@ -557,9 +557,10 @@ export interface SetupServer {
   models: string[];
 }
 
-/** `check`: start the configured MCP servers (or try them again) and wait for them, bounded, before answering: a health check. */
+/** `check`: start the configured MCP servers (or try them again) and wait for them, bounded, before answering: a health check; a server waiting for the user's sign-in is answered as `authorizing`. With `signIn` as well, wait (up to five minutes) while the user signs in: for a client with no other way to show that (the terminal's `rhema-lsp status`). */
 export interface StatusArgs {
   check?: boolean;
+  signIn?: boolean;
 }
 
 /** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers, the project rules in use and who answers the language tools. */

@@ -70,7 +70,9 @@ async def status(service: AgentService, args: StatusArgs, request: Request) -> S
         running=state.runs.sessions(),
         mcp_servers=[
             McpServerStatus.model_validate(asdict(report))
-            for report in await state.mcp.status(settings, check=args.check, editor=state.editor)
+            for report in await state.mcp.status(
+                settings, check=args.check, sign_in=args.sign_in, editor=state.editor
+            )
         ],
         rules=rules,
         language_servers=[

@@ -8,6 +8,7 @@ skipped, and is then left out), or refused."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from tests.editors.fake_settings import settings_for
 from tests.editors.nvim.harness import run_nvim
 from tests.fakes import mcp_hang
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+from tests.unit.mcp.conftest import fake_oauth
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -213,3 +215,81 @@ def test_a_servers_form_is_asked_field_by_field_or_refused(
             "your phone number, pin, or other sensitive info): ", "42"] in r["inputs"]  # fmt: skip
     assert ["everything: String with default — Favorite first line of a story: ",
             "It was a dark and stormy night."] in r["inputs"]  # fmt: skip
+
+
+SIGN_IN = r"""
+-- The user's browser: Neovim opens an external page with vim.ui.open; here it
+-- notes the page and "opens" it (a command that succeeds), as xdg-open would.
+local r = { opened = {} }
+vim.ui.open = function(uri)
+  table.insert(r.opened, uri)
+  return vim.system({ 'true' })
+end
+vim.cmd.edit(T.workspace .. '/hello.py')
+T.attached()
+-- Before signing in: the health check and :RhemaStatus say the server waits for the user.
+vim.cmd('checkhealth rhema')
+r.health = T.lines(0)
+pcall(vim.cmd, 'tabclose')
+T.wait('the sign-in page to open', function() return #r.opened > 0 end)
+local mcp = require('rhema.mcp')
+r.waiting = mcp.status_lines(T.command('rhema.status'))
+-- The user signs in on the page: the browser follows its redirects to rhema's loopback.
+local signed = vim.system({ T.python, '-c', T.BROWSER, r.opened[1] }, { text = true }):wait(30000)
+r.signed = vim.trim(signed.stdout or '') .. vim.trim(signed.stderr or '')
+T.wait('the server to be ready', function()
+  local status = T.command('rhema.status')
+  return status.mcpServers[1].state == 'ready'
+end, 60000)
+r.ready = mcp.status_lines(T.command('rhema.status'))
+-- The agent calls the protected tool.
+vim.cmd('RhemaAsk Who is signed in?')
+T.wait('the turn', function() return require('rhema.runs').last['rhema.turn'] ~= nil end, 60000)
+T.idle()
+T.result = r
+"""
+
+BROWSER = (
+    "import httpx, sys; page = httpx.get(sys.argv[1], follow_redirects=True, timeout=30); "
+    "print(page.status_code, page.text.strip()[:80])"
+)
+
+
+def test_a_server_that_needs_a_sign_in_opens_the_page_waits_then_serves(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    server = fake_oauth(marks)
+    server.start()
+    url = f"http://127.0.0.1:{server.port}/mcp"
+    fake.script(tool_reply(("locked__secret", {})), text_reply("You are signed in."))
+    settings = settings_for(
+        fake.base_url, mode="agent", mcpServers={"locked": {"url": url, "allow": ["*"]}}
+    )
+    try:
+        r = run_nvim(
+            f"T.python = {sys.executable!r}\nT.BROWSER = {BROWSER!r}\n{SIGN_IN}",
+            workspace=workspace,
+            tmp_path=tmp_path,
+            settings=settings,
+            timeout=240,
+        )
+    finally:
+        server.stop()
+
+    health = "\n".join(r["health"])
+    assert "WARNING locked: waiting for you to sign in (http" in health, health
+    assert "sign in on the page; :RhemaMcpRestart locked asks again" in health
+    (page,) = r["opened"]
+    assert page.startswith(f"http://127.0.0.1:{server.port}/authorize?"), page
+    (waiting,) = r["waiting"]
+    assert waiting.startswith("MCP locked: waiting for you to sign in (http"), waiting
+    assert r["signed"].startswith("200") and "Signed in" in r["signed"], r["signed"]
+    assert r["ready"] == ["MCP locked: ready (http, 1 tool)"]
+    assert str(fake.requests[1]["messages"][-1]["content"]) == (
+        "signed in: the protected tool answered"
+    )
+    tokens = tmp_path / "xdg" / "state" / "rhema-lsp"
+    assert [p for p in tokens.rglob("*") if p.is_file() and "access_token" in p.read_text()]
+    assert not list(workspace.rglob("*token*"))  # never in the workspace

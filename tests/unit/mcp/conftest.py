@@ -87,6 +87,14 @@ def fake_http(marks: Path, *extra: str) -> Listening:
     return Listening(command, port, {"FAKE_MCP_MARKS": str(marks)})
 
 
+def fake_oauth(marks: Path, refuse: str = "") -> Listening:
+    """The OAuth-protected fake server (``tests.fakes.mcp_oauth_server``) on a free
+    loopback port; its authorization server denies the client names in ``refuse``."""
+    port = free_port()
+    command = [sys.executable, "-m", "tests.fakes.mcp_oauth_server", str(port)]
+    return Listening(command, port, {"FAKE_MCP_MARKS": str(marks), "FAKE_OAUTH_REFUSE": refuse})
+
+
 @pytest.fixture
 def http_server(marks: Path) -> Iterator[str]:
     """The fake server over Streamable HTTP on loopback; yields its URL."""

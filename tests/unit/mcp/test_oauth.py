@@ -7,7 +7,6 @@ the tokens are kept owner-only in the state directory and reused."""
 from __future__ import annotations
 
 import stat
-import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -19,17 +18,12 @@ from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.oauth import token_path
 from rhema_lsp.tools import MemoryEditor
-from tests.unit.mcp.conftest import Listening, free_port
+from tests.unit.mcp.conftest import Listening, fake_oauth
 from tests.unit.mcp.test_servers import Options, call, tools_for
 
 
 def oauth_server(marks: Path, refuse: str = "") -> Iterator[Listening]:
-    port = free_port()
-    server = Listening(
-        [sys.executable, "-m", "tests.fakes.mcp_oauth_server", str(port)],
-        port,
-        {"FAKE_MCP_MARKS": str(marks), "FAKE_OAUTH_REFUSE": refuse},
-    )
+    server = fake_oauth(marks, refuse)
     server.start()
     yield server
     server.stop()
@@ -78,7 +72,9 @@ async def test_a_401_leads_to_sign_in_and_the_call_succeeds(
         browser = Browser(group)
         editor.on_show = browser.open
 
-        (report,) = await hub.status(Options({"locked": remote}), check=True, editor=editor)
+        (report,) = await hub.status(
+            Options({"locked": remote}), check=True, sign_in=True, editor=editor
+        )
 
     assert (report.state, report.tools, report.error) == ("ready", 1, None)
     [page] = editor.shown
@@ -120,6 +116,11 @@ async def test_a_turn_does_not_wait_for_the_sign_in(
     assert report.error is not None and "sign in" in report.error
     assert f"127.0.0.1:{protected.port}/authorize?" in report.error
     assert editor.shown and editor.shown[0] in report.error
+    # An editor's health check says so at once; only the terminal's waits for the sign-in.
+    with anyio.fail_after(20):
+        (checked,) = await hub.status(Options({"locked": remote}), check=True, editor=editor)
+    assert (checked.state, checked.error) == ("authorizing", report.error)
+    assert len(editor.shown) == 1  # the page was not opened again
 
 
 async def test_a_refused_sign_in_fails_with_the_reason_and_is_not_retried(
@@ -129,7 +130,9 @@ async def test_a_refused_sign_in_fails_with_the_reason_and_is_not_retried(
     editor = MemoryEditor([tmp_path])
     async with anyio.create_task_group() as group:
         editor.on_show = Browser(group).open
-        (report,) = await hub.status(Options({"locked": remote}), check=True, editor=editor)
+        (report,) = await hub.status(
+            Options({"locked": remote}), check=True, sign_in=True, editor=editor
+        )
 
     assert (report.state, report.restarts) == ("failed", 0)
     assert report.error is not None

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from rhema_lsp.contract import ContextRef, ImageArg
 from rhema_lsp.engine import ImagePart, ImageRefused, image_part
@@ -30,6 +31,30 @@ if TYPE_CHECKING:
 
 __all__ = ["folder_for", "prompt_and_images", "read_context"]
 
+_Read = TypeVar("_Read")
+
+_Reader = Callable[..., Awaitable[_Read]]
+"""One of :mod:`rhema_lsp.runs.context`'s readers (text only, or with images)."""
+
+
+async def _read_with(
+    state: ServerState, refs: list[ContextRef], folder: Path, reader: _Reader[_Read]
+) -> _Read:
+    """``refs`` read by ``reader`` from this server's folders, editor and MCP
+    servers; a refused one is :class:`BadArguments`."""
+    folders = state.folders
+    try:
+        return await reader(
+            refs,
+            folders.roots() or [folder],
+            folder,
+            state.editor,
+            folders.display,
+            state.mcp.read_resource,
+        )
+    except context.ContextRefused as exc:
+        raise BadArguments(str(exc)) from exc
+
 
 async def read_context(
     state: ServerState, refs: list[ContextRef], folder: Path
@@ -41,18 +66,7 @@ async def read_context(
     BadArguments
         A document is refused or cannot be read.
     """
-    folders = state.folders
-    try:
-        return await context.read_context(
-            refs,
-            folders.roots() or [folder],
-            folder,
-            state.editor,
-            folders.display,
-            state.mcp.read_resource,
-        )
-    except context.ContextRefused as exc:
-        raise BadArguments(str(exc)) from exc
+    return await _read_with(state, refs, folder, context.read_context)
 
 
 async def prompt_and_images(
@@ -71,20 +85,7 @@ async def prompt_and_images(
         A document is refused or cannot be read; an image is not valid
         base64, not an image, or too large.
     """
-    attached = context.Attachments()
-    if refs:
-        folders = state.folders
-        try:
-            attached = await context.read_attachments(
-                refs,
-                folders.roots() or [folder],
-                folder,
-                state.editor,
-                folders.display,
-                state.mcp.read_resource,
-            )
-        except context.ContextRefused as exc:
-            raise BadArguments(str(exc)) from exc
+    attached = await _read_with(state, refs, folder, context.read_attachments)
     found = list(attached.images)
     for number, arg in enumerate(images, start=1):
         name = arg.name or f"image {number}"

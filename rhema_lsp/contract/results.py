@@ -130,8 +130,10 @@ class CompactionInfo(Wire):
 class OpenSessionResult(Wire):
     """A session's history, completed if a crash left it mid-round: the
     compacted view the model is sent (a summary message, then the latest
-    messages), or with ``full`` every stored message; ``plan``: the plan
-    the model set last (``update_plan``), ``null`` when it set none."""
+    messages), or with ``full`` every stored message; each image by its
+    reference (``sha256``, ``size``, ``name``; ``data`` empty); ``plan``:
+    the plan the model set last (``update_plan``), ``null`` when it set
+    none."""
 
     session: str
     folder: str

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         SessionStoreError,
         UnknownSessionError,
     )
+    from rhema_lsp.sessions.images import referenced
     from rhema_lsp.sessions.leases import Lease
     from rhema_lsp.sessions.location import StoreLocation
     from rhema_lsp.sessions.records import SessionInfo, TurnStart, title_from_prompt
@@ -54,6 +55,7 @@ __all__ = [
     "TurnSummary",
     "UnknownSessionError",
     "content_hash",
+    "referenced",
     "title_from_prompt",
 ]
 

@@ -8,18 +8,23 @@ reads a row back, filling each image's ``data`` from its blob (which
 :func:`~.blobs.get_blob` checks against its hash). A missing or damaged image blob is a
 :class:`~rhema_lsp.sessions.errors.SessionStoreError` naming it: nothing
 is guessed. Both run inside the caller's transaction.
+:func:`referenced` is a message as a client is shown it: each image by its
+reference alone (``sha256``, ``size``, ``name``), so reopening a session
+with many screenshots does not send their bytes to the editor again.
 """
 
 from __future__ import annotations
 
 import base64
 import sqlite3
+from collections.abc import Callable
+from functools import partial
 
 from rhema_lsp.engine import ImagePart, Message, ToolResult
 from rhema_lsp.sessions.blobs import get_blob, put_blob
 from rhema_lsp.sessions.errors import SessionStoreError
 
-__all__ = ["loaded_message", "stored_body"]
+__all__ = ["loaded_message", "referenced", "stored_body"]
 
 _MARK = '"type":"image"'
 """What every row holding an image contains (pydantic writes compact JSON)."""
@@ -46,16 +51,19 @@ def _loaded(conn: sqlite3.Connection, image: ImagePart) -> ImagePart:
     return image.model_copy(update={"data": base64.b64encode(raw).decode("ascii")})
 
 
-def _map(message: Message, conn: sqlite3.Connection, store: bool) -> Message:
-    change = _stored if store else _loaded
+def _reference(image: ImagePart) -> ImagePart:
+    return image.model_copy(update={"data": ""}) if image.data else image
+
+
+def _map(message: Message, change: Callable[[ImagePart], ImagePart]) -> Message:
     content = []
     changed = False
     for part in message.content:
         new = part
         if isinstance(part, ImagePart):
-            new = change(conn, part)
+            new = change(part)
         elif isinstance(part, ToolResult) and part.images:
-            images = tuple(change(conn, image) for image in part.images)
+            images = tuple(change(image) for image in part.images)
             if images != part.images:
                 new = part.model_copy(update={"images": images})
         changed = changed or new is not part
@@ -65,7 +73,7 @@ def _map(message: Message, conn: sqlite3.Connection, store: bool) -> Message:
 
 def stored_body(conn: sqlite3.Connection, message: Message) -> str:
     """The row JSON of ``message``, its images' bytes put in the blobs."""
-    return _map(message, conn, store=True).model_dump_json()
+    return _map(message, partial(_stored, conn)).model_dump_json()
 
 
 def loaded_message(conn: sqlite3.Connection, body: str | bytes) -> Message:
@@ -80,4 +88,10 @@ def loaded_message(conn: sqlite3.Connection, body: str | bytes) -> Message:
     """
     message = Message.model_validate_json(body)
     text = body if isinstance(body, str) else body.decode("utf-8", "replace")
-    return _map(message, conn, store=False) if _MARK in text else message
+    return _map(message, partial(_loaded, conn)) if _MARK in text else message
+
+
+def referenced(message: Message) -> Message:
+    """``message`` with each image's bytes left out (``data`` empty; its
+    ``sha256``, ``size`` and ``name`` kept): what a client is shown."""
+    return _map(message, _reference)

@@ -9,6 +9,7 @@ oversized attachment are refused with a clear error before any request."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import sqlite3
 import sys
 from pathlib import Path
@@ -76,6 +77,7 @@ async def test_a_context_image_reaches_the_model_and_is_replayed_by_a_new_server
         try:
             again = await client.command("rhema.turn", {"prompt": "and now?", "session": session})
             assert again["stopReason"] == "end_turn", again
+            opened = await client.command("rhema.openSession", {"session": session})
         finally:
             await client.shutdown_session()
         first, second = fake.requests
@@ -90,6 +92,13 @@ async def test_a_context_image_reaches_the_model_and_is_replayed_by_a_new_server
     assert base64.b64encode(image).decode() not in bodies
     assert '"type":"image"' in bodies
     assert sorted([len(image), len(pasted)]) == sizes
+    # Reopened, the images are named by their reference: the editor is not sent the bytes.
+    shown = [p for m in opened["messages"] for p in m["content"] if p["type"] == "image"]
+    assert [(p["name"], p["size"], p["data"]) for p in shown] == [
+        ("shot.png", len(image), ""),
+        ("pasted", len(pasted), ""),
+    ]
+    assert [p["sha256"] for p in shown] == [hashlib.sha256(b).hexdigest() for b in (image, pasted)]
 
 
 async def test_an_mcp_image_result_reaches_anthropic_inside_the_tool_result(

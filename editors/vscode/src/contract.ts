@@ -377,7 +377,7 @@ export interface OpenSessionArgs {
   full?: boolean;
 }
 
-/** A session's history, completed if a crash left it mid-round: the compacted view the model is sent (a summary message, then the latest messages), or with `full` every stored message; `plan`: the plan the model set last (`update_plan`), `null` when it set none. */
+/** A session's history, completed if a crash left it mid-round: the compacted view the model is sent (a summary message, then the latest messages), or with `full` every stored message; each image by its reference (`sha256`, `size`, `name`; `data` empty); `plan`: the plan the model set last (`update_plan`), `null` when it set none. */
 export interface OpenSessionResult {
   session: string;
   folder: string;

@@ -27,7 +27,7 @@ from rhema_lsp.contract import (
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.server.errors import CommandFailed
 from rhema_lsp.server.router import Request, serves
-from rhema_lsp.sessions import SessionInfo
+from rhema_lsp.sessions import SessionInfo, referenced
 from rhema_lsp.tools import latest_plan
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ async def open_session(
         session=opened.info.id,
         folder=opened.info.folder,
         title=opened.info.title,
-        messages=session.history if args.full else session.view(),
+        messages=[referenced(m) for m in (session.history if args.full else session.view())],
         resumed=ResumedCalls(rerun=opened.resumed.rerun, interrupted=opened.resumed.interrupted),
         compaction=None
         if latest is None

@@ -75,6 +75,7 @@ def test_public_surface_is_exactly_what_is_meant() -> None:
         "TurnSummary",
         "UnknownSessionError",
         "content_hash",
+        "referenced",
         "title_from_prompt",
     }
 

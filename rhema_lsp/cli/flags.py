@@ -122,6 +122,13 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         RUN,
         {"choices": ("default", "low", "medium", "high")},
     ),
+    SettingFlag(
+        "vision",
+        "--vision",
+        "whether the model reads images (--no-vision: never send any)",
+        RUN,
+        {"action": argparse.BooleanOptionalAction},
+    ),
     SettingFlag("maxTokens", "--max-tokens", "output tokens per model call", RUN, {"type": int}),
     SettingFlag("maxSteps", "--max-steps", "steps per turn", RUN, {"type": int}),
     SettingFlag(

@@ -14,7 +14,9 @@ the model, once, when the provider is built:
   given: it is taken to read images only when the model's name says so
   (:data:`VISION_MARKERS`: ``llava``, ``-vl``, ``vision``, ``gemma3``, ...);
 - hosted providers (OpenAI, Anthropic, Gemini, OpenRouter, Groq, or a custom
-  endpoint elsewhere) are sent images.
+  endpoint elsewhere) are sent images;
+- the ``vision`` setting overrides the guess: ``true`` sends images to any
+  model but the embedded one, ``false`` sends none.
 
 Images are never resized here: an image over a limit is refused with its
 size and the limit, and the user attaches a smaller copy.
@@ -69,16 +71,22 @@ def reads_images(model: str) -> bool:
     return any(marker in name for marker in VISION_MARKERS)
 
 
-def image_support(protocol: str, model: str, *, local: bool) -> ImageSupport:
+def image_support(
+    protocol: str, model: str, *, local: bool, vision: bool | None = None
+) -> ImageSupport:
     """What a provider on ``protocol`` running ``model`` takes (see the
-    module docstring); ``local``: a server on this machine."""
+    module docstring); ``local``: a server on this machine; ``vision``: the
+    setting (``None``: guess)."""
     if protocol == "embedded":
         return ImageSupport.none("the embedded model reads no images")
+    if vision is False:
+        return ImageSupport.none("images are turned off (the vision setting is false)")
     limit = WIRE_LIMITS.get(protocol, 0)
-    if local and not reads_images(model):
+    if vision is None and local and not reads_images(model):
         return ImageSupport.none(
             f"the local model {model or '(unnamed)'} is not known to read images "
-            "(run a vision model such as llava, qwen2.5vl or gemma3)"
+            "(run a vision model such as llava, qwen2.5vl or gemma3, or set vision "
+            "to true if this one reads them)"
         )
     return ImageSupport(limit)
 

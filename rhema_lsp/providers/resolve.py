@@ -97,6 +97,8 @@ class _ProviderFields(Protocol):
     def response_timeout(self) -> float: ...
     @property
     def min_stream_rate(self) -> float: ...
+    @property
+    def vision(self) -> bool | None: ...
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,9 @@ class ProviderSettings:
     """The provider part of the editor settings; every field is optional.
 
     ``response_timeout`` and ``min_stream_rate`` are the ``responseTimeout``
-    and ``minStreamRate`` settings (see :mod:`.limits`).
+    and ``minStreamRate`` settings (see :mod:`.limits`); ``vision`` whether
+    the model reads images (``None``: decided from the provider and model,
+    see :mod:`.images`).
     """
 
     provider: str | None = None
@@ -115,6 +119,7 @@ class ProviderSettings:
     stall_timeout: float = 120.0
     response_timeout: float = RESPONSE_TIMEOUT
     min_stream_rate: float = MIN_STREAM_RATE
+    vision: bool | None = None
 
     @classmethod
     def of(cls, settings: _ProviderFields) -> ProviderSettings:
@@ -126,6 +131,7 @@ class ProviderSettings:
             protocol=settings.protocol,
             response_timeout=settings.response_timeout,
             min_stream_rate=settings.min_stream_rate,
+            vision=settings.vision,
         )
 
 
@@ -354,7 +360,9 @@ def build_provider(
             limits=ResponseLimits(
                 response_timeout=settings.response_timeout, min_rate=settings.min_stream_rate
             ),
-            images=image_support(choice.protocol, choice.model, local=_runs_here(choice)),
+            images=image_support(
+                choice.protocol, choice.model, local=_runs_here(choice), vision=settings.vision
+            ),
         )
     return ResolvedProvider(
         choice.name, choice.protocol, choice.model, choice.base_url, choice.source, provider

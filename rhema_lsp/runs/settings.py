@@ -54,6 +54,7 @@ class Settings(BaseModel):
     base_url: str | None = Field(default=None, alias="baseUrl")
     protocol: Literal["openai", "anthropic", "gemini"] | None = None
     thinking: Thinking = "default"
+    vision: bool | None = None
     max_tokens: int = Field(default=4096, alias="maxTokens", ge=16, le=1_000_000)
     max_steps: int = Field(default=25, alias="maxSteps", ge=1, le=500)
     mode: Mode = "edit"

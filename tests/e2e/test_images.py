@@ -221,6 +221,36 @@ async def test_a_local_model_without_vision_is_refused_and_no_request_is_sent(
     assert plain["stopReason"] == "end_turn"
 
 
+@pytest.mark.parametrize(("model", "vision"), [("qwen2.5-coder", True), (VISION, False)])
+async def test_the_vision_setting_overrides_the_guess_from_the_model_name(
+    workspace: Path, tmp_path: Path, model: str, vision: bool
+) -> None:
+    image = png(3, 3)
+    with FakeModelServer(wire="openai") as fake:
+        fake.script(text_reply("A small square."))
+        client = await start_editor(
+            EDITORS[0],
+            [workspace],
+            settings(fake, "openai", model=model, vision=vision),
+            env_for(tmp_path),
+        )
+        try:
+            result = await client.command(
+                "rhema.turn",
+                {"prompt": "describe", "images": [{"data": base64.b64encode(image).decode()}]},
+            )
+            errors = client.events_of("error")
+        finally:
+            await client.shutdown_session()
+        requests = fake.requests
+    if vision:  # a local model whose name does not say vision, said to read images
+        assert result["stopReason"] == "end_turn", result
+        assert images_sent("openai", requests[0]) == [("image/png", image)]
+    else:  # a model that reads images, and the user wants none sent
+        assert result["stopReason"] == "error" and requests == []
+        assert "images are turned off (the vision setting is false)" in errors[0]["message"]
+
+
 async def test_hostile_images_are_refused_with_a_clear_error_and_the_server_goes_on(
     workspace: Path, tmp_path: Path
 ) -> None:

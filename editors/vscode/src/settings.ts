@@ -6,7 +6,7 @@
  * Contract: the server object has exactly the server's setting keys
  * (provider, model, baseUrl, protocol, thinking, maxTokens, maxSteps, mode,
  * review, sessionStore, commandAllowlist, logLevel, contextWindow,
- * compactThreshold, diagnosticsWait); unset optional values are
+ * compactThreshold, diagnosticsWait, vision); unset optional values are
  * left out so the server's own defaults apply, and the ranges and choices are
  * the server's own (rhema_lsp/server/settings.py, providers/presets.py). An invalid value never stops the extension: it is replaced
  * by its default and reported as a problem naming the setting. Pure: values
@@ -74,6 +74,7 @@ export interface ServerSettings {
   contextWindow?: number;
   compactThreshold?: number;
   diagnosticsWait?: number;
+  vision?: boolean;
   mode: Mode;
   review: boolean;
   sessionStore: SessionStore;
@@ -228,6 +229,11 @@ export function readServerSettings(get: SettingGetter): SettingsReading {
   if (compactThreshold !== undefined) settings.compactThreshold = compactThreshold;
   const diagnosticsWait = optionalNumber(get, 'diagnosticsWait', DIAGNOSTICS_WAIT_RANGE, problems);
   if (diagnosticsWait !== undefined) settings.diagnosticsWait = diagnosticsWait;
+  const vision = get('vision');
+  if (typeof vision === 'boolean') settings.vision = vision;
+  else if (vision !== undefined && vision !== null) {
+    problems.push('rhema.vision must be true, false or null; guessing from the provider and model.');
+  }
   return { settings, problems };
 }
 

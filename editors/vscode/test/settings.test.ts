@@ -107,6 +107,7 @@ describe('readServerSettings', () => {
         provider: 'local',
         protocol: 'grpc',
         logLevel: 'trace',
+        vision: 'yes',
       }),
     );
     assert.equal(settings.thinking, 'default');
@@ -133,7 +134,9 @@ describe('readServerSettings', () => {
       'rhema.review',
       'rhema.sessionStore',
       'rhema.thinking',
+      'rhema.vision',
     ]);
+    assert.equal(settings.vision, undefined);
   });
 
   it('takes every provider preset of the server, and the server bounds', () => {
@@ -178,6 +181,7 @@ describe('package.json settings', () => {
       'review',
       'sessionStore',
       'thinking',
+      'vision',
     ]);
     const { settings, problems } = readServerSettings(
       getter({
@@ -191,6 +195,7 @@ describe('package.json settings', () => {
         contextWindow: 4096,
         compactThreshold: 0.5,
         diagnosticsWait: 3,
+        vision: true,
       }),
     );
     assert.deepEqual(problems, []);

@@ -13,8 +13,8 @@ changed is stopped and started anew, one no longer configured is stopped.
 way and reports what they did (a health check: a server waiting for the
 user's sign-in is reported so, not waited for, unless ``sign_in``: the
 terminal's ``rhema-lsp status``); :meth:`McpHub.restart` restarts one by
-name and waits for its sign-in; :meth:`McpHub.prompts` and :meth:`McpHub.resources`
-list what the servers offer, :meth:`McpHub.read_resource` reads an
+name and waits for its sign-in; :meth:`McpHub.prompts` and
+:meth:`McpHub.resources` list what the servers offer, :meth:`McpHub.read_resource` reads an
 ``@``-mentioned resource as the ``read_mcp_resource`` tool does.
 
 Where servers come from, in order (a name seen earlier wins):

@@ -22,6 +22,8 @@ def _values(item: SettingFlag) -> list[object]:
     choices = item.options.get("choices")
     if choices is not None:
         return list(choices)
+    if item.options.get("action") is argparse.BooleanOptionalAction:
+        return [True, False]  # --flag, --no-flag
     if item.options.get("action") == "append":
         lists: list[object] = [[value] for value in STRINGS]
         return [*lists, STRINGS]

@@ -64,7 +64,8 @@ def real_folder(raw: str, what: str) -> Path:
     ------
     RequestError
         It is relative, no folder, or would confine nothing (``/``, the
-        home directory).
+        home directory or a folder above it, the system's own trees:
+        :mod:`rhema_lsp.tools.roots`).
     """
     path = Path(raw)
     if not path.is_absolute():

@@ -33,6 +33,7 @@ from rhema_lsp.cli.flags import ASK_MODE, CLI_NAMES, add_setting_flags, server_d
 from rhema_lsp.cli.flags import settings_from as _settings_from
 from rhema_lsp.cli.inputs import attached_files, attached_images, read_prompt
 from rhema_lsp.headless.errors import Exit, HeadlessError, UsageError
+from rhema_lsp.tools.roots import unsafe_root_reason
 
 if TYPE_CHECKING:
     from rhema_lsp.providers import ProviderChoice, ProviderNotSetUp
@@ -66,6 +67,9 @@ def _folder(args: argparse.Namespace) -> Path:
     folder = Path(args.folder).expanduser().resolve()
     if not folder.is_dir():
         raise UsageError(f"{folder} is not a folder: pass an existing folder with --folder")
+    unsafe = unsafe_root_reason(folder)
+    if unsafe is not None:
+        raise UsageError(f"--folder refused: {unsafe}")
     return folder
 
 

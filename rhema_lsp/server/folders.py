@@ -6,8 +6,10 @@ be one of the workspace folders), else the folder that holds the first
 context URI, else the first folder.
 
 A folder the client names that confines nothing (``/``, the home
-directory: :func:`~rhema_lsp.tools.gate.unsafe_root_reason`) is not served,
-and the user is told why, once. So is a store's notice (a corrupt store
+directory or a folder above it, the system's own trees: the policy of
+:mod:`rhema_lsp.tools.roots`) is not served, and the user is told why, once;
+the folders are read (and checked) on every use, so a folder added later
+(``workspace/didChangeWorkspaceFolders``) is checked too. So is a store's notice (a corrupt store
 moved aside, a ``.rhema`` that cannot hold the store): it reaches the user
 as a ``window/showMessage`` warning when the store opens.
 """
@@ -109,7 +111,8 @@ class Folders:
                 refused = ", ".join(map(str, sorted(self._refused)))
                 raise FolderError(
                     f"no workspace folder Rhema can work in: {refused} would confine nothing "
-                    "(the file system's root or your home directory); open a project folder"
+                    "(the file system's root, your home directory or a folder above it, or a "
+                    "system folder); open a project folder"
                 )
             raise FolderError(
                 "no workspace folder is open: open a folder in the editor, or pass `folder`"

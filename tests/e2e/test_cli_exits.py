@@ -249,3 +249,32 @@ def test_status_json_with_nothing_set_up_carries_the_setup(workspace: Path, tmp_
     assert shown["setup"]["keys"] == ["RHEMA_API_KEY"]  # named, never its value
     assert "sk-custom-secret" not in done.stdout
     assert shown["setup"]["demo"]["name"] == "embedded"
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [
+        ("above-home", "holds your home directory"),
+        ("/etc", "the system's own files"),
+        ("/tmp", "a system folder"),
+    ],
+)
+def test_a_folder_that_confines_nothing_exits_2_with_the_reason(
+    fake: FakeModelServer, tmp_path: Path, where: str, reason: str
+) -> None:
+    home = tmp_path / "home" / "alice"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text("SENTINEL-AWS")
+    folder = home.parent if where == "above-home" else Path(where)
+    fake.script(tool_reply(("read_file", {"path": "alice/.aws/credentials"})))
+    done = run_with(
+        ask_command(fake, folder, "--mode", "agent", "--yes", "read the keys"),
+        tmp_path,
+        env={"HOME": str(home), "OPENAI_API_KEY": ""},
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"rhema-lsp: --folder refused: {folder}" in done.stderr
+    assert reason in done.stderr
+    assert "SENTINEL-AWS" not in done.stdout + done.stderr
+    assert fake.requests == []
+    assert not (home.parent / ".rhema").exists()

@@ -4,7 +4,10 @@ and workspace folders that confine nothing.
 The real server, a fake model recording every request: an escape named as
 ``context`` is refused with a clear error before the model is called (so no
 byte of it can reach a model), the server keeps serving, a FIFO never blocks
-it, and a repository's ``.rhema`` link is never written through.
+it, and a repository's ``.rhema`` link is never written through. A folder
+that confines nothing (``/``, the home directory or a folder above it,
+``/etc``, ``/tmp`` itself) is not served: the user is told why and nothing
+under it is read.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.e2e.conftest import settings_for
 from tests.e2e.editor_client import EditorClient, start_editor
-from tests.fakes.model_server import FakeModelServer, text_reply
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 SECRET = "SENTINEL-CONTEXT-4d1e"
 
@@ -162,13 +165,32 @@ async def test_a_corrupt_store_is_moved_aside_and_the_user_is_told(
         await client.shutdown_session()
 
 
-@pytest.mark.parametrize("folder", ["root", "home"])
+REFUSED = {
+    "root": "file system's root",
+    "home": "is your home directory",
+    "above-home": "holds your home directory",
+    "etc": "the system's own files",
+    "tmp": "a system folder",
+}
+"""Each folder that confines nothing, and the words of its reason."""
+
+
+@pytest.mark.parametrize("folder", list(REFUSED))
 async def test_a_folder_that_confines_nothing_is_refused_with_the_reason(
     fake: FakeModelServer, tmp_path: Path, folder: str
 ) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    served = Path("/") if folder == "root" else home
+    home = tmp_path / "home" / "alice"
+    (home / ".aws").mkdir(parents=True)
+    (home / ".aws" / "credentials").write_text(SECRET)
+    served = {
+        "root": Path("/"),
+        "home": home,
+        "above-home": home.parent,
+        "etc": Path("/etc"),
+        "tmp": Path("/tmp"),
+    }[folder]
+    secret = home / ".aws" / "credentials" if folder != "etc" else Path("/etc/passwd")
+    fake.script(tool_reply(("read_file", {"path": str(secret.relative_to(served))})))
     client = await start_editor(
         "visual_studio_code",
         [served],
@@ -177,13 +199,13 @@ async def test_a_folder_that_confines_nothing_is_refused_with_the_reason(
     )
     try:
         with pytest.raises(JsonRpcException) as raised:
-            await client.command("rhema.turn", {"prompt": "hello"})
+            await client.command("rhema.turn", {"prompt": "read the keys"})
         assert raised.value.code == -32602
         assert "no workspace folder Rhema can work in" in str(raised.value)
-        why = "file system's root" if folder == "root" else "home directory"
-        assert any(why in m.message for m in client.messages)
+        assert any(REFUSED[folder] in m.message for m in client.messages)
         assert (await client.command("rhema.status", {}))["folders"] == []
         assert fake.requests == []
     finally:
         await client.shutdown_session()
     assert not (home / ".rhema").exists()
+    assert not (home.parent / ".rhema").exists()

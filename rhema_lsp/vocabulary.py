@@ -1,4 +1,5 @@
-"""Words every layer shares: what a run may do, and what a rewind takes back.
+"""Words every layer shares: what a run may do, what a rewind takes back, and
+how a question about trusting a workspace's files is answered.
 
 They are literal types the editor contract publishes (:mod:`rhema_lsp.contract`),
 the tools act on (a mode decides the tool set), the session store records (a
@@ -11,7 +12,15 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-__all__ = ["MODES", "PLAN_STATUSES", "Mode", "PlanStatus", "RewindWhat"]
+__all__ = [
+    "MODES",
+    "PLAN_STATUSES",
+    "TRUST_CHOICES",
+    "Mode",
+    "PlanStatus",
+    "RewindWhat",
+    "TrustChoice",
+]
 
 Mode = Literal["ask", "plan", "edit", "agent"]
 """Which tool set the model is offered: read-only; read-only, the turn ending
@@ -28,3 +37,14 @@ PLAN_STATUSES: tuple[PlanStatus, ...] = get_args(PlanStatus)
 
 RewindWhat = Literal["code", "conversation", "both"]
 """What a rewind takes back: the files, the conversation, or both."""
+
+TrustChoice = Literal["Use them this time", "Always use them", "Not now", "Never"]
+"""An answer to a question about trusting a workspace's own files (the
+programs of its ``.mcp.json``): use them this run, always (until the file
+changes), not this run, never."""
+
+TRUST_CHOICES: tuple[TrustChoice, ...] = get_args(TrustChoice)
+"""The answers of a trust question, in the order asked. A question offering
+exactly these is about trust, not an action: a client that approves actions
+on its own (``rhema-lsp ask --yes``) must not answer it (headless, only
+``--trust-project`` does)."""

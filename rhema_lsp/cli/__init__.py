@@ -161,6 +161,7 @@ def _ask(args: argparse.Namespace) -> int:
             resume_last=args.resume_last,
             json=args.json,
             yes=args.yes,
+            trust_project=args.trust_project,
             show_thinking=not args.no_thinking,
         )
         return await ask(options)
@@ -279,7 +280,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="continue the most recent session of the folder",
     )
-    ask.add_argument("--yes", action="store_true", help="approve every confirmation")
+    ask.add_argument(
+        "--yes",
+        action="store_true",
+        help="approve every question about an action (commands, protected files); "
+        "never trust in the project's own programs",
+    )
+    ask.add_argument(
+        "--trust-project",
+        action="store_true",
+        help="use the project's own programs (its .mcp.json servers) this run: "
+        "only for a repository you trust, never for an untrusted pull request in CI",
+    )
     ask.add_argument("--no-thinking", action="store_true", help="hide the model's reasoning")
     ask.set_defaults(run=_ask)
 

@@ -5,7 +5,10 @@ atomically (through the tools' :class:`~rhema_lsp.tools.DiskEditor`, which
 stays inside the workspace folder) and shows the diff; it prints the pages of
 ``window/showDocument`` (an MCP server's sign-in); it asks the user on
 the terminal for ``window/showMessageRequest`` confirmations (or approves
-them with ``--yes``, or declines when there is no terminal to ask); it serves
+them with ``--yes``, or declines when there is no terminal to ask), but a
+question about trusting the workspace's own files (its ``.mcp.json``
+programs) only ``--trust-project`` approves: ``--yes`` answers it ``Not
+now``, so a CI job on an untrusted pull request runs none of them; it serves
 the ``rhema`` settings on ``workspace/configuration``.
 
 The terminal is read in a daemon thread: a Ctrl-C while a question waits
@@ -26,6 +29,7 @@ from lsprotocol import converters, types
 
 from rhema_lsp.tools import DiskEditor
 from rhema_lsp.tools.positions import uri_to_path
+from rhema_lsp.vocabulary import TRUST_CHOICES
 
 __all__ = ["CLIENT_CAPABILITIES", "HeadlessEditor"]
 
@@ -75,7 +79,19 @@ def _read_all(uris: list[str]) -> list[str | None]:
 
 
 class HeadlessEditor:
-    """Serves the server's requests to the editor, on disk and the terminal."""
+    """Serves the server's requests to the editor, on disk and the terminal.
+
+    Parameters
+    ----------
+    approve_all
+        ``--yes``: approve every question about an action (a command, a
+        protected write or read), never one about trust.
+    trust_project
+        ``--trust-project``: answer a question about trusting the
+        workspace's own files (:data:`~rhema_lsp.vocabulary.TRUST_CHOICES`)
+        ``Use them this time``; without it such a question is asked on the
+        terminal, or, with ``--yes`` or no terminal, answered ``Not now``.
+    """
 
     def __init__(
         self,
@@ -86,11 +102,13 @@ class HeadlessEditor:
         approve_all: bool,
         interactive: bool,
         color: bool,
+        trust_project: bool = False,
     ) -> None:
         self.folder = folder
         self.settings = settings
         self._note = note
         self._approve_all = approve_all
+        self._trust_project = trust_project
         self._interactive = interactive
         self._color = color
         self._disk = DiskEditor([folder], position_encoding="utf-8")
@@ -138,6 +156,8 @@ class HeadlessEditor:
     async def show_message_request(self, params: Any) -> dict[str, Any] | None:
         message = (params or {}).get("message", "")
         actions = [a.get("title", "") for a in (params or {}).get("actions") or []]
+        if tuple(actions) == TRUST_CHOICES:
+            return await self._trust(message, actions)
         approve = next((a for a in actions if a.lower() not in _DENY_WORDS), None)
         if self._approve_all and approve is not None:
             self._note(f"{message}\n→ {approve} (--yes)")
@@ -145,6 +165,23 @@ class HeadlessEditor:
         if not self._interactive:
             self._note(f"{message}\n→ declined: no terminal to ask; pass --yes to approve")
             return None
+        self._note(message)
+        answer = await _in_daemon_thread(actions)
+        return {"title": answer} if answer is not None else None
+
+    async def _trust(self, message: str, actions: list[str]) -> dict[str, Any] | None:
+        """A question about trusting the workspace's own files (see the class)."""
+        use_now, _always, not_now, _never = TRUST_CHOICES
+        if self._trust_project:
+            self._note(f"{message}\n→ {use_now} (--trust-project)")
+            return {"title": use_now}
+        if self._approve_all or not self._interactive:
+            why = "--yes answers actions, not trust" if self._approve_all else "no terminal"
+            self._note(
+                f"{message}\n→ {not_now} ({why}): pass --trust-project to use them, "
+                "only for a repository you trust"
+            )
+            return {"title": not_now}
         self._note(message)
         answer = await _in_daemon_thread(actions)
         return {"title": answer} if answer is not None else None

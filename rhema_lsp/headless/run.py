@@ -59,6 +59,7 @@ class AskOptions(ClientOptions):
     resume_last: bool = False
     json: bool = False
     yes: bool = False
+    trust_project: bool = False
     show_thinking: bool = True
 
 
@@ -197,6 +198,7 @@ async def ask(options: AskOptions) -> int:
             options.settings,
             renderer.note,
             approve_all=options.yes,
+            trust_project=options.trust_project,
             interactive=sys.stdin.isatty() and tty,
             color=tty and not options.json,
         )

@@ -5,9 +5,11 @@ used once the user said so for that folder **and that exact content** (its
 SHA-256). :class:`WorkspaceTrust` asks once per file and hub life, one
 question at a time: ``Always use them`` and ``Never`` are kept in the user
 config file (:func:`~rhema_lsp.mcp.userfile.remember_workspace_answer`),
-``Use them this time`` and ``Not now`` until the server exits. The first
-answer is what an automatic approval (``rhema-lsp ask --yes``) picks, so it
-trusts a file for that run only.
+``Use them this time`` and ``Not now`` until the server exits. The answers
+are :data:`~rhema_lsp.vocabulary.TRUST_CHOICES`, by which a client knows the
+question is about trust: an automatic approval of actions (``rhema-lsp ask
+--yes``) never answers it; headless, ``--trust-project`` answers ``Use them
+this time``, for that run only.
 """
 
 from __future__ import annotations
@@ -22,12 +24,13 @@ import anyio.to_thread
 from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.userfile import WORKSPACE_FILE, UserConfig, remember_workspace_answer
 from rhema_lsp.tools.editor import Editor
+from rhema_lsp.vocabulary import TRUST_CHOICES
 
 __all__ = ["ALWAYS", "NEVER", "NOT_NOW", "USE_NOW", "WorkspaceTrust"]
 
 logger = logging.getLogger(__name__)
 
-USE_NOW, ALWAYS, NOT_NOW, NEVER = "Use them this time", "Always use them", "Not now", "Never"
+USE_NOW, ALWAYS, NOT_NOW, NEVER = TRUST_CHOICES
 
 
 class WorkspaceTrust:
@@ -66,7 +69,7 @@ class WorkspaceTrust:
                 f"{folder / WORKSPACE_FILE} offers MCP servers that would run on your machine "
                 f"({listing}). Use them in this folder? “Always” and “Never” are remembered "
                 "until the file changes.",
-                [USE_NOW, ALWAYS, NOT_NOW, NEVER],
+                list(TRUST_CHOICES),
             )
             use = answer in (USE_NOW, ALWAYS)
             self._answered[key] = use

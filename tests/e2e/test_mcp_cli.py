@@ -2,8 +2,9 @@
 OAuth-protected server with ``rhema-lsp status`` (it prints the page, waits
 while the user signs in — here a client that follows the page's redirects,
 as a browser does — and reports the server ready; the tokens stay in the
-user state directory, owner-only), and ``rhema-lsp ask --yes`` trusting a
-project's ``.mcp.json`` for that run only."""
+user state directory, owner-only); ``rhema-lsp ask --yes`` never starting a
+project's ``.mcp.json`` programs (``--yes`` answers actions, not trust), and
+``--trust-project`` trusting them for that run only."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -73,31 +75,57 @@ def test_rhema_lsp_status_prints_the_page_and_waits_for_the_sign_in(
     assert json.loads(stored.read_text())["tokens"]["access_token"] not in err + out
 
 
-def test_ask_yes_trusts_a_workspace_file_for_that_run_only(
-    fake: FakeModelServer, workspace: Path, tmp_path: Path
-) -> None:
+def write_project_servers(workspace: Path, marks: Path) -> None:
+    """A ``.mcp.json`` whose program appends a line to ``marks/starts`` when it starts."""
     root = Path(__file__).resolve().parents[2]
     entry = {
         "command": sys.executable,
         "args": ["-m", "tests.fakes.mcp_server", "stdio"],
-        "env": {"FAKE_MCP_MARKS": str(tmp_path), "PYTHONPATH": str(root)},
+        "env": {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(root)},
     }
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"repo": entry}}))
+
+
+def ask_in(fake: FakeModelServer, workspace: Path, tmp_path: Path, *flags: str) -> Any:
     env = {
         **os.environ,
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }
-    fake.script(tool_reply(("repo__echo", {"text": "hi"})), text_reply("Echoed."))
-
-    done = subprocess.run(
-        [*ask_command(fake, workspace, "--mode", "agent", "--yes", "echo hi")],
+    return subprocess.run(
+        [*ask_command(fake, workspace, "--mode", "agent", *flags, "echo hi")],
         env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
         check=False,
     )  # fmt: skip
 
+
+def test_ask_yes_never_starts_the_projects_own_programs(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    write_project_servers(workspace, tmp_path)
+    fake.script(text_reply("Nothing to echo with."))
+
+    done = ask_in(fake, workspace, tmp_path, "--yes")
+
     assert done.returncode == 0, done.stderr
-    assert "→ Use them this time (--yes)" in done.stderr
+    assert "→ Not now (--yes answers actions, not trust)" in done.stderr
+    assert "--trust-project" in done.stderr
+    assert not (tmp_path / "starts").exists()  # the program never ran
+    tools = [tool["function"]["name"] for tool in fake.requests[0].get("tools", [])]
+    assert not any(name.startswith("repo__") for name in tools)
+
+
+def test_ask_trust_project_trusts_a_workspace_file_for_that_run_only(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    write_project_servers(workspace, tmp_path)
+    fake.script(tool_reply(("repo__echo", {"text": "hi"})), text_reply("Echoed."))
+
+    done = ask_in(fake, workspace, tmp_path, "--yes", "--trust-project")
+
+    assert done.returncode == 0, done.stderr
+    assert "→ Use them this time (--trust-project)" in done.stderr
+    assert (tmp_path / "starts").exists()
     assert fake.requests[1]["messages"][-1]["content"] == "echo: hi"
     config = tmp_path / "config" / "rhema-lsp" / "config.json"
     assert not config.exists() or "workspaceMcp" not in config.read_text()

@@ -8,12 +8,21 @@ document notifications tell the editor model that buffers changed;
 shuts the agent service down. The contract's commands are registered by
 name, for pygls to advertise them, and served by
 :class:`~rhema_lsp.server.app.RhemaProtocol` itself.
+
+A notification's work that is cancelled (the client left while it waited on
+the client: the settings asked for at ``initialized``, which the end of the
+process cancels) ends quietly (:func:`_ends_quietly`): pygls reads a
+built-in feature's handler's result in a callback, where a cancellation
+would be logged as a traceback.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, ParamSpec
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -29,6 +38,24 @@ if TYPE_CHECKING:
 __all__ = ["register_features"]
 
 logger = logging.getLogger("rhema_lsp")
+
+P = ParamSpec("P")
+
+
+def _ends_quietly(
+    handler: Callable[P, Coroutine[Any, Any, None]],
+) -> Callable[P, Coroutine[Any, Any, None]]:
+    """``handler``, ending as done when it is cancelled: nobody waits for a
+    notification's work, and pygls would log the cancellation as a traceback."""
+
+    @functools.wraps(handler)
+    async def quietly(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            await handler(*args, **kwargs)
+        except asyncio.CancelledError:
+            logger.debug("%s: cancelled (the client left, or the server is ending)", handler)
+
+    return quietly
 
 
 def _dispatched_by_protocol(*arguments: Any) -> None:
@@ -100,24 +127,29 @@ def _register_lsp_features(server: RhemaServer) -> None:
             _show(ls, str(problem), types.MessageType.Warning)
 
     @server.feature(types.INITIALIZED)
+    @_ends_quietly
     async def initialized(ls: RhemaServer, params: types.InitializedParams) -> None:
         await _load_settings(ls)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    @_ends_quietly
     async def configuration_changed(
         ls: RhemaServer, params: types.DidChangeConfigurationParams
     ) -> None:
         await _load_settings(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @_ends_quietly
     async def did_open(ls: RhemaServer, params: types.DidOpenTextDocumentParams) -> None:
         await _documents_changed(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @_ends_quietly
     async def did_change(ls: RhemaServer, params: types.DidChangeTextDocumentParams) -> None:
         await _documents_changed(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @_ends_quietly
     async def did_close(ls: RhemaServer, params: types.DidCloseTextDocumentParams) -> None:
         await _documents_changed(ls)
 

@@ -1,6 +1,8 @@
 """``rhema-lsp serve`` as a child process, fed raw bytes: headers as any
 client writes them are read, an unreadable frame ends the process with 1
-(saying why, once, without a traceback), the exit codes are LSP's, and a
+(saying why, once, without a traceback), the exit codes are LSP's, a client
+leaving while the server waits on it (the settings asked at ``initialized``)
+ends quietly, and a
 bounded fuzz of envelopes, commands and frames leaves no traceback on
 stderr while every message gets its answer."""
 
@@ -107,6 +109,36 @@ def test_exit_without_shutdown_exits_1_and_after_it_0(
 
     assert codes == [1, 0]
     assert "Traceback" not in (tmp_path / "stderr.log").read_text()
+
+
+def never_answers_configuration(request: dict[str, Any]) -> Any:
+    """A client that never answers ``workspace/configuration`` (a harmless
+    notification goes instead of the answer)."""
+    if request["method"] == "workspace/configuration":
+        return {"jsonrpc": "2.0", "method": "$/setTrace", "params": {"value": "off"}}
+    return None
+
+
+@pytest.mark.parametrize("how", ["stdin-end", "shutdown"])
+def test_a_client_leaving_while_the_settings_are_asked_ends_quietly(
+    model: FakeModelServer, tmp_path: Path, how: str
+) -> None:
+    log = tmp_path / "stderr.log"
+    server = ServeChild(["serve"], log, child_env(tmp_path), answer=never_answers_configuration)
+    server.initialize(
+        settings_for(model), [tmp_path], capabilities={"workspace": {"configuration": True}}
+    )
+    server.wait_for(
+        lambda: any(r["method"] == "workspace/configuration" for r in server.server_requests)
+    )
+    if how == "shutdown":
+        assert server.request("shutdown")["result"] is None
+    server.send_bytes(b"")  # the client is gone
+    assert server.wait_exit() == (0 if how == "shutdown" else 1)
+    stderr = log.read_text()
+    assert "Traceback" not in stderr
+    assert "CancelledError" not in stderr
+    assert "Exception in callback" not in stderr
 
 
 def test_a_command_before_initialize_is_refused_and_the_capabilities_then_hold(

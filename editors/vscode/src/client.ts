@@ -26,7 +26,14 @@ import {
 import type { DeclaredCapabilities } from './contract';
 import { answerLanguage } from './language';
 import type { ServerCommandId } from './protocol';
-import { readServerSettings, serverLaunch, type ServerSettings } from './settings';
+import {
+  readServerSettings,
+  serverLaunch,
+  userInterpreter,
+  userOnly,
+  type ServerSettings,
+  type SettingGetter,
+} from './settings';
 
 /** A LanguageClient without the built-in ExecuteCommand feature, that says when a review waits. */
 class RhemaLanguageClient extends LanguageClient {
@@ -75,18 +82,24 @@ export function onReview(client: LanguageClient, listener: (waiting: boolean) =>
 
 /** The `rhema.*` server settings now, reporting invalid ones once per change. */
 export function currentServerSettings(report?: (problem: string) => void): ServerSettings {
-  const config = vscode.workspace.getConfiguration('rhema');
-  const { settings, problems } = readServerSettings((key) => config.get(key));
+  const { settings, problems } = readServerSettings(rhemaSettings());
   for (const problem of problems) {
     report?.(problem);
   }
   return settings;
 }
 
+/** The `rhema.*` settings, the `USER_ONLY` ones from the user's settings only. */
+function rhemaSettings(): SettingGetter {
+  const config = vscode.workspace.getConfiguration('rhema');
+  return userOnly(
+    (key) => config.get(key),
+    (key) => config.inspect(key),
+  );
+}
+
 function pythonFromPythonExtension(): string | undefined {
-  const value = vscode.workspace.getConfiguration('python').get<unknown>('defaultInterpreterPath');
-  // The Python extension's default is the bare word "python": only a real path is a choice.
-  return typeof value === 'string' && value.includes('/') ? value : undefined;
+  return userInterpreter(vscode.workspace.getConfiguration('python').inspect('defaultInterpreterPath'));
 }
 
 /**
@@ -97,8 +110,7 @@ const DECLARED: DeclaredCapabilities = { events: true, editSelection: true, lang
 
 /** Create (not start) the client for the current settings. */
 export function createClient(onProblem: (problem: string) => void): LanguageClient {
-  const config = vscode.workspace.getConfiguration('rhema');
-  const launch = serverLaunch((key) => config.get(key), pythonFromPythonExtension());
+  const launch = serverLaunch(rhemaSettings(), pythonFromPythonExtension());
   const serverOptions: ServerOptions = {
     command: launch.command,
     args: launch.args,

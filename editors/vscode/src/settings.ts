@@ -11,11 +11,61 @@
  * the server's own (rhema_lsp/server/settings.py, providers/presets.py). An invalid value never stops the extension: it is replaced
  * by its default and reported as a problem naming the setting. Pure: values
  * are read through a getter, so unit tests need no `vscode`.
+ *
+ * Trust: a setting that starts a program or widens what runs unasked
+ * (`USER_ONLY`: the server's command line and interpreter, the command
+ * allowlist) has `machine` scope in package.json, so a repository's
+ * `.vscode/settings.json` cannot set it, and is read from the user's own
+ * settings only (`userOnly`), in case a workspace value gets through anyway.
+ * The Python extension's interpreter is taken from the user's settings only
+ * too (`userInterpreter`), never from a workspace's.
  */
 import type { Mode } from './protocol';
 
 /** Reads one setting below `rhema.`, e.g. `get('maxSteps')`. */
 export type SettingGetter = (key: string) => unknown;
+
+/** Where a setting's value comes from (VS Code's `WorkspaceConfiguration.inspect`). */
+export interface SettingInspection {
+  defaultValue?: unknown;
+  globalValue?: unknown;
+  workspaceValue?: unknown;
+  workspaceFolderValue?: unknown;
+}
+
+/** Inspects one setting below `rhema.`. */
+export type SettingInspector = (key: string) => SettingInspection | undefined;
+
+/**
+ * The settings below `rhema.` that start a program or widen what runs unasked:
+ * a workspace may not set them (`machine` scope in package.json).
+ */
+export const USER_ONLY: readonly string[] = ['server.command', 'server.python', 'commandAllowlist'];
+
+/**
+ * `get`, but a `USER_ONLY` setting is read from the user's settings (else its
+ * default) through `inspect`, whatever a workspace or folder says.
+ */
+export function userOnly(get: SettingGetter, inspect: SettingInspector): SettingGetter {
+  return (key) => {
+    if (!USER_ONLY.includes(key)) {
+      return get(key);
+    }
+    const seen = inspect(key);
+    return seen?.globalValue ?? seen?.defaultValue;
+  };
+}
+
+/**
+ * The Python extension's `python.defaultInterpreterPath`, from the user's
+ * settings only (a repository's `.vscode/settings.json` would otherwise name
+ * the program that starts the server); its default, the bare word "python",
+ * is no choice.
+ */
+export function userInterpreter(inspection: SettingInspection | undefined): string | undefined {
+  const value = inspection?.globalValue;
+  return typeof value === 'string' && value.includes('/') ? value : undefined;
+}
 
 export type Thinking = 'default' | 'low' | 'medium' | 'high';
 export type SessionStore = 'workspace' | 'user';

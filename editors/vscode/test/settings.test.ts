@@ -13,7 +13,11 @@ import {
   serverLaunch,
   SESSION_STORES,
   THINKING,
+  USER_ONLY,
+  userInterpreter,
+  userOnly,
   type SettingGetter,
+  type SettingInspection,
 } from '../src/settings';
 import { compactCount, statusText } from '../src/status';
 
@@ -242,6 +246,57 @@ describe('serverLaunch', () => {
       args: ['-m', 'rhema_lsp', 'serve'],
     });
     assert.deepEqual(serverLaunch(getter({ 'server.command': [''] })), { command: 'rhema-lsp', args: ['serve'] });
+  });
+});
+
+describe('settings a workspace may not set', () => {
+  const hostile: Record<string, SettingInspection> = {
+    'server.command': { defaultValue: [], workspaceValue: ['sh', '-c', 'touch /tmp/pwned'] },
+    'server.python': { defaultValue: '', globalValue: '/venv/bin/python', workspaceFolderValue: '/repo/evil' },
+    commandAllowlist: { defaultValue: [], workspaceValue: ['sh'] },
+    mode: { defaultValue: 'edit', workspaceValue: 'agent' },
+  };
+  const merged: Record<string, unknown> = {
+    'server.command': ['sh', '-c', 'touch /tmp/pwned'],
+    'server.python': '/repo/evil',
+    commandAllowlist: ['sh'],
+    mode: 'agent',
+  };
+  const get = userOnly(
+    (key) => merged[key],
+    (key) => hostile[key],
+  );
+
+  it('reads the program-starting and allow-widening settings from user settings only', () => {
+    assert.deepEqual(USER_ONLY, ['server.command', 'server.python', 'commandAllowlist']);
+    assert.deepEqual(get('server.command'), []);
+    assert.equal(get('server.python'), '/venv/bin/python');
+    assert.deepEqual(get('commandAllowlist'), []);
+    assert.equal(get('mode'), 'agent'); // any other setting: as VS Code merges it
+    assert.deepEqual(serverLaunch(get), { command: '/venv/bin/python', args: ['-m', 'rhema_lsp', 'serve'] });
+    assert.deepEqual(readServerSettings(get).settings.commandAllowlist, []);
+  });
+
+  it('never takes the Python interpreter from a workspace', () => {
+    assert.equal(userInterpreter({ defaultValue: 'python', workspaceValue: '/repo/.venv/bin/evil' }), undefined);
+    assert.equal(userInterpreter({ workspaceFolderValue: '/repo/bin/python' }), undefined);
+    assert.equal(userInterpreter({ defaultValue: 'python', globalValue: 'python' }), undefined);
+    assert.equal(userInterpreter({ globalValue: '/usr/bin/python3', workspaceValue: '/repo/evil' }), '/usr/bin/python3');
+    assert.equal(userInterpreter(undefined), undefined);
+    assert.deepEqual(serverLaunch(getter({}), userInterpreter({ workspaceValue: '/repo/evil' })), {
+      command: 'rhema-lsp',
+      args: ['serve'],
+    });
+  });
+
+  it('gives each of them machine scope in package.json', () => {
+    const manifest = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+    };
+    const properties = manifest.contributes.configuration.properties;
+    for (const key of USER_ONLY) {
+      assert.equal(properties[`rhema.${key}`]?.scope, 'machine', key);
+    }
   });
 });
 

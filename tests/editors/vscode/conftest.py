@@ -124,6 +124,13 @@ def extra_settings() -> dict[str, Any]:
     return {}
 
 
+@pytest.fixture
+def workspace_files() -> dict[str, str]:
+    """More files of the workspace for one test, by relative path (override with
+    ``parametrize``), written before code-server opens it."""
+    return {}
+
+
 @pytest.fixture(scope="session")
 def artifacts() -> Path:
     """Where screenshots are kept after the run."""
@@ -215,6 +222,7 @@ def vscode(
     server_command: list[str],
     model: FakeModelServer,
     extra_settings: dict[str, Any],
+    workspace_files: dict[str, str],
 ) -> Iterator[VSCode]:
     """A fresh code-server (fresh XDG dirs) with the packaged extension, the real server
     configured for ``model``, torn down as a group."""
@@ -252,6 +260,9 @@ def vscode(
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "hello.py").write_text('print("hello")\n')
+    for name, text in workspace_files.items():
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
     base = [
         str(code_server),
         "--user-data-dir",

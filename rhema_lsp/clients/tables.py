@@ -56,7 +56,12 @@ def server_settings() -> dict[str, Any]:
 
 
 def _ts(value: object) -> str:
-    return json.dumps(value).replace('"', "'")
+    """A TypeScript literal, strings single-quoted as the extension writes them."""
+    if isinstance(value, str):
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_ts(item) for item in value) + "]"
+    return json.dumps(value)
 
 
 def typescript_tools(

@@ -95,3 +95,9 @@ def test_the_lua_tables_name_every_command_and_setting() -> None:
     assert "  turn = 'rhema.turn',\n  openSession = 'rhema.openSession',\n}" in lua
     assert "  maxSteps = 25,\n}" in lua
     assert "  provider = vim.NIL," in lua_facts()
+
+
+def test_a_title_with_a_quote_stays_one_literal() -> None:
+    quoted = ToolFacts("odd", "Don't \\ stop", "other")
+    assert "odd: { title: 'Don\\'t \\\\ stop', kind: 'other'" in typescript_tools((quoted,))
+    assert "odd = { title = 'Don\\'t \\\\ stop', kind = 'other'" in lua_facts((quoted,))

@@ -4,6 +4,8 @@
   and target argument, whether it changes files), the fallback arguments of
   a tool not ours, and the tools after which the changed-files card
   refreshes.
+- ``editors/vscode/src/serverSettings.ts``: every server setting's default,
+  choices and bounds (:mod:`.settings`).
 - ``editors/nvim/lua/rhema/facts.lua``: the same tool facts, every server
   command by its short name, and every server setting with its default.
 - the ``tools`` block of ``docs/protocol.md``: the tool facts as a table.
@@ -21,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import rhema_lsp.tools.facts as tool_facts
+from rhema_lsp.clients.settings import SETTINGS_TS_PATH, server_settings, typescript_settings
 from rhema_lsp.contract.generate import PROTOCOL_PATH, Artefact, splice
 from rhema_lsp.contract.names import COMMAND_NAMES
-from rhema_lsp.runs.settings import Settings
 from rhema_lsp.tools.facts import ToolFacts
 
 __all__ = [
@@ -32,7 +34,6 @@ __all__ = [
     "artefacts",
     "lua_facts",
     "protocol_tools",
-    "server_settings",
     "typescript_tools",
 ]
 
@@ -40,16 +41,6 @@ TOOLS_TS_PATH = Path("editors/vscode/src/tools.ts")
 LUA_PATH = Path("editors/nvim/lua/rhema/facts.lua")
 
 _SOURCES = "rhema_lsp/tools/facts.py, rhema_lsp/contract/names.py, rhema_lsp/runs/settings.py"
-
-
-def server_settings() -> dict[str, Any]:
-    """Every server setting by its name in the ``rhema`` section, with its
-    default as JSON (``None``: unset, the server decides)."""
-    defaults = Settings().model_dump(mode="json", by_alias=True)
-    return {
-        info.alias or name: defaults[info.alias or name]
-        for name, info in Settings.model_fields.items()
-    }
 
 
 # -- TypeScript ----------------------------------------------------------------
@@ -219,6 +210,7 @@ def artefacts() -> list[Artefact]:
     """Every client table made here."""
     return [
         Artefact(TOOLS_TS_PATH, lambda root: typescript_tools()),
+        Artefact(SETTINGS_TS_PATH, lambda root: typescript_settings()),
         Artefact(LUA_PATH, lambda root: lua_facts()),
         Artefact(PROTOCOL_PATH, _protocol_file),
     ]

@@ -69,7 +69,7 @@ ALLOWED = {
         "runs",
     },
     "headless": {"engine", "jsonrpc", "contract", "tools"},
-    "clients": {"engine", "contract", "tools", "mcp", "runs"},
+    "clients": {"engine", "contract", "providers", "tools", "mcp", "runs"},
     "cli": {
         "engine",
         "jsonrpc",

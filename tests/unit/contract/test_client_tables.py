@@ -10,6 +10,12 @@ from pathlib import Path
 import pytest
 
 import rhema_lsp.tools.facts as tool_facts
+from rhema_lsp.clients.settings import (
+    SETTINGS_TS_PATH,
+    SettingFacts,
+    setting_facts,
+    typescript_settings,
+)
 from rhema_lsp.clients.tables import (
     LUA_PATH,
     TOOLS_TS_PATH,
@@ -101,3 +107,14 @@ def test_a_title_with_a_quote_stays_one_literal() -> None:
     quoted = ToolFacts("odd", "Don't \\ stop", "other")
     assert "odd: { title: 'Don\\'t \\\\ stop', kind: 'other'" in typescript_tools((quoted,))
     assert "odd = { title = 'Don\\'t \\\\ stop', kind = 'other'" in lua_facts((quoted,))
+
+
+def test_the_extension_gets_each_settings_default_choices_and_bounds() -> None:
+    facts = {setting.name: setting for setting in setting_facts()}
+    assert facts["maxSteps"] == SettingFacts("maxSteps", 25, (), 1, 500)
+    assert facts["provider"].choices[-1] == "custom" and "ollama" in facts["provider"].choices
+    assert facts["protocol"].default is None
+    ts = typescript_settings([SettingFacts("maxSteps", 30, (), 1, 400)])
+    assert "  maxSteps: { default: 30, min: 1, max: 400 },\n} as const;" in ts
+    current = (REPO / SETTINGS_TS_PATH).read_text(encoding="utf-8")
+    assert "  maxSteps: { default: 25, min: 1, max: 500 }," in current

@@ -18,8 +18,9 @@ from rhema_lsp.providers.presets import PRESETS
 from rhema_lsp.runs.settings import Settings
 
 PACKAGE = Path(__file__).resolve().parents[3] / "editors" / "vscode" / "package.json"
-EXTENSION_ONLY = {"rhema.server.command", "rhema.server.python"}
-"""Settings the extension reads itself; the server never sees them."""
+EXTENSION_ONLY = "rhema.server."
+"""Settings the extension reads itself (how it starts the server); the
+server never sees them."""
 CHOICES = {"provider": [*PRESETS, "custom"]}
 """A string setting whose choices the server knows elsewhere: ``provider``
 names a preset (``providers/presets.py``) or ``custom``."""
@@ -45,7 +46,7 @@ def problems(properties: dict[str, Any]) -> list[str]:
     defaults = Settings().model_dump(mode="json", by_alias=True)
     found: list[str] = []
     for key, prop in properties.items():
-        if key in EXTENSION_ONLY:
+        if key.startswith(EXTENSION_ONLY):
             continue
         name = key.removeprefix("rhema.")
         if name not in schema:

@@ -36,6 +36,7 @@ __all__ = [
     "artefacts",
     "json_schema",
     "protocol_tables",
+    "splice",
     "typescript",
 ]
 
@@ -289,7 +290,8 @@ def protocol_tables() -> dict[str, str]:
     }
 
 
-def _splice(text: str, blocks: dict[str, str]) -> str:
+def splice(text: str, blocks: dict[str, str]) -> str:
+    """``text`` with each ``<!-- generated:name -->`` block replaced by ``blocks[name]``."""
     for name, block in blocks.items():
         pattern = re.compile(
             rf"(<!-- generated:{name} -->\n)(?:.*?\n)?(<!-- /generated:{name} -->)", re.DOTALL
@@ -337,7 +339,7 @@ def _typescript_file(root: Path) -> str:
 
 
 def _protocol_file(root: Path) -> str:
-    return _splice((root / PROTOCOL_PATH).read_text(encoding="utf-8"), protocol_tables())
+    return splice((root / PROTOCOL_PATH).read_text(encoding="utf-8"), protocol_tables())
 
 
 def artefacts() -> list[Artefact]:

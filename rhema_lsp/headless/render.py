@@ -35,6 +35,7 @@ from rhema_lsp.contract import (
     ToolResultPayload,
     TurnEndPayload,
 )
+from rhema_lsp.tools.facts import main_value
 from rhema_lsp.vocabulary import PlanStatus
 
 __all__ = ["JsonRenderer", "TerminalRenderer"]
@@ -57,13 +58,11 @@ def _args_hint(name: str, args_text: str) -> str:
         args = json.loads(args_text) if args_text else {}
     except ValueError:
         return ""
-    if not isinstance(args, dict):
+    main = main_value(name, args)
+    if main is None:
         return ""
-    for key in ("path", "pattern", "command", "from"):
-        value = args.get(key)
-        if isinstance(value, str):
-            return value if len(value) <= 80 else value[:77] + "..."
-    return ""
+    value = main[1]
+    return value if len(value) <= 80 else value[:77] + "..."
 
 
 def _summary(content: str) -> str:

@@ -33,12 +33,11 @@ from rhema_lsp.engine import (
     ToolResultEvent,
 )
 from rhema_lsp.runs.merge import DeltaMerger
+from rhema_lsp.tools.facts import main_value
 
 __all__ = ["FLUSH_WINDOW", "RunStream", "describe_call"]
 
 FLUSH_WINDOW = 0.016
-
-_ARG_HINTS = ("path", "pattern", "command", "from")
 
 
 def describe_call(name: str, args_text: str) -> str:
@@ -47,12 +46,8 @@ def describe_call(name: str, args_text: str) -> str:
         args = json.loads(args_text) if args_text else {}
     except ValueError:
         return name
-    if isinstance(args, dict):
-        for key in _ARG_HINTS:
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                return f"{name} {value[:80]}"
-    return name
+    main = main_value(name, args)
+    return f"{name} {main[1][:80]}" if main else name
 
 
 class RunStream:

@@ -31,6 +31,7 @@ LAYERS = [
     "acp",
     "server",
     "headless",
+    "clients",
     "cli",
 ]
 ALLOWED = {
@@ -68,6 +69,7 @@ ALLOWED = {
         "runs",
     },
     "headless": {"engine", "jsonrpc", "contract", "tools"},
+    "clients": {"engine", "contract", "providers", "tools", "mcp", "runs"},
     "cli": {
         "engine",
         "jsonrpc",

@@ -9,6 +9,7 @@
  * run closes with one line naming the stop reason, steps and tokens. Pure: no
  * `vscode` import, so it is unit-tested in plain Node.
  */
+import { mainArgument } from './calls';
 import type { Message, RhemaEvent, StopReason, Usage } from './protocol';
 
 /** Where rendered text goes; the extension passes the output channel. */
@@ -40,7 +41,6 @@ interface CallState {
   headerShown: boolean;
 }
 
-const ARG_SUMMARY_KEYS = ['path', 'command', 'pattern'] as const;
 const MAX_DETAIL = 160;
 
 /** Format a token count with thousands separators (locale-independent). */
@@ -58,28 +58,17 @@ export function closingLine(stopReason: string, usage: Usage, steps?: number): s
   return parts.join(' · ');
 }
 
-/** Summarise a tool call's JSON arguments for its status line (`path`, `command`, ...). */
-export function summariseArgs(args: string): string {
+/** Summarise a call's JSON arguments for its status line: its main argument (`from → to` for a rename). */
+export function summariseArgs(name: string, args: string): string {
   let parsed: unknown;
   try {
     parsed = JSON.parse(args);
   } catch {
     return '';
   }
-  if (typeof parsed !== 'object' || parsed === null) {
-    return '';
-  }
-  const record = parsed as Record<string, unknown>;
-  if (typeof record.from === 'string' && typeof record.to === 'string') {
-    return `${record.from} → ${record.to}`;
-  }
-  for (const key of ARG_SUMMARY_KEYS) {
-    const value = record[key];
-    if (typeof value === 'string' && value.length > 0) {
-      return oneLine(value);
-    }
-  }
-  return '';
+  const main = mainArgument(name, parsed);
+  if (main === undefined) return '';
+  return main.target === undefined ? oneLine(main.value) : `${main.value} → ${main.target}`;
 }
 
 function oneLine(text: string): string {
@@ -244,7 +233,7 @@ export class RunRenderer {
   }
 
   private describe(call: CallState): string {
-    const summary = summariseArgs(call.args);
+    const summary = summariseArgs(call.name, call.args);
     return summary ? `${call.name} ${summary}` : call.name;
   }
 
@@ -337,7 +326,7 @@ export function transcriptLines(messages: readonly Message[] | readonly unknown[
       for (const part of parts) {
         if (part.type !== 'tool_call' || typeof part.name !== 'string') continue;
         const args = typeof part.raw_args === 'string' ? part.raw_args : JSON.stringify(part.args ?? {});
-        const summary = summariseArgs(args);
+        const summary = summariseArgs(part.name, args);
         if (typeof part.id === 'string') callLines.set(part.id, lines.length);
         lines.push(`${TOOL_GLYPH} ${summary ? `${part.name} ${summary}` : part.name} …`);
       }

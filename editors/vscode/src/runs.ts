@@ -16,6 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import * as vscode from 'vscode';
 import { WorkDoneProgress, type LanguageClient } from 'vscode-languageclient/node';
+import { changedFiles } from './calls';
 import type { ChatSide } from './chat/host';
 import { execute } from './client';
 import { ServerCommand, type RhemaEventParams, type StepResult, type Usage } from './protocol';
@@ -57,7 +58,6 @@ interface Failed {
 /** The server did not start: nothing was sent. */
 export class NotSent extends Error {}
 
-const FILE_TOOLS = new Set(['edit_file', 'write_file', 'rename_path', 'delete_path']);
 /** Steps a retried turn may take (the server's default turn limit). */
 const RETRY_STEPS = 25;
 
@@ -252,7 +252,7 @@ export class Runs {
     if (params.session === this.host.status.session || own !== undefined) {
       this.host.chat.view.apply({ kind: 'event', event: params.event });
       const event = params.event;
-      if (event.type === 'tool_result' && !event.isError && FILE_TOOLS.has(event.name)) {
+      if (changedFiles(event)) {
         // The changed-files card grows while the turn runs.
         void this.host.chat.listChanges(params.session, params.turn, true);
       }

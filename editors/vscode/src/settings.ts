@@ -7,8 +7,9 @@
  * (provider, model, baseUrl, protocol, thinking, maxTokens, maxSteps, mode,
  * review, sessionStore, commandAllowlist, logLevel, contextWindow,
  * compactThreshold, diagnosticsWait, vision); unset optional values are
- * left out so the server's own defaults apply, and the ranges and choices are
- * the server's own (rhema_lsp/server/settings.py, providers/presets.py). An invalid value never stops the extension: it is replaced
+ * left out so the server's own defaults apply, and the ranges, choices and
+ * defaults are the server's own (`serverSettings.ts`, generated from
+ * rhema_lsp/runs/settings.py and providers/presets.py). An invalid value never stops the extension: it is replaced
  * by its default and reported as a problem naming the setting. Pure: values
  * are read through a getter, so unit tests need no `vscode`.
  *
@@ -21,6 +22,7 @@
  * too (`userInterpreter`), never from a workspace's.
  */
 import type { Mode } from './protocol';
+import { SERVER_SETTINGS } from './serverSettings';
 
 /** Reads one setting below `rhema.`, e.g. `get('maxSteps')`. */
 export type SettingGetter = (key: string) => unknown;
@@ -67,50 +69,33 @@ export function userInterpreter(inspection: SettingInspection | undefined): stri
   return typeof value === 'string' && value.includes('/') ? value : undefined;
 }
 
-export type Thinking = 'default' | 'low' | 'medium' | 'high';
-export type SessionStore = 'workspace' | 'user';
-export type Provider =
-  | 'openai'
-  | 'anthropic'
-  | 'gemini'
-  | 'openrouter'
-  | 'groq'
-  | 'ollama'
-  | 'lmstudio'
-  | 'llamacpp'
-  | 'vllm'
-  | 'embedded'
-  | 'custom';
-export type WireProtocol = 'openai' | 'anthropic' | 'gemini';
-export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
+export type Thinking = (typeof SERVER_SETTINGS.thinking.choices)[number];
+export type SessionStore = (typeof SERVER_SETTINGS.sessionStore.choices)[number];
+/** A provider preset of the server's, or `custom`. */
+export type Provider = (typeof SERVER_SETTINGS.provider.choices)[number];
+export type WireProtocol = (typeof SERVER_SETTINGS.protocol.choices)[number];
+export type LogLevel = (typeof SERVER_SETTINGS.logLevel.choices)[number];
 
-export const THINKING: readonly Thinking[] = ['default', 'low', 'medium', 'high'];
-export const MODES: readonly Mode[] = ['ask', 'plan', 'edit', 'agent'];
-export const SESSION_STORES: readonly SessionStore[] = ['workspace', 'user'];
-/** The server's provider presets; an empty `rhema.provider` lets the server choose. */
-export const PROVIDERS: readonly Provider[] = [
-  'openai',
-  'anthropic',
-  'gemini',
-  'openrouter',
-  'groq',
-  'ollama',
-  'lmstudio',
-  'llamacpp',
-  'vllm',
-  'embedded',
-  'custom',
-];
-export const PROTOCOLS: readonly WireProtocol[] = ['openai', 'anthropic', 'gemini'];
-export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
+export const THINKING: readonly Thinking[] = SERVER_SETTINGS.thinking.choices;
+export const MODES: readonly Mode[] = SERVER_SETTINGS.mode.choices;
+export const SESSION_STORES: readonly SessionStore[] = SERVER_SETTINGS.sessionStore.choices;
+/** The server's provider presets and `custom`; an empty `rhema.provider` lets the server choose. */
+export const PROVIDERS: readonly Provider[] = SERVER_SETTINGS.provider.choices;
+export const PROTOCOLS: readonly WireProtocol[] = SERVER_SETTINGS.protocol.choices;
+export const LOG_LEVELS: readonly LogLevel[] = SERVER_SETTINGS.logLevel.choices;
+
+function range(setting: { min: number; max: number }): { min: number; max: number } {
+  return { min: setting.min, max: setting.max };
+}
+
 /** The server's bounds for `maxTokens` and `maxSteps`. */
-export const MAX_TOKENS_RANGE = { min: 16, max: 1_000_000 } as const;
-export const MAX_STEPS_RANGE = { min: 1, max: 500 } as const;
+export const MAX_TOKENS_RANGE = range(SERVER_SETTINGS.maxTokens);
+export const MAX_STEPS_RANGE = range(SERVER_SETTINGS.maxSteps);
 /** The server's bounds for `contextWindow` and `compactThreshold`. */
-export const CONTEXT_WINDOW_RANGE = { min: 512, max: 100_000_000 } as const;
-export const COMPACT_THRESHOLD_RANGE = { min: 0.2, max: 0.95 } as const;
+export const CONTEXT_WINDOW_RANGE = range(SERVER_SETTINGS.contextWindow);
+export const COMPACT_THRESHOLD_RANGE = range(SERVER_SETTINGS.compactThreshold);
 /** The server's bounds for `diagnosticsWait` (seconds). */
-export const DIAGNOSTICS_WAIT_RANGE = { min: 0, max: 60 } as const;
+export const DIAGNOSTICS_WAIT_RANGE = range(SERVER_SETTINGS.diagnosticsWait);
 
 /** The server's settings object, keys as in the editor contract. */
 export interface ServerSettings {
@@ -254,12 +239,12 @@ function stringList(get: SettingGetter, key: string, problems: string[]): string
 export function readServerSettings(get: SettingGetter): SettingsReading {
   const problems: string[] = [];
   const settings: ServerSettings = {
-    thinking: choice(get, 'thinking', THINKING, 'default', problems),
-    mode: choice(get, 'mode', MODES, 'edit', problems),
-    review: flag(get, 'review', false, problems),
-    sessionStore: choice(get, 'sessionStore', SESSION_STORES, 'workspace', problems),
+    thinking: choice(get, 'thinking', THINKING, SERVER_SETTINGS.thinking.default, problems),
+    mode: choice(get, 'mode', MODES, SERVER_SETTINGS.mode.default, problems),
+    review: flag(get, 'review', SERVER_SETTINGS.review.default, problems),
+    sessionStore: choice(get, 'sessionStore', SESSION_STORES, SERVER_SETTINGS.sessionStore.default, problems),
     commandAllowlist: stringList(get, 'commandAllowlist', problems),
-    logLevel: choice(get, 'logLevel', LOG_LEVELS, 'warning', problems),
+    logLevel: choice(get, 'logLevel', LOG_LEVELS, SERVER_SETTINGS.logLevel.default, problems),
   };
   const provider = optionalChoice(get, 'provider', PROVIDERS, problems);
   const model = optionalString(get, 'model', problems);

@@ -292,8 +292,9 @@ describe('transcript reducer', () => {
     assert.deepEqual(toolTarget('{"from":"a.py","to":"b.py"}'), { path: 'b.py' });
     assert.equal(toolTarget('{"command":"ls"}'), undefined);
     assert.equal(toolTarget('{"path":'), undefined); // still streaming
-    assert.equal(toolDetail('{"command":"make test\\nmore"}'), 'make test');
-    assert.equal(toolDetail('{"pattern":"TODO","path":"src"}'), 'TODO');
+    assert.equal(toolDetail('run_command', '{"command":"make test\\nmore"}'), 'make test');
+    assert.equal(toolDetail('grep', '{"pattern":"TODO","path":"src"}'), 'TODO');
+    assert.equal(toolDetail('rename_path', '{"from":"a.py","to":"b.py"}'), 'a.py → b.py');
   });
 });
 

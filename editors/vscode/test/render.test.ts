@@ -199,10 +199,12 @@ describe('helpers', () => {
   });
 
   it('summarises arguments, and tolerates broken JSON', () => {
-    assert.equal(summariseArgs('{"pattern":"TODO","path":"src"}'), 'src');
-    assert.equal(summariseArgs('{"pattern":"TODO"}'), 'TODO');
-    assert.equal(summariseArgs('{"path": "a.p'), '');
-    assert.equal(summariseArgs('[]'), '');
+    assert.equal(summariseArgs('grep', '{"pattern":"TODO","path":"src"}'), 'TODO');
+    assert.equal(summariseArgs('read_file', '{"path":"a.py","offset":3}'), 'a.py');
+    assert.equal(summariseArgs('rename_path', '{"from":"a.py","to":"b.py"}'), 'a.py → b.py');
+    assert.equal(summariseArgs('update_plan', '{"entries":[]}'), '');
+    assert.equal(summariseArgs('read_file', '{"path": "a.p'), '');
+    assert.equal(summariseArgs('read_file', '[]'), '');
   });
 
   it('renders a reopened transcript in the server message shapes', () => {

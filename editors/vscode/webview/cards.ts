@@ -64,7 +64,7 @@ export function fillTool(node: HTMLElement, card: ToolCard, post: Post, approval
   node.className = `tool ${card.state}`;
   node.dataset.id = card.id;
   const target = toolTarget(card.args);
-  const detail = toolDetail(card.args);
+  const detail = toolDetail(card.name, card.args);
   node.querySelector('.glyph')!.textContent = STATE_GLYPH[card.state];
   node.querySelector('.name')!.textContent = card.name;
   const link = node.querySelector<HTMLAnchorElement>('.path')!;

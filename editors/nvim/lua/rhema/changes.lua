@@ -16,6 +16,7 @@
 --- panes sharing the width. `:diffget` in the file rejects a hunk (takes it
 --- back to the checkpoint's text); `q` in the scratch closes the tab, and
 --- closing the scratch window ends the diff.
+local facts = require('rhema.facts')
 local M = {}
 
 --- The last quickfix items made, and their turn (a test hook).
@@ -87,7 +88,7 @@ end
 --- @param done fun(items: table[])|nil
 function M.after_turn(c, session, turn, done)
   local client = require('rhema.client')
-  client.execute(c, 'rhema.changes', { session = session, turn = turn }, function(err, result)
+  client.execute(c, facts.commands.changes, { session = session, turn = turn }, function(err, result)
     if err or type(result) ~= 'table' then
       return
     end
@@ -129,7 +130,7 @@ function M.after_turn(c, session, turn, done)
         items[index] = quickfix_item(file, nil)
         one_done()
       else
-        client.execute(c, 'rhema.checkpointContent', { uri = file.before }, function(e, content)
+        client.execute(c, facts.commands.checkpointContent, { uri = file.before }, function(e, content)
           local before = (not e and type(content) == 'table') and content.text or ''
           items[index] = quickfix_item(file, before)
           one_done()
@@ -240,7 +241,7 @@ function M.diff(bufnr, path)
     )
     return
   end
-  runs.command(bufnr, 'rhema.changes', 'changes', { session = session }, function(result, c)
+  runs.command(bufnr, facts.commands.changes, 'changes', { session = session }, function(result, c)
     local found, turn = nil, nil
     for _, entry in ipairs(result.turns or {}) do
       for _, file in ipairs(entry.files or {}) do
@@ -262,7 +263,7 @@ function M.diff(bufnr, path)
     end
     require('rhema.client').execute(
       c,
-      'rhema.checkpointContent',
+      facts.commands.checkpointContent,
       { uri = found.before },
       function(err, content)
         if err or type(content) ~= 'table' then

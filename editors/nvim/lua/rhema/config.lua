@@ -2,7 +2,11 @@
 ---
 --- Contract: `config.options` always holds a complete option table; `apply()`
 --- replaces it with the defaults deep-merged with the user's table and
---- returns it. Nothing else in the plugin keeps its own defaults.
+--- returns it. Nothing else in the plugin keeps its own defaults; the
+--- server's settings and their defaults are `rhema.facts` (generated), and a
+--- name in `settings` the server does not know is warned of.
+local facts = require('rhema.facts')
+
 local M = {}
 
 --- @class rhema.PanelOptions
@@ -87,6 +91,14 @@ function M.apply(opts)
   end
   if opts.root_markers then
     merged.root_markers = vim.deepcopy(opts.root_markers)
+  end
+  for name in pairs(type(merged.settings) == 'table' and merged.settings or {}) do
+    if facts.settings[name] == nil then
+      vim.notify(
+        ('rhema: settings.%s is not a setting of the server; it is ignored'):format(tostring(name)),
+        vim.log.levels.WARN
+      )
+    end
   end
   local positions = { right = true, left = true, top = true, bottom = true }
   if not positions[merged.panel.position] then

@@ -9,6 +9,7 @@
 --- warnings, with the choices; a provider that is set up but fails is an
 --- error naming what to fix (`verdict` decides, from the status alone).
 local config = require('rhema.config')
+local facts = require('rhema.facts')
 
 local M = {}
 
@@ -94,7 +95,7 @@ local function check_provider()
     return
   end
   local response, problem = client:request_sync('workspace/executeCommand', {
-    command = 'rhema.status',
+    command = facts.commands.status,
     arguments = { { check = true } }, -- starts the MCP servers and waits for them, bounded
   }, 40000)
   if temporary then

@@ -1,13 +1,15 @@
 --- Jumping from a panel to the files its tool calls touched.
 ---
 --- Contract: `goto_file()` (`gf` in a panel) opens the file of the tool
---- line under the cursor: `path` (`to` for `rename_path`), relative to the
+--- line under the cursor: `path` (where the call goes for one that moves a
+--- file: `to` for `rename_path`, from the generated tool facts), relative to the
 --- workspace root, at `offset` for `read_file` and at the line that now
 --- holds `new_text` for `edit_file`; on any other line the `path` or
 --- `path:line` under the cursor. The file opens in the previous window when
 --- it shows neither a panel nor the chat's input, else in another such
 --- window, else in a new split; the panel keeps its window.
 local client = require('rhema.client')
+local facts = require('rhema.facts')
 
 local M = {}
 
@@ -87,8 +89,9 @@ function M.tool_target(block)
     return nil
   end
   local path = args.path
-  if block.name == 'rename_path' and type(args.to) == 'string' then
-    path = args.to
+  local tool = facts.tools[block.name or '']
+  if tool and tool.target and type(args[tool.target]) == 'string' then
+    path = args[tool.target]
   end
   if type(path) ~= 'string' or path == '' then
     return nil

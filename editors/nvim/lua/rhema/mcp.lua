@@ -19,6 +19,7 @@
 --- - `rhema/askText` (an MCP form's free-text field) is a `vim.ui.input`;
 ---   dismissing it cancels the form.
 local client = require('rhema.client')
+local facts = require('rhema.facts')
 
 local M = {}
 
@@ -97,7 +98,7 @@ end
 function M.restart(name, bufnr)
   notify(('restarting the MCP server %s…'):format(name))
   local runs = require('rhema.runs')
-  runs.command(bufnr, 'rhema.mcpRestart', 'MCP restart', { name = name }, function(reports)
+  runs.command(bufnr, facts.commands.mcpRestart, 'MCP restart', { name = name }, function(reports)
     local worst = vim.log.levels.INFO
     local lines = {}
     for _, report in ipairs(reports or {}) do
@@ -112,7 +113,7 @@ end
 
 --- `:RhemaMcp`: the servers, and one to restart.
 function M.servers(bufnr)
-  require('rhema.runs').command(bufnr, 'rhema.status', 'status', {}, function(status)
+  require('rhema.runs').command(bufnr, facts.commands.status, 'status', {}, function(status)
     local servers = status.mcpServers or {}
     if #servers == 0 then
       notify('no MCP server is configured (settings.mcpServers; see :help rhema-mcp)')
@@ -148,7 +149,7 @@ end
 
 --- The configured servers' names, for `:RhemaMcpRestart <Tab>`.
 function M.names()
-  local status = command_sync('rhema.status', 5000)
+  local status = command_sync(facts.commands.status, 5000)
   local names = {}
   for _, server in ipairs(status and status.mcpServers or {}) do
     table.insert(names, server.name)
@@ -164,7 +165,7 @@ function M.prompts()
   if M.listed then
     return M.listed
   end
-  local listed = command_sync('rhema.mcpPrompts', 20000)
+  local listed = command_sync(facts.commands.mcpPrompts, 20000)
   if not listed then
     return {}
   end
@@ -288,7 +289,7 @@ function M.expand(typed, bufnr, done)
         done(nil, problem)
         return
       end
-      client.execute(c, 'rhema.mcpPrompt', args, function(err, result)
+      client.execute(c, facts.commands.mcpPrompt, args, function(err, result)
         if err then
           done(nil, 'MCP prompt: ' .. text(err.message))
         else

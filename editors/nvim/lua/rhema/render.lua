@@ -7,6 +7,7 @@
 --- line of a turn, in words (`done`, never `end_turn`); `when` a stored
 --- timestamp as a person reads it. Nothing here touches a buffer.
 local errors = require('rhema.errors')
+local facts = require('rhema.facts')
 
 local M = {}
 
@@ -50,16 +51,25 @@ end
 --- How each plan entry's status reads in the checklist.
 local PLAN_MARKS = { pending = '[ ]', in_progress = '[~]', completed = '[x]' }
 
+--- The argument shown beside a call's name: the tool's own main argument
+--- (generated from the server's tool facts), or for a tool not the server's
+--- (an MCP server's) the first of the fallback arguments it has.
 local function tool_summary(block)
   local ok, args = pcall(vim.json.decode, block.args or '')
   if not ok or type(args) ~= 'table' then
     return ''
   end
-  for _, key in ipairs({ 'path', 'command', 'pattern', 'from' }) do
-    if type(args[key]) == 'string' then
+  local tool = facts.tools[block.name or '']
+  local keys = facts.fallback_arguments
+  if tool then
+    keys = { tool.main }
+  end
+  for _, key in ipairs(keys) do
+    if type(args[key]) == 'string' and args[key] ~= '' then
       local value = args[key]:gsub('\n.*', ' …')
-      if key == 'from' and type(args.to) == 'string' then
-        value = value .. ' → ' .. args.to
+      local target = tool and tool.target and args[tool.target]
+      if type(target) == 'string' then
+        value = value .. ' → ' .. target
       elseif key == 'path' and type(args.offset) == 'number' and args.offset > 1 then
         value = ('%s:%d'):format(value, args.offset)
       end

@@ -7,6 +7,7 @@
 --- lists in `save` were clean before the turn and are written again, so a
 --- rewind leaves them unmodified. Files changed since the turn are left alone
 --- and named in a warning; `:RhemaRewind! N` forces them.
+local facts = require('rhema.facts')
 local M = {}
 
 local WHAT = { 'both', 'code', 'conversation' }
@@ -48,7 +49,7 @@ end
 local function run(bufnr, session, turn, what, force)
   local runs = require('rhema.runs')
   local args = { session = session, turn = turn, what = what, force = force }
-  runs.command(bufnr, 'rhema.rewind', 'rewind', args, function(result)
+  runs.command(bufnr, facts.commands.rewind, 'rewind', args, function(result)
     M.save(result.save)
     local message, level = M.describe(result)
     runs.notify(message, level)
@@ -75,7 +76,7 @@ function M.rewind(bufnr, turn, what, force)
     run(bufnr, session, turn, what or 'both', force)
     return
   end
-  runs.command(bufnr, 'rhema.changes', 'changes', { session = session }, function(changes)
+  runs.command(bufnr, facts.commands.changes, 'changes', { session = session }, function(changes)
     local turns = vim.fn.reverse(vim.deepcopy(changes.turns or {}))
     vim.ui.select(turns, {
       prompt = 'Rewind to before which turn?',

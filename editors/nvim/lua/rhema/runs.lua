@@ -16,6 +16,7 @@
 local client = require('rhema.client')
 local panel = require('rhema.panel')
 local render_plural = require('rhema.render').plural
+local facts = require('rhema.facts')
 
 local M = {}
 
@@ -250,7 +251,7 @@ function M.run(kind, args, bufnr)
       mode = args.mode,
     }
     request.client, request.panel = c, p
-    request.id = client.execute(c, 'rhema.' .. kind, request_args, function(err, result)
+    request.id = client.execute(c, facts.commands[kind], request_args, function(err, result)
       forget(request)
       M.finished(request, err, result)
     end)
@@ -286,7 +287,7 @@ function M.finished(request, err, result)
     end
     return
   end
-  M.last['rhema.' .. request.kind] = result
+  M.last[facts.commands[request.kind]] = result
   if type(result) == 'table' and result.session then
     bind(p, result.session)
     M.current = result.session
@@ -325,7 +326,7 @@ function M.retry(bufnr)
   end
   if again.session and again.turn and again.prompt then
     local args = { session = again.session, turn = again.turn, what = 'conversation' }
-    command(bufnr, 'rhema.rewind', 'retry', args, go)
+    command(bufnr, facts.commands.rewind, 'retry', args, go)
   else
     go()
   end
@@ -346,14 +347,14 @@ function M.edit(args, bufnr, done)
     table.insert(M.pending, p)
     p:begin_turn('Edit: ' .. args.instruction, context_label({ args }))
     request.client, request.panel = c, p
-    request.id = client.execute(c, 'rhema.edit', args, function(err, result)
+    request.id = client.execute(c, facts.commands.edit, args, function(err, result)
       forget(request)
       if err then
         unpend(p)
         notify('edit failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
         return
       end
-      M.last['rhema.edit'] = result
+      M.last[facts.commands.edit] = result
       if result.session then
         bind(p, result.session)
       end
@@ -396,11 +397,11 @@ function M.cancel()
       local key = tostring(request.client.id) .. ':' .. tostring(session)
       if not sessions[key] then
         sessions[key] = true
-        client.execute(request.client, 'rhema.cancel', { session = session }, function(err, result)
+        client.execute(request.client, facts.commands.cancel, { session = session }, function(err, result)
           if err then
             notify('cancel failed: ' .. (err.message or ''), vim.log.levels.ERROR)
           else
-            M.last['rhema.cancel'] = result
+            M.last[facts.commands.cancel] = result
           end
         end)
       end
@@ -420,7 +421,7 @@ end
 --- @param bufnr integer
 --- @param done fun(session: string|nil)|nil
 function M.sessions(bufnr, done)
-  command(bufnr, 'rhema.sessions', 'sessions', {}, function(list, c)
+  command(bufnr, facts.commands.sessions, 'sessions', {}, function(list, c)
     if type(list) ~= 'table' or #list == 0 then
       notify('no sessions yet')
       return
@@ -447,12 +448,12 @@ end
 
 --- Show session `session` (its stored conversation) and make it current.
 function M.open_session(c, session, done)
-  client.execute(c, 'rhema.openSession', { session = session }, function(err, result)
+  client.execute(c, facts.commands.openSession, { session = session }, function(err, result)
     if err then
       notify('open session: ' .. (err.message or ''), vim.log.levels.ERROR)
       return
     end
-    M.last['rhema.openSession'] = result
+    M.last[facts.commands.openSession] = result
     local p = M.panels[session]
     if not p then
       p = panel.new(result.title or session, nil)
@@ -476,7 +477,7 @@ function M.undo_turn(bufnr)
     notify('no session: nothing to undo', vim.log.levels.WARN)
     return
   end
-  command(bufnr, 'rhema.undoTurn', 'undo turn', { session = M.current }, function(result)
+  command(bufnr, facts.commands.undoTurn, 'undo turn', { session = M.current }, function(result)
     require('rhema.rewind').save(result.save)
     local names = function(uris)
       return table.concat(
@@ -509,7 +510,7 @@ function M.compact(bufnr)
     notify('no session: nothing to compact', vim.log.levels.WARN)
     return
   end
-  command(bufnr, 'rhema.compact', 'compact', { session = M.current }, function(result)
+  command(bufnr, facts.commands.compact, 'compact', { session = M.current }, function(result)
     if result.compacted then
       notify(('compacted: %d → %d tokens'):format(result.before, result.after))
     else
@@ -521,7 +522,7 @@ end
 --- Show what the server runs on.
 --- @param bufnr integer
 function M.status(bufnr)
-  command(bufnr, 'rhema.status', 'status', {}, function(result)
+  command(bufnr, facts.commands.status, 'status', {}, function(result)
     notify(table.concat(M.describe_status(result), '\n'))
   end)
 end

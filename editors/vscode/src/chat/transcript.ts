@@ -26,6 +26,7 @@
  * Pure: no `vscode`, no DOM, so the extension, the webview and the unit
  * tests share it.
  */
+import { mainArgument } from '../calls';
 import type { Message, PlanEntryBody, RhemaEvent, TurnChanges } from '../contract';
 import type { Action, ChangedFileView, FileDecision, Item, ToolCard, TranscriptState, Usage } from './messages';
 
@@ -386,14 +387,13 @@ export function toolTarget(args: string): { path: string; line?: number; find?: 
   return target;
 }
 
-/** A tool call's one-line detail for its card: the command, pattern or path. */
-export function toolDetail(args: string): string {
+/** A tool call's one-line detail for its card: its main argument (`from → to` for a rename). */
+export function toolDetail(name: string, args: string): string {
   try {
-    const record = JSON.parse(args) as Record<string, unknown>;
-    for (const key of ['command', 'pattern', 'path']) {
-      const value = record[key];
-      if (typeof value === 'string' && value) return value.split('\n', 1)[0] ?? '';
-    }
+    const main = mainArgument(name, JSON.parse(args));
+    if (main === undefined) return '';
+    const first = main.value.split('\n', 1)[0] ?? '';
+    return main.target === undefined ? first : `${first} → ${main.target}`;
   } catch {
     // Arguments still streaming: no detail yet.
   }

@@ -9,6 +9,7 @@ as a JSON-RPC error with its code."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -169,3 +170,19 @@ async def test_lower_layers_errors_leave_through_the_boundary_with_their_codes(
     with pytest.raises(RequestError) as failed:
         await agent.list_sessions(cwd=str(folder))
     assert (failed.value.code, str(failed.value)) == (-32603, "the disk is on fire")
+
+
+def test_every_method_the_sdk_calls_crosses_the_error_boundary() -> None:
+    served = [
+        name
+        for name, member in vars(RhemaAcpAgent).items()
+        if inspect.iscoroutinefunction(member) and not name.startswith("_")
+    ]
+    unmapped = [
+        name
+        for name in served
+        if name != "shutdown"  # the connection's, after the last answer
+        and getattr(getattr(RhemaAcpAgent, name), "__wrapped__", None) is None
+    ]
+    assert "prompt" in served and "delete_session" in served
+    assert unmapped == []

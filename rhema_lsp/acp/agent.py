@@ -2,25 +2,22 @@
 
 :class:`RhemaAcpAgent` implements the SDK's ``Agent`` interface. It owns the
 ACP sessions of this connection (:mod:`~rhema_lsp.acp.sessions`: each one a
-stored session of the folder it was started in), their editors, the running
-prompts, the resolved provider and the run pipeline
-(:class:`~rhema_lsp.runs.turn.Turns`, which keeps each session's context
-budget for the life of the connection).
+stored session of the folder it was started in) and their editors; the
+stores, the running prompts, the provider cache and the run pipeline are
+the door kit's (:class:`~rhema_lsp.runs.door.Door`, the same the language
+server holds: the same setup steps in the same order). Every method the SDK
+calls maps its errors at one boundary (:func:`~rhema_lsp.acp.errors.answers`).
 
-A prompt registers its run (one prompt per session at a time) and runs as a
-turn of the pipeline (:func:`~rhema_lsp.acp.turns.run_prompt`): the same
-lease, resume, commits, checkpoints in the store, cancellation and recorded
-turn as through the language server, so an ACP turn can be rewound from an
-editor or with ``rhema-lsp rewind``. ``session/cancel`` cancels the run: the
-provider stream closes, no further tool starts, a running command is killed,
-a pending permission request is abandoned, the answer so far is kept, the
-session is checkpointed, and the prompt answers ``cancelled``.
+A prompt registers its run through the door kit (one prompt per session at
+a time: a busy session refuses it before any turn number is reserved) and
+runs as a turn of the pipeline (:func:`~rhema_lsp.acp.turns.run_prompt`), so
+an ACP turn can be rewound from an editor or with ``rhema-lsp rewind``.
+``session/cancel`` cancels the run: the stream closes, no further tool
+starts, the answer so far is kept, and the prompt answers ``cancelled``.
 
 MCP: the servers the client passes with ``session/new`` or ``session/load``
-(:mod:`~rhema_lsp.acp.mcp_servers`) join the user's own in the agent's
-:class:`~rhema_lsp.mcp.hub.McpHub`; a prompt whose mode is in ``mcpModes``
-gets their tools, each call asked through ``session/request_permission``;
-every server stops when the agent shuts down.
+(:mod:`~rhema_lsp.acp.mcp_servers`) join the user's own in the hub; their
+calls are asked through ``session/request_permission``.
 
 Options: each session's ``configOptions`` (mode, model and thinking, as
 CodeCompanion and Zed switch them) come from :mod:`~rhema_lsp.acp.config`
@@ -44,7 +41,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from acp import RequestError
 from acp.schema import (
     AgentMessageChunk,
     AuthenticateResponse,
@@ -67,13 +63,7 @@ from rhema_lsp.acp.builtin_commands import CommandSeat, Discard, builtin_command
 from rhema_lsp.acp.commands import update_message
 from rhema_lsp.acp.config import MODE, SessionModels
 from rhema_lsp.acp.editor import AcpClient
-from rhema_lsp.acp.errors import (
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    SessionBusy,
-    UnknownSession,
-    to_request_error,
-)
+from rhema_lsp.acp.errors import AcpAgentError, BadParams, UnknownSession, answers
 from rhema_lsp.acp.handshake import initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.options import SessionOptions, restore_choices
@@ -81,18 +71,17 @@ from rhema_lsp.acp.prompt import PromptBlock, user_prompt
 from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, open_acp_session, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
-from rhema_lsp.engine import ImageRefused, Session
+from rhema_lsp.engine import Session
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
+from rhema_lsp.runs.backends import Backends
+from rhema_lsp.runs.door import Door
+from rhema_lsp.runs.outside import reopen
 from rhema_lsp.runs.refs import TurnRef
-from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Turns
-from rhema_lsp.sessions import (
-    SessionBusyError,
-    SessionStoreError,
-    UnknownSessionError,
-)
+from rhema_lsp.runs.workplace import Plan
+from rhema_lsp.sessions import UnknownSessionError
 
 __all__ = ["RhemaAcpAgent"]
 
@@ -118,17 +107,18 @@ class RhemaAcpAgent:
         self, settings: Settings, mcp: McpHub | None = None, turns: Turns | None = None
     ) -> None:
         self.settings = settings
-        self.mcp = McpHub() if mcp is None else mcp
-        self.turns = Turns(self.mcp) if turns is None else turns
-        self.runs = RunRegistry()
+        self.door: Door[ProviderSettings, ResolvedProvider] = Door(
+            McpHub() if mcp is None else mcp,
+            Backends(ProviderSettings.of, resolve_provider),
+            turns=turns,
+        )
+        self.mcp, self.turns, self.runs = self.door.mcp, self.door.turns, self.door.runs
         self.sessions: dict[str, AcpSession] = {}
-        self.stores = Stores(settings.session_store)
+        self.stores = Stores(self.door.stores, settings.session_store)
         self._client: AcpClient | None = None
         self._capabilities = ClientCapabilities()
-        self._provider: ResolvedProvider | None = None
-        self.models = SessionModels(settings, self._resolved_provider)
+        self.models = SessionModels(settings, self._provider)
         self.options = SessionOptions(self.models)
-        self._closed = False
         self.withdraw_requests: Callable[[str], Awaitable[None]] | None = None
         """Withdraws the agent's unanswered requests about a session (set by
         the transport: ``$/cancel_request`` for each) once its prompt ends."""
@@ -153,9 +143,10 @@ class RhemaAcpAgent:
     @property
     def client(self) -> AcpClient:
         if self._client is None:
-            raise RequestError(INTERNAL_ERROR, "the agent is not connected")
+            raise AcpAgentError("the agent is not connected")
         return self._client
 
+    @answers
     async def initialize(
         self,
         protocol_version: int,
@@ -173,6 +164,7 @@ class RhemaAcpAgent:
         # the answer rhema_lsp.acp.handshake sends before the SDK loads, the same
         return InitializeResponse.model_validate(initialize_result())
 
+    @answers
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
         """Nothing to authenticate: keys come from the agent's environment."""
         return AuthenticateResponse()
@@ -209,6 +201,7 @@ class RhemaAcpAgent:
         self.sessions[session_id] = session
         return session
 
+    @answers
     async def new_session(
         self,
         cwd: str,
@@ -229,6 +222,7 @@ class RhemaAcpAgent:
             config_options=await self.options.listed(session),
         )
 
+    @answers
     async def load_session(
         self,
         cwd: str,
@@ -247,6 +241,7 @@ class RhemaAcpAgent:
             modes=session.modes(), config_options=await self.options.listed(session)
         )
 
+    @answers
     async def resume_session(
         self,
         cwd: str,
@@ -274,22 +269,17 @@ class RhemaAcpAgent:
         try:
             info = await store.info(session_id)
         except UnknownSessionError as exc:
-            raise to_request_error(UnknownSession(session_id, str(store.folder))) from exc
-        except SessionStoreError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+            raise UnknownSession(session_id, str(store.folder)) from exc
         session = await self._open(session_id, cwd, additional, servers, stored=True)
-        await restore_choices(session)
-        try:
-            if self.runs.is_running(session_id):
-                return session, await store.load(session_id)
-            ref = TurnRef(session_id, info.turns)
-            history, _ = await self.turns.reopen(
-                session.place, ref, session.mode, self.settings, Discard()
-            )
-        except SessionStoreError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+        await restore_choices(session, self.settings)
+        if self.runs.is_running(session_id):
+            return session, await store.load(session_id)
+        ref = TurnRef(session_id, info.turns)
+        settings = session.settings(self.settings)
+        history, _ = await reopen(session.place, ref, session.mode, settings, Discard())
         return session, history
 
+    @answers
     async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
         """Forget the session on this connection (its prompt, if one runs,
         is cancelled and answers ``cancelled``); it stays in its store."""
@@ -300,23 +290,25 @@ class RhemaAcpAgent:
             await session.languages.aclose()
         return CloseSessionResponse()
 
+    @answers
     async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
-        """Delete a stored session (of a folder this connection named): its
-        prompt here, if one runs, is stopped first; a session another window
-        runs is refused (-32602), one no store has is -32002."""
+        """Delete a stored session (of a folder this connection named) by the
+        door kit's one path: its prompt here, if one runs, is stopped first,
+        what the pipeline keeps of it is forgotten, and its language servers
+        stop; a session another window runs is refused (-32602), one no
+        store has is -32002."""
         session = self.sessions.get(session_id)
         store = session.store if session is not None else await self.stores.holding(session_id)
-        self.runs.cancel(session_id)
-        await self.runs.wait_finished(session_id)
-        try:
-            await store.delete(session_id)
-        except SessionBusyError as exc:
-            raise to_request_error(SessionBusy(str(exc))) from exc
-        except SessionStoreError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-        self.sessions.pop(session_id, None)
+        await self.door.delete(store, session_id, forget=self._forget)
         return DeleteSessionResponse()
 
+    async def _forget(self, session_id: str) -> None:
+        """Drop a deleted session from this connection; its language servers stop."""
+        session = self.sessions.pop(session_id, None)
+        if session is not None and session.languages is not None:
+            await session.languages.aclose()
+
+    @answers
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
     ) -> ListSessionsResponse:
@@ -329,6 +321,7 @@ class RhemaAcpAgent:
             stores = await self.stores.named()
         return await list_page(stores, cursor)
 
+    @answers
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
@@ -337,6 +330,7 @@ class RhemaAcpAgent:
         await self.options.change(self._session(session_id), MODE, mode_id, self.client)
         return SetSessionModeResponse()
 
+    @answers
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse | None:
@@ -348,11 +342,12 @@ class RhemaAcpAgent:
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise to_request_error(UnknownSession(session_id, "this connection"))
+            raise UnknownSession(session_id, "this connection")
         return session
 
     # -- prompts -----------------------------------------------------------------
 
+    @answers
     async def prompt(
         self, prompt: list[PromptBlock], session_id: str, **kwargs: Any
     ) -> PromptResponse:
@@ -361,42 +356,35 @@ class RhemaAcpAgent:
         notice = self.stores.untold_notice(session.cwd)
         if notice is not None:  # the first prompt in that folder says it first
             await self._say(session_id, f"⚠ {notice}\n\n")
-        try:
-            asked = user_prompt(prompt, session.cwd)
-        except ImageRefused as exc:
-            raise RequestError(INVALID_PARAMS, f"an image of the prompt is refused: {exc}") from exc
+        asked = user_prompt(prompt, session.cwd)  # ImageRefused: the boundary's -32602
         text = asked.text
         if not text.strip() and asked.images:
             text = "(the user attached an image)"
         if not text.strip():
-            raise RequestError(INVALID_PARAMS, "the prompt is empty: type something to ask")
+            raise BadParams("the prompt is empty: type something to ask")
         command = self.commands.match(text)
         if command is not None:  # a slash command runs instead of a turn
             await self._say(session_id, await command[0].run(session, command[1]))
             return PromptResponse(stop_reason="end_turn")
-        run = Run(session=session_id, turn=0)
+        settings = session.settings(self.settings)
+        steps, images = settings.max_steps, asked.images
+        plan = Plan(prompt=text, title=text, mode=session.mode, max_steps=steps, images=images)
+        stored = session.id if session.stored else None
+        run = await self.door.start(
+            session.store, stored, plan, new_id=session.id, model=settings.model or ""
+        )
         try:
-            self.runs.add(run)
-        except SessionRunningError as exc:
-            raise to_request_error(SessionBusy(str(exc))) from exc
-        try:
-            settings = session.settings(self.settings)
             outcome = await run_prompt(
                 self.turns,
                 session,
                 run,
-                text,
+                plan,
                 lambda: self.models.provider(session.model),
                 settings,
                 self.client,
-                asked.images,
             )
-        except SessionBusyError as exc:
-            raise to_request_error(SessionBusy(str(exc))) from exc
-        except SessionStoreError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
         finally:
-            self.runs.remove(run)
+            self.door.end(run)
             if self.withdraw_requests is not None:
                 with anyio.CancelScope(shield=True):
                     await self.withdraw_requests(session_id)
@@ -409,11 +397,11 @@ class RhemaAcpAgent:
             session_id, AgentMessageChunk(session_update="agent_message_chunk", content=chunk)
         )
 
-    async def _resolved_provider(self) -> ResolvedProvider:
-        if self._provider is None:
-            self._provider = await resolve_provider(ProviderSettings.of(self.settings))
-        return self._provider
+    async def _provider(self, model: str | None) -> ResolvedProvider:
+        """The door kit's provider for ``model`` (``None``: the connection's)."""
+        return await self.door.backends.of(self.settings, model)
 
+    @answers
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         """``session/cancel``: stop the session's prompt, if one runs."""
         self.runs.cancel(session_id)
@@ -421,15 +409,9 @@ class RhemaAcpAgent:
     # -- shutdown ----------------------------------------------------------------
 
     async def shutdown(self) -> None:
-        """Cancel every prompt, give them a moment to checkpoint, close the
-        stores, stop the MCP servers and the sessions' language servers
-        (once: later calls return at once)."""
-        if self._closed:
-            return
-        self._closed = True
-        await self.runs.stop_all()
-        await self.stores.close()
-        await self.mcp.aclose()
-        for session in list(self.sessions.values()):
-            if session.languages is not None:
-                await session.languages.aclose()
+        """The door kit's shutdown (:meth:`~rhema_lsp.runs.door.Door.shutdown`):
+        every prompt cancelled and given a moment to checkpoint, the MCP
+        servers and the sessions' language servers stopped, the stores
+        closed (once: later calls return at once)."""
+        languages = [s.languages for s in self.sessions.values() if s.languages is not None]
+        await self.door.shutdown(languages=languages)

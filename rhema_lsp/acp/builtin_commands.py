@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from rhema_lsp.acp.commands import SlashCommand, SlashCommands
 from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.engine import Event, ProviderError
+from rhema_lsp.runs.outside import compact as compact_session
 from rhema_lsp.runs.registry import Run, RunRegistry, SessionRunningError
 from rhema_lsp.runs.rewind import RewindReport, rewind
 from rhema_lsp.runs.settings import Settings
@@ -86,8 +87,8 @@ def builtin_commands(seat: CommandSeat) -> SlashCommands:
     async def compact(session: AcpSession, _arg: str) -> str:
         async def work(run: Run) -> str:
             settings, place = seat.settings(session), session.place
-            done = await seat.turns.compact(
-                run, place, lambda: seat.backend(session), settings, Discard()
+            done = await compact_session(
+                seat.turns, run, place, lambda: seat.backend(session), settings, Discard()
             )
             if done.record is None:
                 return "Nothing to compact: the conversation is only its latest round."

@@ -24,18 +24,17 @@ the option list answered is always the whole list as it is after the change.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
-from acp import RequestError
 from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
 
-from rhema_lsp.acp.errors import INVALID_PARAMS
+from rhema_lsp.acp.errors import BadParams
 from rhema_lsp.acp.sessions import SESSION_MODES
 from rhema_lsp.engine import ProviderError
-from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
+from rhema_lsp.providers import ResolvedProvider
 from rhema_lsp.providers.local import model_ids
+from rhema_lsp.providers.secrets import is_loopback
 from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.vocabulary import MODES, Mode
 
@@ -131,13 +130,13 @@ def mode_named(value: str) -> Mode:
 
     Raises
     ------
-    RequestError
+    BadParams
         It names none.
     """
     for mode in MODES:
         if mode == value:
             return mode
-    raise RequestError(INVALID_PARAMS, f"unknown mode {value!r}: {', '.join(MODES)}")
+    raise BadParams(f"unknown mode {value!r}: {', '.join(MODES)}")
 
 
 def thinking_named(value: str) -> Thinking:
@@ -145,46 +144,42 @@ def thinking_named(value: str) -> Thinking:
 
     Raises
     ------
-    RequestError
+    BadParams
         It names none.
     """
     for level in THINKING_LEVELS:
         if level == value:
             return level
-    raise RequestError(
-        INVALID_PARAMS, f"unknown thinking level {value!r}: {', '.join(THINKING_LEVELS)}"
-    )
-
-
-def _loopback(base_url: str) -> bool:
-    return (urlsplit(base_url).hostname or "") in {"127.0.0.1", "localhost", "::1"}
+    raise BadParams(f"unknown thinking level {value!r}: {', '.join(THINKING_LEVELS)}")
 
 
 class SessionModels:
     """The models sessions may choose, and the provider of each choice.
 
-    ``connection_provider`` is the connection's provider (resolved once);
-    a session that chose another model gets a provider resolved for it
-    from the same settings, once per model.
+    ``provider`` is the door kit's provider cache
+    (:class:`~rhema_lsp.runs.backends.Backends`): ``None``, the
+    connection's provider; a model, the same provider for that model.
     """
 
     def __init__(
-        self, settings: Settings, connection_provider: Callable[[], Awaitable[ResolvedProvider]]
+        self,
+        settings: Settings,
+        provider: Callable[[str | None], Awaitable[ResolvedProvider]],
     ) -> None:
         self.settings = settings
-        self._connection_provider = connection_provider
+        self._provider = provider
         self._listed: list[str] | None = None
-        self._chosen: dict[str, ResolvedProvider] = {}
 
     async def offered(self, chosen: str | None) -> list[str]:
         """The models to offer, the current one (``chosen``, else the
         provider's) first; none when no provider is set up."""
         try:
-            provider = await self._connection_provider()
+            provider = await self._provider(None)
         except ProviderError:
             return []
         if self._listed is None:
-            local = provider.protocol == "openai" and _loopback(provider.base_url)
+            host = urlsplit(provider.base_url).hostname or ""
+            local = provider.protocol == "openai" and is_loopback(host)
             self._listed = await model_ids(provider.base_url, LISTING_WAIT) if local else []
         return model_choices(chosen or provider.model, [provider.model, *self._listed])
 
@@ -204,10 +199,4 @@ class SessionModels:
         ProviderError
             None can be set up.
         """
-        provider = await self._connection_provider()
-        if chosen is None or chosen == provider.model:
-            return provider
-        if chosen not in self._chosen:
-            wanted = dataclasses.replace(ProviderSettings.of(self.settings), model=chosen)
-            self._chosen[chosen] = await resolve_provider(wanted)
-        return self._chosen[chosen]
+        return await self._provider(chosen)

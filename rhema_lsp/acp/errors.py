@@ -1,26 +1,55 @@
-"""The ACP agent's errors, and the one place they become JSON-RPC errors.
+"""The ACP agent's errors, and the one boundary where every error becomes
+a JSON-RPC error.
 
 ::
 
     AcpAgentError                 a request the agent cannot serve
-    ├── UnknownSession            no session with that id here or in the store
-    └── SessionBusy               the session already runs a prompt
+    ├── UnknownSession            no session with that id here or in the store  -32002
+    ├── SessionBusy               the session already runs a prompt             -32602
+    ├── BadParams                 a parameter names nothing usable              -32602
+    └── TurnFailed                the turn ran and failed                       -32603
 
-Lower layers' errors (the session store's, the providers') are mapped to
-these where the agent meets them; :func:`to_request_error` maps these to the
-SDK's :class:`acp.RequestError` at the boundary, each message saying what to
-do next.
+The rule (as the language server's router, :func:`rhema_lsp.server.router.dispatch`,
+maps its commands' errors once): code below the boundary raises its own
+layer's root exception (these, the session store's
+:class:`~rhema_lsp.sessions.SessionStoreError`, the run registry's
+:class:`~rhema_lsp.runs.registry.SessionRunningError`, the providers'
+:class:`~rhema_lsp.engine.ProviderError`, a refused image's
+:class:`~rhema_lsp.engine.ImageRefused`) and never builds an SDK
+:class:`acp.RequestError`; every method the SDK calls is wrapped in
+:func:`answers`, which maps them with :func:`to_request_error`, each
+message saying what to do next. A ``RequestError`` from the client (a
+request of ours it refused) passes through as it is.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Awaitable, Callable
+from typing import ParamSpec, TypeVar
+
 from acp import RequestError
 
-__all__ = ["AcpAgentError", "SessionBusy", "UnknownSession", "to_request_error"]
+from rhema_lsp.engine import ImageRefused, ProviderError
+from rhema_lsp.runs.registry import SessionRunningError
+from rhema_lsp.sessions import SessionBusyError, SessionStoreError, UnknownSessionError
+
+__all__ = [
+    "AcpAgentError",
+    "BadParams",
+    "SessionBusy",
+    "TurnFailed",
+    "UnknownSession",
+    "answers",
+    "to_request_error",
+]
 
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 RESOURCE_NOT_FOUND = -32002
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 class AcpAgentError(Exception):
@@ -47,6 +76,52 @@ class SessionBusy(AcpAgentError):
     code = INVALID_PARAMS
 
 
-def to_request_error(exc: AcpAgentError) -> RequestError:
-    """The JSON-RPC error the client receives for ``exc``."""
-    return RequestError(exc.code, str(exc))
+class BadParams(AcpAgentError):
+    """A parameter names nothing usable (a ``cwd``, a mode, a cursor, an empty prompt)."""
+
+    code = INVALID_PARAMS
+
+
+class TurnFailed(AcpAgentError):
+    """The turn ran and failed; the message says why."""
+
+    code = INTERNAL_ERROR
+
+
+def to_request_error(exc: Exception) -> RequestError:
+    """The JSON-RPC error the client receives for ``exc`` (the one mapping)."""
+    if isinstance(exc, RequestError):
+        return exc
+    if isinstance(exc, AcpAgentError):
+        return RequestError(exc.code, str(exc))
+    if isinstance(exc, (SessionRunningError, SessionBusyError)):
+        return RequestError(SessionBusy.code, str(exc))
+    if isinstance(exc, UnknownSessionError):
+        return RequestError(RESOURCE_NOT_FOUND, str(exc))
+    if isinstance(exc, ImageRefused):
+        return RequestError(INVALID_PARAMS, f"an image of the prompt is refused: {exc}")
+    return RequestError(INTERNAL_ERROR, str(exc))
+
+
+_MAPPED = (
+    AcpAgentError,
+    SessionRunningError,
+    SessionStoreError,
+    ProviderError,
+    ImageRefused,
+)
+"""The root exceptions :func:`answers` maps; anything else is a bug, and
+the SDK answers it as an internal error with its traceback logged."""
+
+
+def answers(method: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """``method`` (one the SDK calls) with its errors mapped at the boundary."""
+
+    @functools.wraps(method)
+    async def answered(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(*args, **kwargs)
+        except _MAPPED as exc:
+            raise to_request_error(exc) from exc
+
+    return answered

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from acp import RequestError
 from acp.schema import (
     ConfigOptionUpdate,
     CurrentModeUpdate,
@@ -37,9 +36,11 @@ from rhema_lsp.acp.config import (
     mode_named,
     thinking_named,
 )
-from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS
+from rhema_lsp.acp.errors import BadParams
 from rhema_lsp.acp.sessions import AcpSession
-from rhema_lsp.sessions import SessionStoreError, StoredChoices
+from rhema_lsp.runs.choices import with_choices
+from rhema_lsp.runs.settings import Settings
+from rhema_lsp.sessions import StoredChoices
 
 __all__ = ["ConfigOptions", "SessionOptions", "keep_choices", "restore_choices"]
 
@@ -60,40 +61,30 @@ async def keep_choices(session: AcpSession) -> None:
 
     Raises
     ------
-    RequestError
+    SessionStoreError
         The store cannot be written.
     """
     if not session.stored:
         return
     choices = StoredChoices(mode=session.mode, model=session.model, thinking=session.thinking)
-    try:
-        await session.store.choices.save(session.id, choices)
-    except SessionStoreError as exc:
-        raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+    await session.store.choices.save(session.id, choices)
 
 
-async def restore_choices(session: AcpSession) -> None:
-    """Take up the choices stored with ``session`` (a value this agent no
-    longer offers is left at the agent's setting, with a line in the log).
+async def restore_choices(session: AcpSession, agent: Settings) -> None:
+    """Take up the choices stored with ``session``, by the one rule of
+    :func:`~rhema_lsp.runs.choices.with_choices` (a value no longer valid
+    is left at the agent's setting, with a line in the log).
 
     Raises
     ------
-    RequestError
+    SessionStoreError
         The store cannot be read.
     """
-    try:
-        stored = await session.store.choices.load(session.id)
-    except SessionStoreError as exc:
-        raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-    try:
-        if stored.mode is not None:
-            session.mode = mode_named(stored.mode)
-        if stored.thinking is not None:
-            session.thinking = thinking_named(stored.thinking)
-    except RequestError as exc:
-        logger.info("session %s: a stored choice is left out: %s", session.id, exc)
+    stored = await session.store.choices.load(session.id)
+    chosen = with_choices(session.settings(agent), stored)
+    session.mode, session.thinking = chosen.mode, chosen.thinking
     if stored.model:
-        session.model = stored.model
+        session.model = chosen.model
 
 
 class SessionOptions:
@@ -114,13 +105,13 @@ class SessionOptions:
 
         Raises
         ------
-        RequestError
-            An unknown option or value (the session unchanged), or the store
-            cannot be written.
+        BadParams
+            An unknown option or value (the session unchanged).
+        SessionStoreError
+            The store cannot be written.
         """
         if not isinstance(value, str) or config_id not in (MODE, MODEL, THINKING):
-            raise RequestError(
-                INVALID_PARAMS,
+            raise BadParams(
                 f"unknown option {config_id!r} (or value {value!r}): "
                 f"options {MODE}, {MODEL}, {THINKING}",
             )
@@ -131,10 +122,7 @@ class SessionOptions:
         else:
             offered = await self.models.offered(session.model)
             if value not in offered:
-                raise RequestError(
-                    INVALID_PARAMS,
-                    f"unknown model {value!r}: {', '.join(offered) or 'none set up'}",
-                )
+                raise BadParams(f"unknown model {value!r}: {', '.join(offered) or 'none set up'}")
             session.model = value
         await keep_choices(session)
         if config_id == MODE:

@@ -10,7 +10,8 @@ Resource links name files the model may read with its tools: each stays
 in the text where the user put it, and is listed after it. Image blocks
 (the agent declares ``promptCapabilities.image``) are the prompt's images,
 in order, checked by their bytes like every image
-(:func:`~rhema_lsp.engine.image_part`: a block that is not valid base64 or
+(:func:`~rhema_lsp.engine.image_from_base64`, as every door decodes them: a
+block that is not valid base64 or
 not a PNG, JPEG, GIF or WebP image refuses the prompt with
 :class:`~rhema_lsp.engine.ImageRefused`); whether the model reads them is
 the turn pipeline's one check. Audio and binary resources are replaced by a
@@ -19,8 +20,6 @@ note saying they were left out, so the model does not pretend to see them.
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +33,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from rhema_lsp.engine import ImagePart, ImageRefused, image_part
+from rhema_lsp.engine import ImagePart, image_from_base64
 from rhema_lsp.runs.prompts import ContextPiece, render_context
 from rhema_lsp.tools import uri_to_path
 
@@ -77,11 +76,7 @@ class UserPrompt:
 
 def _image(block: ImageContentBlock, number: int) -> ImagePart:
     name = _shown(block.uri, Path()) if block.uri else f"image {number}"
-    try:
-        raw = base64.b64decode(block.data, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ImageRefused(f"{name}: `data` is not base64 ({exc})") from exc
-    return image_part(raw, name)
+    return image_from_base64(block.data, name)
 
 
 def user_prompt(blocks: Sequence[PromptBlock], cwd: Path) -> UserPrompt:

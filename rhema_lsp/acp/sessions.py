@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from acp import RequestError
 from acp.schema import (
     ClientCapabilities,
     ListSessionsResponse,
@@ -29,13 +28,15 @@ from acp.schema import (
 )
 
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
-from rhema_lsp.acp.errors import INTERNAL_ERROR, INVALID_PARAMS, UnknownSession, to_request_error
+from rhema_lsp.acp.errors import BadParams, UnknownSession
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.mcp.userfile import user_language_servers
+from rhema_lsp.runs.choices import with_choices
 from rhema_lsp.runs.settings import Settings, Thinking
+from rhema_lsp.runs.stores import StoreRegistry
 from rhema_lsp.runs.workplace import Workplace
-from rhema_lsp.sessions import SessionStore, SessionStoreError, StoreLocation, UnknownSessionError
+from rhema_lsp.sessions import SessionStore, StoredChoices, StoreLocation, UnknownSessionError
 from rhema_lsp.tools.gate import unsafe_root_reason
 from rhema_lsp.vocabulary import MODES, Mode
 
@@ -62,20 +63,20 @@ def real_folder(raw: str, what: str) -> Path:
 
     Raises
     ------
-    RequestError
+    BadParams
         It is relative, no folder, or would confine nothing (``/``, the
         home directory or a folder above it, the system's own trees:
         :mod:`rhema_lsp.tools.roots`).
     """
     path = Path(raw)
     if not path.is_absolute():
-        raise RequestError(INVALID_PARAMS, f"{what} must be an absolute path, not {raw!r}")
+        raise BadParams(f"{what} must be an absolute path, not {raw!r}")
     real = Path(os.path.realpath(path))
     if not real.is_dir():
-        raise RequestError(INVALID_PARAMS, f"{what} {raw} is not a folder")
+        raise BadParams(f"{what} {raw} is not a folder")
     unsafe = unsafe_root_reason(real)
     if unsafe is not None:
-        raise RequestError(INVALID_PARAMS, f"{what} refused: {unsafe}")
+        raise BadParams(f"{what} refused: {unsafe}")
     return real
 
 
@@ -119,12 +120,12 @@ class AcpSession:
         )
 
     def settings(self, agent: Settings) -> Settings:
-        """The settings of its requests: the ``agent``'s, with its mode,
-        model and thinking level."""
-        chosen = agent.model_copy(update={"thinking": self.thinking, "mode": self.mode})
-        if self.model is not None:
-            chosen = chosen.model_copy(update={"model": self.model})
-        return chosen
+        """The settings of its requests: its mode, model and thinking level
+        over the ``agent``'s, by the one rule both doors follow
+        (:func:`~rhema_lsp.runs.choices.with_choices`)."""
+        return with_choices(
+            agent, StoredChoices(mode=self.mode, model=self.model, thinking=self.thinking)
+        )
 
     def modes(self) -> SessionModeState:
         """Its mode among those offered, as ACP shows them."""
@@ -174,19 +175,20 @@ def open_acp_session(
 
 
 class Stores:
-    """The session store of each folder this connection opened, and the
-    notices of those stores (a corrupt store moved aside, a ``.rhema`` that
-    cannot hold one) not yet told to the user."""
+    """The stores of the folders this connection named, kept in the door
+    kit's ``registry``, and the notices of those stores (a corrupt store
+    moved aside, a ``.rhema`` that cannot hold one) not yet told to the user."""
 
-    def __init__(self, location: StoreLocation) -> None:
+    def __init__(self, registry: StoreRegistry, location: StoreLocation) -> None:
         self.location = location
-        self._stores: dict[Path, SessionStore] = {}
+        self._registry = registry
         self._notices: dict[Path, str] = {}
         self._named: dict[Path, None] = {}
+        registry.on_notice = self._notices.__setitem__
 
     def opened(self) -> list[SessionStore]:
         """Every store opened so far."""
-        return list(self._stores.values())
+        return self._registry.opened()
 
     def name(self, folders: Sequence[Path]) -> None:
         """Remember ``folders`` (a session's ``cwd`` and additional
@@ -200,7 +202,7 @@ class Stores:
 
         Raises
         ------
-        RequestError
+        SessionStoreError
             One cannot be opened.
         """
         for folder in self._named:
@@ -213,38 +215,28 @@ class Stores:
 
         Raises
         ------
-        RequestError
-            None does (-32002), or one cannot be read.
+        UnknownSession
+            None does.
+        SessionStoreError
+            One cannot be read.
         """
         for store in await self.named():
             try:
                 await store.info(session_id)
             except UnknownSessionError:
                 continue
-            except SessionStoreError as exc:
-                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
             return store
-        raise to_request_error(UnknownSession(session_id, "the folders this client named"))
+        raise UnknownSession(session_id, "the folders this client named")
 
     async def of(self, folder: Path) -> SessionStore:
-        """``folder``'s store, opened on first use.
+        """``folder``'s store, opened on first use (once: the registry's lock).
 
         Raises
         ------
-        RequestError
+        SessionStoreError
             It cannot be opened.
         """
-        store = self._stores.get(folder)
-        if store is None:
-            try:
-                store = await SessionStore.open(folder, location=self.location)
-            except SessionStoreError as exc:
-                raise RequestError(INTERNAL_ERROR, str(exc)) from exc
-            if store.notice:
-                logger.warning("%s", store.notice)
-                self._notices[folder] = store.notice
-            self._stores[folder] = store
-        return store
+        return await self._registry.of(folder, self.location)
 
     def untold_notice(self, folder: Path) -> str | None:
         """``folder``'s store notice, once: ``None`` after it was asked for."""
@@ -252,10 +244,7 @@ class Stores:
 
     async def close(self) -> None:
         """Close every store (releasing their leases)."""
-        stores = self.opened()
-        self._stores.clear()
-        for store in stores:
-            await store.close()
+        await self._registry.close()
 
 
 LIST_PAGE = 50
@@ -267,13 +256,13 @@ def _page_start(cursor: str | None) -> int:
 
     Raises
     ------
-    RequestError
+    BadParams
         ``cursor`` is not one this agent gave.
     """
     if cursor is None:
         return 0
     if not cursor.isdigit() or len(cursor) > 9:
-        raise RequestError(INVALID_PARAMS, f"cursor {cursor[:40]!r} is not one session/list gave")
+        raise BadParams(f"cursor {cursor[:40]!r} is not one session/list gave")
     return int(cursor)
 
 
@@ -283,16 +272,15 @@ async def list_page(stores: Sequence[SessionStore], cursor: str | None) -> ListS
 
     Raises
     ------
-    RequestError
-        ``cursor`` is not one this agent gave, or a store cannot be read.
+    BadParams
+        ``cursor`` is not one this agent gave.
+    SessionStoreError
+        A store cannot be read.
     """
     start = _page_start(cursor)
     listed: list[SessionInfo] = []
     for store in stores:
-        try:
-            infos = await store.list()
-        except SessionStoreError as exc:
-            raise RequestError(INTERNAL_ERROR, str(exc)) from exc
+        infos = await store.list()
         listed += [
             SessionInfo(
                 session_id=info.id,

@@ -3,28 +3,29 @@
 The pipeline (:meth:`~rhema_lsp.runs.turn.Turns.run`) does the turn: lease,
 resume, the prompt committed with its turn's start, the session's context
 budget, MCP tools, checkpoints in the store, commits, cancellation, the
-recorded turn. What ACP adds is here: the output (:class:`AcpOutput`, the
+recorded turn; the door kit (:class:`~rhema_lsp.runs.door.Door`) registered
+the run and decided its turn before. What ACP adds is here: the output (:class:`AcpOutput`, the
 prompt's ``session/update`` stream and the task that pumps it, drained before
 the prompt answers), the tools' ACP side (:class:`~rhema_lsp.acp.tools.AcpTools`:
 locations, the client's buffers, diffs), and the answer: our stop reason as
-ACP's with the turn's usage, or a JSON-RPC error when the turn failed.
+ACP's with the turn's usage, or :class:`~rhema_lsp.acp.errors.TurnFailed`
+(a JSON-RPC error at the agent's boundary) when the turn failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from acp import RequestError
 from acp.schema import PromptResponse, SessionInfoUpdate, StopReason, Usage
 
-from rhema_lsp.acp.errors import INTERNAL_ERROR
+from rhema_lsp.acp.errors import TurnFailed
 from rhema_lsp.acp.options import keep_choices
 from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.acp.terminals import TerminalShell
 from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
 from rhema_lsp.contract import RunStopReason
-from rhema_lsp.engine import EventSink, ImagePart, ToolResolver
+from rhema_lsp.engine import EventSink, ToolResolver
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
@@ -72,15 +73,14 @@ async def run_prompt(
     turns: Turns,
     session: AcpSession,
     run: Run,
-    text: str,
+    plan: Plan,
     backend: BackendSource,
     settings: Settings,
     client: UpdateSender,
-    images: tuple[ImagePart, ...] = (),
 ) -> Outcome:
-    """Run ``text`` (and ``images``) as the next turn of ``session``,
-    registered as ``run`` (its turn is decided here, after the session is
-    stored).
+    """Run ``plan`` as ``run``, the turn the door kit registered and decided
+    on ``session`` (stored by then: a new session's choices made before are
+    kept with it now).
 
     Raises
     ------
@@ -88,21 +88,16 @@ async def run_prompt(
         The session cannot be stored or read (``SessionBusyError``: another
         window runs it).
     """
-    plan = Plan(
-        prompt=text, title=text, mode=session.mode, max_steps=settings.max_steps, images=images
-    )
-    stored = session.id if session.stored else None
-    ref = await turns.begin(
-        session.store, stored, plan, new_id=session.id, model=settings.model or ""
-    )
+    first = not session.stored
     session.stored = True
-    run.turn = ref.turn
-    if stored is None:  # the choices made before the session was stored
+    if first:  # the choices made before the session was stored
         await keep_choices(session)
     output = AcpOutput(client, session.id)
-    if stored is None:  # its first prompt titled it: session lists can show it
+    if first:  # its first prompt titled it: session lists can show it
         output.stream.send(
-            SessionInfoUpdate(session_update="session_info_update", title=title_from_prompt(text))
+            SessionInfoUpdate(
+                session_update="session_info_update", title=title_from_prompt(plan.title)
+            )
         )
 
     def decorate(workspace: WorkspaceTools, resolver: ToolResolver) -> ToolResolver:
@@ -123,11 +118,11 @@ def answer(outcome: Outcome) -> PromptResponse:
 
     Raises
     ------
-    RequestError
+    TurnFailed
         The turn failed; the message says why.
     """
     if outcome.stop_reason == "error":
-        raise RequestError(INTERNAL_ERROR, outcome.error or "the turn failed")
+        raise TurnFailed(outcome.error or "the turn failed")
     usage = outcome.usage
     return PromptResponse(
         stop_reason=_STOP_REASONS[outcome.stop_reason],

@@ -1,7 +1,8 @@
 """Images in the conversation: what an image is, and what a model takes.
 
 :func:`image_part` makes an :class:`~.messages.ImagePart` from bytes, or
-refuses them: the type is read from the bytes' signature (PNG, JPEG, GIF,
+refuses them (:func:`image_from_base64` from the base64 every door receives,
+decoded here once for every door): the type is read from the bytes' signature (PNG, JPEG, GIF,
 WebP), never from a name, and nothing larger than :data:`IMAGE_MAX_BYTES`
 is taken in. A provider declares what it takes with an
 :class:`ImageSupport` (the ``images`` attribute of a provider that has one,
@@ -19,6 +20,7 @@ images). Two rules keep every path the same:
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ __all__ = [
     "ImageSupport",
     "SeesImages",
     "fit_images",
+    "image_from_base64",
     "image_part",
     "refusal",
     "sniff_image",
@@ -135,6 +138,22 @@ class SeesImages(Protocol):
 
     @property
     def images(self) -> ImageSupport: ...
+
+
+def image_from_base64(data: str, name: str) -> ImagePart:
+    """The image whose bytes ``data`` holds as base64, named ``name``.
+
+    Raises
+    ------
+    ImageRefused
+        ``data`` is not valid base64, or its bytes are refused by
+        :func:`image_part`.
+    """
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ImageRefused(f"{name}: `data` is not base64 ({exc})") from exc
+    return image_part(raw, name)
 
 
 def support_of(provider: object) -> ImageSupport:

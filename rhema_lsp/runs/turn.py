@@ -1,15 +1,13 @@
 """The run pipeline: everything between "a prompt arrived" and "the turn is
 recorded", written once for every front door.
 
-:class:`Turns` is one per door for the life of the process (the LSP server's
-state, the ACP agent) and owns what outlives a run: each session's
-:class:`~rhema_lsp.engine.ContextBudget` (the window, and the token estimate
-every call calibrates) and the MCP hub the runs take tools from. A door
-decides the session and turn (:meth:`Turns.begin`: the turn's number is
-reserved durably there, and a new session is created with its first prompt
-in one transaction), registers the run in its
-:class:`~rhema_lsp.runs.registry.RunRegistry` (cancellation), and calls
-:meth:`Turns.run`, which:
+:class:`Turns` is one per door for the life of the process and owns what
+outlives a run: each session's :class:`~rhema_lsp.engine.ContextBudget`
+(the window, and the token estimate every call calibrates), the nested
+project rules its turns gave, and the MCP hub the runs take tools from. The
+door kit (:class:`~rhema_lsp.runs.door.Door`) registers the run and decides
+its turn (the number reserved durably, a new session created with its
+first prompt); then :meth:`Turns.run`:
 
 1. takes the session's lease (another live holder: :class:`SessionBusyError`,
    nothing done);
@@ -17,25 +15,21 @@ in one transaction), registers the run in its
 3. resolves the provider (a failure is the outcome, not an exception);
 4. builds the mode's tools on the door's editor, checkpointing into the
    store, plus the MCP tools of the modes that have them, plus
-   ``update_plan`` (:class:`~rhema_lsp.tools.Planning`: each plan is sent
-   as a ``plan`` event);
+   ``update_plan`` (each plan sent as a ``plan`` event);
 5. completes a round a crash left open (the store's one resume entry point);
 6. commits the prompt with its ``TurnStart`` before the first model call
-   (unless ``begin`` did, with a new session);
+   (unless the door kit did, with a new session);
 7. drives the engine's turn loop (:func:`~rhema_lsp.runs.driver.drive`:
    commit-before-execute, a checkpoint per round, cancellation, the outcome);
 8. runs the door's ``finish`` on a successful outcome (``rhema.edit``'s
    rewrite), counts the turn (``record_turn``), emits ``error`` when it
    failed and ``turn_end`` in every case, and closes the output. A turn whose
    prompt was never committed (no provider, a busy session) gives its
-   reserved number back; a crash keeps it reserved, so a number under which
-   anything was stored is never given out again.
+   reserved number back; a crash keeps it reserved.
 
 Each commit point is named (:mod:`rhema_lsp.runs.points`) and reported to
 ``on_point`` (by default the environment's kill switch, for crash tests).
-:meth:`Turns.reopen` (a session opened or loaded outside a run) and
-:meth:`Turns.compact` (compaction on demand, a run of its own) use the same
-resume and budget.
+Sessions outside a turn (reopened, compacted) are :mod:`~rhema_lsp.runs.outside`.
 """
 
 from __future__ import annotations
@@ -51,12 +45,10 @@ import anyio
 from rhema_lsp.engine import (
     Agent,
     ChatParams,
-    Compaction,
     ContextBudget,
     ErrorEvent,
     EventSink,
     ProviderError,
-    ResumeReport,
     Session,
     ThinkingEffort,
     ToolContext,
@@ -76,7 +68,6 @@ from rhema_lsp.runs.points import (
     PROMPT_COMMITTED,
     RESUMED,
     TURN_RECORDED,
-    TURN_RESERVED,
     PointHook,
     kill_switch,
 )
@@ -98,7 +89,7 @@ from rhema_lsp.tools import Editor, Planning, Workspace, WorkspaceTools
 from rhema_lsp.tools.gate import Gate
 from rhema_lsp.vocabulary import Mode
 
-__all__ = ["Compacted", "Finish", "TurnReport", "Turns"]
+__all__ = ["Finish", "TurnReport", "Turns"]
 
 logger = logging.getLogger(__name__)
 
@@ -118,17 +109,6 @@ class TurnReport(Generic[T]):
     outcome: Outcome
     finished: T | None = None
     started: bool = False
-
-
-@dataclass
-class Compacted:
-    """What :meth:`Turns.compact` did: the record it appended (``None``:
-    nothing older than the latest round) and the estimated tokens of the
-    session's next request before."""
-
-    session: str
-    record: Compaction | None = None
-    before: int = 0
 
 
 @dataclass
@@ -238,39 +218,6 @@ class Turns:
         )
 
     # -- the turn --------------------------------------------------------------
-
-    async def begin(
-        self,
-        store: SessionStore,
-        session: str | None,
-        plan: Plan,
-        *,
-        new_id: str | None = None,
-        model: str = "",
-    ) -> TurnRef:
-        """The turn ``plan`` runs: on ``session``, or on a session created now
-        (titled after the plan, with the id ``new_id`` when a door handed one
-        out already). A prompt starts a new turn, its number reserved
-        durably here (a new session is created holding the prompt as turn 1,
-        in one transaction); a continuation goes on with the last turn (or
-        the first, of a new session).
-
-        Raises
-        ------
-        SessionStoreError
-            ``session`` is unknown, or ``new_id`` taken.
-        """
-        if session is None:
-            first = plan.message()
-            info = await store.create(plan.title, model=model, session_id=new_id, first=first)
-            ref = TurnRef(info.id, 1)
-        elif plan.prompt is None:
-            ref = TurnRef(session, await store.turn_numbers.current(session))
-        else:
-            ref = TurnRef(session, await store.turn_numbers.reserve(session))
-        if plan.prompt is not None:
-            self._point(TURN_RESERVED)
-        return ref
 
     async def run(
         self,
@@ -442,62 +389,3 @@ class Turns:
             model=backend.model,
             window=settings.context_window or backend.context_window,
         )
-
-    # -- outside a turn --------------------------------------------------------
-
-    async def reopen(
-        self,
-        place: Workplace,
-        ref: TurnRef,
-        mode: Mode,
-        settings: Settings,
-        sink: EventSink,
-    ) -> tuple[Session, ResumeReport]:
-        """``ref``'s session as stored, a round a crash left open completed
-        first with ``mode``'s tools (its events to ``sink``).
-
-        Raises
-        ------
-        SessionStoreError
-            The session is unknown or unreadable, or the completion could not
-            be committed.
-        """
-        ctx = ToolContext(cwd=place.folder, run_id=ref.run_id)
-        tools = Planning(place.tools(mode, settings), sink.emit)
-        return await place.store.open_and_resume(ref.session, tools, sink, ctx)
-
-    async def compact(
-        self,
-        run: Run,
-        place: Workplace,
-        backend_source: BackendSource,
-        settings: Settings,
-        sink: EventSink,
-    ) -> Compacted:
-        """Compact ``run``'s session now, under its lease and cancellable as
-        ``run``, and commit the record.
-
-        Raises
-        ------
-        SessionStoreError
-            The session is unknown or busy in another window.
-        ProviderError
-            No provider can be resolved.
-        """
-        ref = run.ref
-        done = Compacted(ref.session)
-        backend = await backend_source()
-        mode = settings.mode
-        async with place.store.lease(ref.session):
-            with run.scope:
-                tools = place.tools(mode, settings, self.on_point)
-                ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
-                resolver = Planning(tools, sink.emit)
-                session, _ = await place.store.open_and_resume(ref.session, resolver, sink, ctx)
-                rules = await self.rules(place, tools)
-                system = system_prompt(mode, place.folder) + rules_prompt(rules.root)
-                agent = self.agent(backend, settings, ref, resolver, system, place.store)
-                done.before = agent.compactor().estimate(session)
-                # Committed (by the agent's compaction hook) before its event is sent.
-                done.record = await agent.compact(session, sink)
-        return done

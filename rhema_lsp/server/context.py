@@ -13,14 +13,12 @@ decides the folder a command runs in. :func:`prompt_and_images` is what
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from rhema_lsp.contract import ContextRef, ImageArg
-from rhema_lsp.engine import ImagePart, ImageRefused, image_part
+from rhema_lsp.engine import ImagePart, ImageRefused, image_from_base64
 from rhema_lsp.runs import context
 from rhema_lsp.runs.prompts import ContextPiece, render_context
 from rhema_lsp.server.errors import BadArguments
@@ -90,11 +88,7 @@ async def prompt_and_images(
     for number, arg in enumerate(images, start=1):
         name = arg.name or f"image {number}"
         try:
-            raw = base64.b64decode(arg.data, validate=True)
-        except (binascii.Error, ValueError) as exc:
-            raise BadArguments(f"`images` {name}: `data` is not base64 ({exc})") from exc
-        try:
-            found.append(image_part(raw, name))
+            found.append(image_from_base64(arg.data, name))
         except ImageRefused as exc:
             raise BadArguments(f"`images` {name} refused: {exc}") from exc
     text = f"{prompt}\n\n{render_context(attached.pieces)}" if attached.pieces else prompt

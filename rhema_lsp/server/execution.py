@@ -1,9 +1,11 @@
 """Running the server's runs: prepared, executed through the pipeline,
 detached when the client cannot wait.
 
-A run is prepared (its folder's store opened, its session created or looked
-up and its turn decided by :meth:`~rhema_lsp.runs.turn.Turns.begin`, the run
-registered, so it can be cancelled from then on) and then executed: the
+A run is prepared by the door kit (:class:`~rhema_lsp.runs.door.Door`, the
+same steps in the same order as over ACP: its folder's store, the session's
+choices over the settings, the run registered, so it can be cancelled from
+then on and a busy session refuses it before any turn number is reserved,
+then its turn decided) and then executed: the
 pipeline (:meth:`~rhema_lsp.runs.turn.Turns.run`) does everything from the
 lease to the recorded turn, showing it through an
 :class:`~rhema_lsp.server.output.LspOutput`; the run is unregistered however
@@ -12,10 +14,10 @@ shutdown) while the command answers right after preparing.
 
 Sessions opened (``rhema.openSession``) or compacted (``rhema.compact``)
 outside a turn go through the pipeline's resume and compaction, under the
-same registry; deleting one stops its run first. :meth:`Execution.shutdown`
-cancels every run, gives them :data:`~rhema_lsp.runs.registry.SHUTDOWN_WAIT`
-seconds to checkpoint, ends the tasks left and closes the stores, however
-the server is asked to stop.
+same registry; deleting one is the door kit's (its run stopped first).
+:meth:`Execution.shutdown` is the door kit's shutdown (runs, then the
+detached tasks left, MCP servers, language servers, stores), however the
+server is asked to stop.
 """
 
 from __future__ import annotations
@@ -27,11 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rhema_lsp.engine import ResumeReport, Session
-from rhema_lsp.runs.choices import session_settings
+from rhema_lsp.runs.outside import Compacted, compact, reopen
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import MsgId, ProgressToken, Run
 from rhema_lsp.runs.settings import Settings
-from rhema_lsp.runs.turn import Compacted, Finish, TurnReport
+from rhema_lsp.runs.turn import Finish, TurnReport
 from rhema_lsp.runs.workplace import Plan
 from rhema_lsp.server.folders import FolderState
 from rhema_lsp.server.output import LspOutput, event_stream
@@ -74,7 +76,6 @@ class Execution:
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self._detached: set[asyncio.Task[Any]] = set()
-        self._closed = False
 
     async def run(
         self,
@@ -126,14 +127,23 @@ class Execution:
     async def prepare(
         self, folder: Path, session: str | None, plan: Plan, *, msg_id: MsgId | None
     ) -> Prepared:
-        """Decide the run's session (created if new) and turn; register it."""
+        """Register the run and decide its session (created if new) and turn
+        (the door kit's :meth:`~rhema_lsp.runs.door.Door.start`).
+
+        Raises
+        ------
+        SessionRunningError
+            The session runs a turn here; no turn number was reserved.
+        SessionStoreError
+            The session is unknown, or the store cannot be opened.
+        """
         state = self.state
         folder_state = await state.folders.state(folder, state.settings.session_store)
-        settings = await session_settings(state.settings, folder_state.store, session)
-        ref = await state.turns.begin(folder_state.store, session, plan, model=settings.model or "")
-        state.folders.remember(ref.session, folder_state.path)
-        run = Run(session=ref.session, turn=ref.turn, msg_id=msg_id)
-        state.runs.add(run)
+        settings = await state.door.settings(state.settings, folder_state.store, session)
+        run = await state.door.start(
+            folder_state.store, session, plan, model=settings.model or "", msg_id=msg_id
+        )
+        state.folders.remember(run.session, folder_state.path)
         return Prepared(plan, folder_state, run, settings)
 
     async def chosen(self, folder: Path, session: str | None) -> Settings:
@@ -141,7 +151,7 @@ class Execution:
         choices over the server's: :mod:`~rhema_lsp.runs.choices`)."""
         state = self.state
         folder_state = await state.folders.state(folder, state.settings.session_store)
-        return await session_settings(state.settings, folder_state.store, session)
+        return await state.door.settings(state.settings, folder_state.store, session)
 
     async def execute(
         self,
@@ -165,7 +175,7 @@ class Execution:
                 finish=finish,
             )
         finally:
-            state.runs.remove(run)
+            state.door.end(run)
             self._account(run)
 
     # -- sessions outside a turn -----------------------------------------------
@@ -179,10 +189,10 @@ class Execution:
         if state.runs.is_running(info.id):
             return SessionOpened(info, await folder.store.load(info.id))
         ref = TurnRef(info.id, info.turns)
-        settings = await session_settings(state.settings, folder.store, info.id)
+        settings = await state.door.settings(state.settings, folder.store, info.id)
         stream = event_stream(state, ref)
         try:
-            session, report = await state.turns.reopen(
+            session, report = await reopen(
                 state.place(folder), ref, settings.mode, settings, stream
             )
         finally:
@@ -210,22 +220,19 @@ class Execution:
         state.runs.add(run)
         stream = event_stream(state, run.ref)
         try:
-            return await state.turns.compact(
-                run, state.place(folder), state.provider, state.settings, stream
+            return await compact(
+                state.turns, run, state.place(folder), state.provider, state.settings, stream
             )
         finally:
             stream.close()
             state.runs.remove(run)
 
     async def delete_session(self, session_id: str) -> bool:
-        """Stop the session's run here, wait until it has let go, delete it."""
+        """Stop the session's run here, wait until it has let go, delete it
+        (the door kit's :meth:`~rhema_lsp.runs.door.Door.delete`)."""
         state = self.state
         folder = await state.state_of(session_id)
-        state.runs.cancel(session_id)
-        await state.runs.wait_finished(session_id)
-        deleted = await folder.store.delete(session_id)
-        state.forget(session_id)
-        return deleted
+        return await state.door.delete(folder.store, session_id, forget=state.forget)
 
     # -- the end -----------------------------------------------------------------
 
@@ -242,18 +249,15 @@ class Execution:
             )
 
     async def shutdown(self) -> None:
-        """Cancel every run, give them a moment to checkpoint, end the tasks
-        left, stop the MCP servers and the language servers, close the stores (once: later calls
-        return at once)."""
-        if self._closed:
-            return
-        self._closed = True
+        """The door kit's shutdown (:meth:`~rhema_lsp.runs.door.Door.shutdown`):
+        every run cancelled and given a moment to checkpoint, the detached
+        tasks left ended, the MCP servers and the language servers stopped,
+        the stores closed (once: later calls return at once)."""
         state = self.state
-        await state.runs.stop_all()
+        await state.door.shutdown(tasks=self._end_detached, languages=[state.languages])
+
+    async def _end_detached(self) -> None:
         tasks = list(self._detached)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await state.mcp.aclose()
-        await state.languages.aclose()
-        await state.folders.close()

@@ -1,6 +1,8 @@
 """The workspace folders this server serves, and what each one owns.
 
-Every folder has its own session store, opened on first use. A command's ``folder``
+Every folder has its own session store, opened on first use, once, in the
+door kit's registry (:class:`~rhema_lsp.runs.stores.StoreRegistry`, the one
+the ACP agent keeps its stores in too). A command's ``folder``
 is resolved here: the folder given (a path or a ``file://`` URI, which must
 be one of the workspace folders), else the folder that holds the first
 context URI, else the first folder.
@@ -21,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import anyio
 from lsprotocol import types
 
+from rhema_lsp.runs.stores import StoreRegistry
 from rhema_lsp.sessions import SessionStore, StoreLocation, UnknownSessionError
 from rhema_lsp.tools.confined_fs import ConfinedFS
 from rhema_lsp.tools.gate import unsafe_root_reason
@@ -58,12 +60,14 @@ class FolderState:
 
 
 class Folders:
-    """The workspace folders and their stores."""
+    """The workspace folders and their stores (kept in ``stores``, whose
+    notices this class shows the user)."""
 
-    def __init__(self, server: LanguageServer) -> None:
+    def __init__(self, server: LanguageServer, stores: StoreRegistry | None = None) -> None:
         self._server = server
+        self._stores = StoreRegistry() if stores is None else stores
+        self._stores.on_notice = lambda _folder, notice: self._warn(notice)
         self._states: dict[tuple[Path, str], FolderState] = {}
-        self._opening: dict[tuple[Path, str], anyio.Lock] = {}
         self._session_folders: dict[str, Path] = {}
         self._refused: set[Path] = set()
 
@@ -134,22 +138,18 @@ class Folders:
         return str(path) if root is None else str(real.relative_to(root))
 
     async def state(self, folder: Path, location: StoreLocation) -> FolderState:
-        """The folder's store, opened on first use."""
+        """The folder's store, opened on first use (once: see the module docstring).
+
+        Raises
+        ------
+        SessionStoreError
+            It cannot be opened.
+        """
+        store = await self._stores.of(folder, location)
         key = (folder, location)
         state = self._states.get(key)
-        if state is not None:
-            return state
-        # One opening per store: two commands arriving together (a chat view listing
-        # sessions while a turn starts) would otherwise both create it, and SQLite
-        # refuses the second switch to WAL with "database is locked".
-        async with self._opening.setdefault(key, anyio.Lock()):
-            state = self._states.get(key)
-            if state is None:
-                store = await SessionStore.open(folder, location=location)
-                if store.notice:
-                    self._warn(store.notice)
-                state = FolderState(path=folder, store=store)
-                self._states[key] = state
+        if state is None or state.store is not store:
+            state = self._states[key] = FolderState(path=folder, store=store)
         return state
 
     def remember(self, session: str, folder: Path) -> None:
@@ -180,7 +180,5 @@ class Folders:
 
     async def close(self) -> None:
         """Close every store (releasing their leases)."""
-        states = list(self._states.values())
         self._states.clear()
-        for state in states:
-            await state.store.close()
+        await self._stores.close()

@@ -1,32 +1,29 @@
 """What the server holds across commands: its sessions' and runs' state.
 
 :class:`ServerState` is read by every command handler and shared by every
-run: the settings, the provider they resolve to (resolved once per
-settings), the editor, the workspace folders with their stores, the running
-runs, the client's features, the MCP hub, the editor's and the agent's
-own language servers (:meth:`ServerState.language` chooses who answers
-the language tools), the run pipeline
-(:class:`~rhema_lsp.runs.turn.Turns`, which keeps each session's context
-budget) and each session's event sequence numbers. It runs nothing itself:
+run: the settings, the editor, the workspace folders, the client's
+features, the editor's and the agent's own language servers
+(:meth:`ServerState.language` chooses who answers the language tools), each
+session's event sequence numbers, and the door kit
+(:class:`~rhema_lsp.runs.door.Door`, the same the ACP agent holds: the
+stores, the running runs, the provider cache, the MCP hub and the run
+pipeline). It runs nothing itself:
 runs are executed by :mod:`rhema_lsp.server.execution`, and shown by
 :mod:`rhema_lsp.server.output`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import TYPE_CHECKING, Literal
-
-import anyio
 
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.userfile import user_language_servers
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
-from rhema_lsp.runs.registry import RunRegistry
+from rhema_lsp.runs.backends import Backends
+from rhema_lsp.runs.door import Door
 from rhema_lsp.runs.settings import Settings
-from rhema_lsp.runs.turn import Turns
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.server.clients import ClientFeatures
 from rhema_lsp.server.editor_language import EditorFirst, EditorLanguage
@@ -50,18 +47,15 @@ class ServerState:
         self.settings = Settings()
         self.editor = LspEditor(server)
         self.editor_language = EditorLanguage(server, self.editor)
-        self.folders = Folders(server)
-        self.runs = RunRegistry()
+        self.door: Door[ProviderSettings, ResolvedProvider] = Door(
+            McpHub(), Backends(ProviderSettings.of, _resolve)
+        )
+        self.mcp, self.turns, self.runs = self.door.mcp, self.door.turns, self.door.runs
+        self.folders = Folders(server, self.door.stores)
         self.client = ClientFeatures()
-        self.mcp = McpHub()
-        self.turns = Turns(self.mcp)
         self.languages = AgentLanguages(
             self.editor, self.folders.roots, user_file=user_language_servers
         )
-        self._provider: ResolvedProvider | None = None
-        self._provider_key: ProviderSettings | None = None
-        self._for_model: dict[ProviderSettings, ResolvedProvider] = {}
-        self._resolving = anyio.Lock()
         self._seq: dict[str, int] = {}
 
     def update_settings(self, settings: Settings) -> None:
@@ -71,41 +65,16 @@ class ServerState:
         self.languages.configured = settings.language_commands()
 
     async def provider(self, model: str | None = None) -> ResolvedProvider:
-        """The provider the settings name, resolved once per settings (callers
-        at the same time, a status and a turn, share one resolution); with
-        ``model`` (a session's stored choice) other than the settings', the
-        same provider for that model (resolved once per model and settings).
+        """The provider the settings name; with ``model`` (a session's stored
+        choice), the same provider for that model (the door kit's cache:
+        :class:`~rhema_lsp.runs.backends.Backends`).
 
         Raises
         ------
         ProviderError
             None can be set up from the settings and the environment.
         """
-        async with self._resolving:
-            provider = await self._resolve()
-            if model is None or model == provider.model:
-                return provider
-            wanted = dataclasses.replace(ProviderSettings.of(self.settings), model=model)
-            if wanted not in self._for_model:
-                self._for_model[wanted] = await resolve_provider(wanted)
-            return self._for_model[wanted]
-
-    async def _resolve(self) -> ResolvedProvider:
-        wanted = ProviderSettings.of(self.settings)
-        if self._provider is None or self._provider_key != wanted:
-            self._provider = await resolve_provider(wanted)
-            self._provider_key = wanted
-            chosen = self._provider
-            logger.info(
-                "provider %s, model %s at %s (%s, %s wire); context window %s",
-                chosen.name,
-                chosen.model,
-                chosen.base_url or "(in process)",
-                chosen.source,
-                chosen.protocol,
-                chosen.context_window or "unknown",
-            )
-        return self._provider
+        return await self.door.backends.of(self.settings, model)
 
     def next_seq(self, session: str) -> int:
         """The session's next ``rhema/event`` sequence number."""
@@ -142,7 +111,21 @@ class ServerState:
         """Whose servers :meth:`language` asks first, as ``rhema.status`` says it."""
         return "editor" if self.client.language else "agent"
 
-    def forget(self, session: str) -> None:
-        """Drop what is kept of a deleted session."""
+    async def forget(self, session: str) -> None:
+        """Drop what the server keeps of a deleted session (the door kit
+        forgets the pipeline's)."""
         self._seq.pop(session, None)
-        self.turns.forget(session)
+
+
+async def _resolve(wanted: ProviderSettings) -> ResolvedProvider:
+    chosen = await resolve_provider(wanted)
+    logger.info(
+        "provider %s, model %s at %s (%s, %s wire); context window %s",
+        chosen.name,
+        chosen.model,
+        chosen.base_url or "(in process)",
+        chosen.source,
+        chosen.protocol,
+        chosen.context_window or "unknown",
+    )
+    return chosen

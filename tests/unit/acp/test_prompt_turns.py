@@ -158,7 +158,7 @@ async def test_the_sessions_context_budget_lives_across_prompts(
     fake.script(text_reply("one"), text_reply("two"))
     session = (await agent.new_session(cwd=str(folder))).session_id
     await agent.prompt(prompt=[text_block("first")], session_id=session)
-    backend = await agent._resolved_provider()
+    backend = await agent.door.backends.of(agent.settings)
     budget = agent.turns.budget(session, backend, agent.settings)
     assert budget.estimator.calibrated  # the first prompt's call taught it
 

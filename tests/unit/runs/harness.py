@@ -17,6 +17,8 @@ from typing import Any
 from rhema_lsp.engine import Event, EventSink, Role, Session
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
+from rhema_lsp.runs.backends import Backends
+from rhema_lsp.runs.door import Door
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
@@ -79,6 +81,12 @@ class Bench:
     turns: Turns
     settings: Settings
     backends: list[ResolvedProvider] = field(default_factory=list)
+    door: Door[ProviderSettings, ResolvedProvider] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.door = Door(
+            self.turns.mcp, Backends(ProviderSettings.of, resolve_provider), turns=self.turns
+        )
 
     @property
     def place(self) -> Workplace:
@@ -101,9 +109,11 @@ class Bench:
         return self.backends[0]
 
     async def begin(self, prompt: str | None, session: str | None = None, **plan: Any) -> Run:
-        """Decide the turn of ``prompt`` on ``session`` (new if ``None``); its run."""
-        ref = await self.turns.begin(self.store, session, self.plan(prompt, **plan))
-        return Run(session=ref.session, turn=ref.turn)
+        """Register the run of ``prompt`` on ``session`` (new if ``None``) and
+        decide its turn, as every door does (the door kit)."""
+        run = await self.door.start(self.store, session, self.plan(prompt, **plan))
+        self.door.end(run)  # the bench runs one turn at a time, unregistered
+        return run
 
     def plan(self, prompt: str | None, mode: Mode = "edit", **extra: Any) -> Plan:
         return Plan(prompt=prompt, title=prompt or "", mode=mode, max_steps=10, **extra)

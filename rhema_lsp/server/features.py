@@ -7,13 +7,14 @@ document notifications tell the editor model that buffers changed;
 ``textDocument/codeAction`` offers the contract's actions; ``shutdown``
 shuts the agent service down. The contract's commands are registered by
 name, for pygls to advertise them, and served by
-:class:`~rhema_lsp.server.app.RhemaProtocol` itself.
+:class:`~rhema_lsp.server.pygls_adapter.RhemaProtocol` itself.
+:func:`create_server` builds the server with these features.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -21,12 +22,11 @@ from pygls.exceptions import JsonRpcException
 from rhema_lsp.contract.names import COMMAND_NAMES
 from rhema_lsp.runs.settings import parse_settings
 from rhema_lsp.server.actions import offered_actions
+from rhema_lsp.server.app import RhemaServer
 from rhema_lsp.server.clients import ClientFeatures
+from rhema_lsp.server.logs import EditorLogHandler
 
-if TYPE_CHECKING:
-    from rhema_lsp.server.app import RhemaServer
-
-__all__ = ["register_features"]
+__all__ = ["create_server", "register_features"]
 
 logger = logging.getLogger("rhema_lsp")
 
@@ -159,3 +159,12 @@ def register_features(server: RhemaServer) -> None:
     """Register the contract's commands and the LSP features on ``server``."""
     _register_commands(server)
     _register_lsp_features(server)
+
+
+def create_server() -> RhemaServer:
+    """A ready rhema language server (not yet started)."""
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    server = RhemaServer()
+    register_features(server)
+    EditorLogHandler.install(server)
+    return server

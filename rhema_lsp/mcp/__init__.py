@@ -26,7 +26,8 @@ worker thread on the first run that needs MCP tools.
 - :mod:`~rhema_lsp.mcp.schemas`: wire-safe names and schemas.
 - :mod:`~rhema_lsp.mcp.catalog`: what a run offers (``find_tools`` past the limits).
 - :mod:`~rhema_lsp.mcp.resolver`: the run's resolver (approval, replay safety).
-- :mod:`~rhema_lsp.mcp.hub`: every server, and the resolver of each run.
+- :mod:`~rhema_lsp.mcp.hub`: every server, and the resolver of each run;
+  :mod:`~rhema_lsp.mcp.wanted`: which servers a run wants, from where.
 """
 
 from rhema_lsp.mcp.config import McpServerConfig, parse_servers

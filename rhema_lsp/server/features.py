@@ -145,7 +145,7 @@ def _register_lsp_features(server: RhemaServer) -> None:
             ls.client_features,
             text,
             running=running,
-            unstructure=ls.protocol._converter.unstructure,
+            unstructure=ls.protocol.unstructure,
             encoding=_encoding(ls),
         )
         return actions or None

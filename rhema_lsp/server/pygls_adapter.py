@@ -1,10 +1,8 @@
-"""pygls behind one module: every override of its internals, and the
-server class the rest of the server sees.
-
-The only module that knows pygls' internals (what pygls 2.1 gets wrong on
-the wire is told in :mod:`rhema_lsp.server.app`). A test of
-``tests/unit/server/test_pygls_adapter.py`` pins each override, so a pygls
-release that breaks one fails a test that names it.
+"""pygls behind one module: every override of its internals (no other
+module touches them; what pygls 2.1 gets wrong on the wire is told in
+:mod:`rhema_lsp.server.app`), and the server class the rest of the server
+sees. A test of ``tests/unit/server/test_pygls_adapter.py`` pins each
+override, so a pygls release that breaks one fails a test naming it.
 
 **Receiving.** :meth:`RhemaProtocol.receive` takes each frame's body (cut
 by :class:`~rhema_lsp.server.framing.FrameDecoder`), checks it
@@ -15,10 +13,9 @@ validates the client's responses before they reach the request waiting for
 them. pygls' ``handle_message`` only ever sees what passed.
 
 **Answering.** A handler's refusal is answered with one line in the log,
-our own failures with their traceback there (never in ``error.data``); a
-failing notification handler is logged, never popped at the user (nor is
-any server error: :meth:`LspServer.report_server_error`); nothing is sent
-once the connection is gone; ``exit`` sets the exit code LSP says.
+our own failures with their traceback there (never in ``error.data``); no
+failure pops at the user (:meth:`LspServer.report_server_error`); nothing
+is sent once the connection is gone; ``exit`` sets LSP's exit code.
 
 **Commands and cancellation.** pygls runs ``workspace/executeCommand``
 through a generator ``$/cancelRequest`` never reaches, ignores
@@ -28,10 +25,9 @@ built-in features' handlers in ``_request_futures`` forever. Here
 the run they name, and finished handler futures are forgotten (and those
 left cancelled at ``shutdown`` over a copy of the table).
 
-**The server the parts see.** :class:`LspServer`: pygls' server with this
-protocol, the client's features and the agent service. The server's parts
-take it, never :class:`~rhema_lsp.server.app.RhemaServer`, so no import of
-theirs points back up at the module that starts them.
+**The server the parts see.** :class:`LspServer` (this protocol, the
+client's features, the agent service): the parts take it, never
+:class:`~rhema_lsp.server.app.RhemaServer`, so no import points back up.
 """
 
 from __future__ import annotations
@@ -347,6 +343,10 @@ class RhemaProtocol(LanguageServerProtocol):
             callback(future)
 
         super()._execute_handler(msg_id, handler, forget_then, args, kwargs)
+
+    def unstructure(self, value: Any) -> Any:
+        """``value`` as JSON, by pygls' converter (as pygls sends it)."""
+        return self._converter.unstructure(value)
 
     def open_requests(self) -> int:
         """How many requests (either way) await their answer."""

@@ -335,3 +335,15 @@ async def test_nothing_is_sent_once_the_connection_is_gone_and_nothing_logged(
         await asyncio.sleep(0.05)
     assert len(host.wire.sent) == before
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
+
+
+# -- RhemaProtocol.unstructure (pygls' private converter) ------------------------------
+
+
+async def test_unstructure_gives_the_camel_case_json_pygls_sends() -> None:
+    action = types.CodeAction(title="t", kind=types.CodeActionKind.QuickFix, is_preferred=True)
+    assert Host().protocol.unstructure(action) == {
+        "title": "t",
+        "kind": "quickfix",
+        "isPreferred": True,
+    }

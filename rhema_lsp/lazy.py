@@ -9,7 +9,7 @@ from the root's source the first time a name is missing and loads only the
 module that holds it::
 
     if TYPE_CHECKING:
-        from rhema_lsp.providers.resolve import ProviderChoice
+        from rhema_lsp.providers.choices import ProviderChoice
 
     lazy_root(__name__)
 

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from rhema_lsp.contract.language import __all__ as _language
     from rhema_lsp.contract.results import *  # noqa: F403
     from rhema_lsp.contract.results import __all__ as _results
+    from rhema_lsp.contract.status import *  # noqa: F403
+    from rhema_lsp.contract.status import __all__ as _status
 
     __all__: list[str] = [
         "Args",
@@ -43,6 +45,7 @@ if TYPE_CHECKING:
         *_events,
         *_language,
         *_results,
+        *_status,
     ]
 
 lazy_root(__name__)

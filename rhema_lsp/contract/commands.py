@@ -48,15 +48,14 @@ from rhema_lsp.contract.results import (
     McpPromptInfo,
     McpPromptResult,
     McpResourcesResult,
-    McpServerStatus,
     OpenSessionResult,
     RewindResult,
     SessionSummary,
-    StatusResult,
     StepResult,
     TurnResult,
     UndoTurnResult,
 )
+from rhema_lsp.contract.status import McpServerStatus, StatusResult
 
 __all__: list[str] = [
     "CANCEL",

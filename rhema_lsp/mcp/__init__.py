@@ -4,15 +4,17 @@ A layer beside ``tools``: it may use the engine and the tools' ``Editor``
 seam, never the server, and it never imports pygls. The package root is
 light (pydantic only), because the settings import it at start-up; the SDK
 (``mcp`` on PyPI) is loaded only by :mod:`rhema_lsp.mcp.connection` and the
-modules it alone imports (transports, oauth, failures, listings, offers,
-asks, results), which :class:`~rhema_lsp.mcp.hub.McpHub` imports in a
+modules it alone imports (calls, transports, oauth, failures, listings,
+offers, asks, results), which :class:`~rhema_lsp.mcp.hub.McpHub` imports in a
 worker thread on the first run that needs MCP tools.
 
 - :mod:`~rhema_lsp.mcp.config`: an ``mcpServers`` entry, validated.
 - :mod:`~rhema_lsp.mcp.userfile`: the user config file and the workspace's
   ``.mcp.json``; :mod:`~rhema_lsp.mcp.trust`: whether that file may be used.
-- :mod:`~rhema_lsp.mcp.connection`: one server, supervised;
-  :mod:`~rhema_lsp.mcp.failures`: why an attempt failed, and whether to retry.
+- :mod:`~rhema_lsp.mcp.connection`: one server, supervised (its
+  :mod:`~rhema_lsp.mcp.states`); :mod:`~rhema_lsp.mcp.calls`: the requests
+  sent to it; :mod:`~rhema_lsp.mcp.failures`: why an attempt failed, and
+  whether to retry.
 - :mod:`~rhema_lsp.mcp.transports`: one attempt's stdio child or HTTP client.
 - :mod:`~rhema_lsp.mcp.oauth`: OAuth 2.1 sign-in of an HTTP server (tokens
   in the user state directory).
@@ -24,7 +26,8 @@ worker thread on the first run that needs MCP tools.
 - :mod:`~rhema_lsp.mcp.schemas`: wire-safe names and schemas.
 - :mod:`~rhema_lsp.mcp.catalog`: what a run offers (``find_tools`` past the limits).
 - :mod:`~rhema_lsp.mcp.resolver`: the run's resolver (approval, replay safety).
-- :mod:`~rhema_lsp.mcp.hub`: every server, and the resolver of each run.
+- :mod:`~rhema_lsp.mcp.hub`: every server, and the resolver of each run;
+  :mod:`~rhema_lsp.mcp.wanted`: which servers a run wants, from where.
 """
 
 from rhema_lsp.mcp.config import McpServerConfig, parse_servers

@@ -26,17 +26,19 @@ any task go through that client while it is ``ready``.
   Environment and header values are never logged.
 - HTTP sessions: a call answered 404 (or 400 naming the session: the server
   restarted and forgot it) ends the session; the supervisor starts a new one
-  at once (no back-off, not a failure) and the call is sent once more.
+  at once (no back-off, not a failure) and the call is sent once more
+  (:mod:`rhema_lsp.mcp.calls`).
 - OAuth (:mod:`rhema_lsp.mcp.oauth`): an HTTP server that answers 401 is
   signed in to with the SDK's OAuth client. The user's page opens through
   :attr:`McpConnection.opener`; meanwhile the server is ``authorizing`` (its
   ``error`` names the page), the start bound is lifted, and no run waits. A
   sign-in that fails is ``failed`` and not retried on its own (that would
   send the user to the page again and again): a restart signs in again.
-- Calls: SDK errors are mapped here, once, to :mod:`rhema_lsp.mcp.errors`.
-  A call cancelled by the run, or over its timeout, is abandoned with MCP's
-  ``notifications/cancelled`` (the SDK sends it when the awaiting task is
-  cancelled).
+- Calls (:class:`~rhema_lsp.mcp.calls.McpCalls`, which the connection
+  is): sent through the ready client, SDK errors mapped once to
+  :mod:`rhema_lsp.mcp.errors`, abandoned with ``notifications/cancelled``
+  when cancelled or over their timeout. Its states:
+  :class:`~rhema_lsp.mcp.states.ServerState`.
 - Stop: :meth:`McpConnection.aclose` cancels the supervisor and waits for the
   SDK to close stdin, then terminate and kill the server's process group.
 
@@ -52,37 +54,32 @@ import math
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
-import httpx2
 import mcp_types
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
-from rhema_lsp.engine import ImagePart
 from rhema_lsp.mcp.asks import callbacks
+from rhema_lsp.mcp.calls import CallOutcome, McpCalls, Progress
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
-from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable
 from rhema_lsp.mcp.failures import (
     BACKOFF_MAX_S,
     BACKOFF_S,
     Failure,
     backoff_delay,
     classify,
-    describe,
 )
 from rhema_lsp.mcp.host import RunHost
-from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool, prompt_text
+from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
 from rhema_lsp.mcp.oauth import oauth_for
 from rhema_lsp.mcp.offers import Offers, log_message
-from rhema_lsp.mcp.results import render_contents, render_result
+from rhema_lsp.mcp.results import render_result
+from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value, watched
 
 __all__ = [
@@ -104,42 +101,9 @@ logger = logging.getLogger(__name__)
 RESTART_LIMIT = 5
 STABLE_S = 60.0
 """A server that ran this long before it stopped starts a fresh series of restarts."""
-_R = TypeVar("_R")
-Progress = Callable[[float, float | None, str | None], None]
-"""Receives a call's progress: done so far, the total if known, a message."""
 
 
-class _SessionLost(Exception):
-    """An HTTP server no longer knows the session ``client`` holds."""
-
-    def __init__(self, client: Client, why: str) -> None:
-        super().__init__(why)
-        self.client = client
-
-
-class ServerState(StrEnum):
-    """Where a server is in its life."""
-
-    IDLE = "idle"
-    STARTING = "starting"
-    READY = "ready"
-    RESTARTING = "restarting"
-    AUTHORIZING = "authorizing"
-    FAILED = "failed"
-    STOPPED = "stopped"
-
-
-@dataclass(frozen=True, slots=True)
-class CallOutcome:
-    """A call's result as text, whether the server flagged it an error, and
-    the images it returned."""
-
-    text: str
-    is_error: bool
-    images: tuple[ImagePart, ...] = ()
-
-
-class McpConnection:
+class McpConnection(McpCalls):
     """One configured MCP server (see the module docstring).
 
     Parameters
@@ -416,126 +380,3 @@ class McpConnection:
             "the page was opened," if opened else "open",
             page,
         )
-
-    # -- calls -----------------------------------------------------------------
-
-    async def call(
-        self,
-        tool: str,
-        arguments: dict[str, Any],
-        timeout_s: float,
-        report: Progress | None = None,
-    ) -> CallOutcome:
-        """Call ``tool``; cancellation and the timeout cancel it on the server.
-        The request carries a ``progressToken``: the server's progress reaches
-        ``report``.
-
-        Raises
-        ------
-        McpUnavailable
-            The server is not ready, or stopped during the call.
-        McpTimeout
-            No answer within ``timeout_s``.
-        McpCallFailed
-            The server answered with a protocol error (an HTTP error's status
-            and the start of its body in the message).
-        """
-
-        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-            if report is not None:
-                report(progress, total, message)
-
-        async def send(client: Client) -> mcp_types.CallToolResult:
-            return await client.call_tool(tool, arguments, progress_callback=on_progress)
-
-        result = await self._request(send, timeout_s, "call")
-        text, images = render_result(result, self.name)
-        return CallOutcome(text, result.is_error, images)
-
-    async def read_resource(self, uri: str, timeout_s: float) -> str:
-        """The resource at ``uri`` as text (raises as :meth:`call` does)."""
-
-        async def send(client: Client) -> mcp_types.ReadResourceResult:
-            return await client.read_resource(uri)
-
-        return render_contents(await self._request(send, timeout_s, "read of the resource"))
-
-    async def get_prompt(self, name: str, arguments: dict[str, str], timeout_s: float) -> str:
-        """The prompt ``name`` filled with ``arguments``, as the text of a turn."""
-
-        async def send(client: Client) -> mcp_types.GetPromptResult:
-            return await client.get_prompt(name, arguments)
-
-        return prompt_text(await self._request(send, timeout_s, "prompt request"))
-
-    async def _request(
-        self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
-    ) -> _R:
-        """``send`` through the ready client, its errors mapped. An HTTP server
-        that lost the session (404, or 400 naming the session) gets a new one
-        (initialize again) and the request is sent once more."""
-        try:
-            return await self._request_once(send, timeout_s, what)
-        except _SessionLost as lost:
-            logger.info("MCP server %s lost the session (%s); starting a new one", self.name, lost)
-            await self._renew(lost.client)
-        try:
-            return await self._request_once(send, timeout_s, what)
-        except _SessionLost as again:
-            raise McpUnavailable(
-                f"the MCP server {self.name} lost the session again right after a new one "
-                f"was started ({again}); try again later"
-            ) from again
-
-    async def _request_once(
-        self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
-    ) -> _R:
-        client, attempt = self._client, self._attempt
-        if client is None or self.state is not ServerState.READY:
-            raise McpUnavailable(self._unavailable())
-        seen = attempt.http.serial if attempt.http else 0
-        try:
-            with anyio.fail_after(timeout_s):
-                return await send(client)
-        except TimeoutError as exc:
-            raise McpTimeout(
-                f"the MCP server {self.name} did not answer within {timeout_s:g} s; the {what} "
-                "was cancelled (raise the server's `timeout` setting if it needs longer)"
-            ) from exc
-        except MCPError as exc:
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                raise McpUnavailable(
-                    f"the MCP server {self.name} stopped during the {what}; it is being "
-                    "restarted, so try again in a moment"
-                ) from exc
-            http = attempt.http if attempt.http and attempt.http.serial > seen else None
-            if http is not None and http.session_lost():
-                raise _SessionLost(client, http.describe()) from exc
-            detail = f" ({http.describe()})" if http is not None else ""
-            raise McpCallFailed(
-                f"the MCP server {self.name} refused the {what}: {exc.message}{detail}"
-            ) from exc
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.HTTPError) as exc:
-            raise McpUnavailable(
-                f"the connection to the MCP server {self.name} broke: {describe(exc)}"
-            ) from exc
-
-    async def _renew(self, client: Client) -> None:
-        """End the session of ``client`` (unless another call did already)
-        and wait, within the start bound, for the new one."""
-        if self._client is client and self.state is ServerState.READY:
-            self._renewing = True
-            self._client = None
-            self._set(ServerState.RESTARTING)
-            self._gone.set()
-        with anyio.move_on_after(self.start_timeout + 1.0):
-            while self.state is ServerState.RESTARTING:
-                await self._changed.wait()
-
-    def _unavailable(self) -> str:
-        why = f": {self.error}" if self.error else ""
-        if self._unstartable:
-            return f"the MCP server {self.name} cannot start{why}"
-        if self.state is ServerState.FAILED:
-            return f"the MCP server {self.name} failed{why}; it is being tried again"
-        return f"the MCP server {self.name} is {self.state.value}{why}; try again in a moment"

@@ -1,43 +1,25 @@
 """``McpHub``: every MCP server of this language server, and the per-run resolver.
 
-The hub is cheap to create and never starts anything on its own. A run whose
-mode is in ``mcpModes`` asks :meth:`McpHub.resolver` for its tools; only then
-are the SDK loaded (in a worker thread: it takes seconds) and the servers
+The hub is cheap to create and starts nothing on its own. A run whose mode
+is in ``mcpModes`` asks :meth:`McpHub.resolver` for its tools; only then are
+the SDK loaded (in a worker thread: it takes seconds) and the servers
 started, all at once. The run waits once, for the servers in their first
-attempt, at most ``mcpStartTimeout`` (each attempt's own bound) plus
-:data:`START_MARGIN_S`; a server that failed is retried in the background
-and nobody waits for it again. The servers live on for later runs, each in
-the session folder of the run that first started it; one whose entry
-changed is stopped and started anew, one no longer configured is stopped.
+attempt, at most ``mcpStartTimeout`` plus :data:`START_MARGIN_S`; a failed
+server is retried in the background, unwaited for. The servers live on for
+later runs, each in the session folder of the run that first started it;
+one whose entry changed is restarted, one no longer configured stopped.
 :meth:`McpHub.status` with ``check`` starts the configured servers the same
 way and reports what they did (a health check: a server waiting for the
 user's sign-in is reported so, not waited for, unless ``sign_in``: the
 terminal's ``rhema-lsp status``); :meth:`McpHub.restart` restarts one by
-name and waits for its sign-in; :meth:`McpHub.prompts` and
-:meth:`McpHub.resources` list what the servers offer, :meth:`McpHub.read_resource` reads an
-``@``-mentioned resource as the ``read_mcp_resource`` tool does.
-
-Where servers come from, in order (a name seen earlier wins):
-
-1. the ``mcpServers`` setting (the editor's **user** settings);
-2. ``mcpServers`` in the user config file (:mod:`rhema_lsp.mcp.userfile`);
-3. the servers the client passes for the session (an ACP editor's own, from
-   ``session/new``; :meth:`~rhema_lsp.mcp.config.McpServerConfig.given`):
-   they run in the session folder, every call asks, and their values are
-   used as given (no expansion). Each lives until the hub closes; sessions
-   of a folder passing the same entry share it;
-4. the session folder's ``.mcp.json``, only after the user confirmed that
-   exact file for that folder (asked once; "Always use them" and "Never" are
-   kept in the user config file, "Use them this time" and "Not now" until
-   the server exits). Its servers run in the
-   folder, with nothing allow-listed or safe and no environment expansion.
-
+name and waits for its sign-in; :meth:`McpHub.prompts`,
+:meth:`McpHub.resources` and :meth:`McpHub.read_resource` serve what the
+servers offer. Where servers come from: :mod:`rhema_lsp.mcp.wanted`.
 :meth:`McpHub.aclose` stops every server; nothing of the hub outlives it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import logging
 import os
@@ -45,9 +27,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
-import anyio
 import anyio.to_thread
 
 from rhema_lsp.engine.provider import ModelProvider
@@ -58,17 +39,20 @@ from rhema_lsp.mcp.errors import McpUnavailable
 from rhema_lsp.mcp.host import RunHost, opener
 from rhema_lsp.mcp.resolver import McpTools
 from rhema_lsp.mcp.trust import WorkspaceTrust
-from rhema_lsp.mcp.userfile import (
-    WORKSPACE_FILE,
-    UserConfig,
-    read_user_config,
-    read_workspace_file,
+from rhema_lsp.mcp.wanted import (
+    PLACEHOLDERS,
+    McpOptions,
+    Source,
+    Wanted,
+    from_client,
+    from_settings,
+    from_workspace,
+    user_config,
 )
 from rhema_lsp.tools import WorkspaceTools
 from rhema_lsp.tools.editor import Editor
 
 if TYPE_CHECKING:
-    from rhema_lsp.mcp.config import Placeholders
     from rhema_lsp.mcp.connection import McpConnection
     from rhema_lsp.mcp.listings import McpPrompt, McpResource
 
@@ -78,22 +62,6 @@ logger = logging.getLogger(__name__)
 
 START_MARGIN_S = 2.0
 """How much longer than an attempt's own bound a run waits for it to end."""
-Source = Literal["settings", "user config", "client", "workspace"]
-_PLACEHOLDERS: dict[Source, Placeholders] = {"client": "keep", "workspace": "refuse"}
-"""What ``${NAME}`` does in a value, by where the server comes from (else: expand)."""
-
-
-class McpOptions(Protocol):
-    """The settings the hub reads (``Settings`` has them)."""
-
-    @property
-    def mcp_servers(self) -> Mapping[str, McpServerConfig]: ...
-
-    @property
-    def mcp_modes(self) -> Sequence[str]: ...
-
-    @property
-    def mcp_start_timeout(self) -> float: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,21 +77,6 @@ class ServerReport:
     error: str | None
     deferred: bool = False
     """Whether its tools were behind ``find_tools`` in the latest run."""
-
-
-@dataclass(frozen=True, slots=True)
-class _Wanted:
-    name: str
-    source: Source
-    config: McpServerConfig
-    folder: Path | None = None
-
-    @property
-    def key(self) -> str:
-        if self.source == "client":
-            digest = hashlib.sha256(self.config.model_dump_json().encode()).hexdigest()[:16]
-            return f"{self.folder}#client#{self.name}#{digest}"
-        return self.name if self.folder is None else f"{self.folder}#{self.name}"
 
 
 class McpHub:
@@ -154,7 +107,7 @@ class McpHub:
         self.config_path = config_path
         self.backoff = backoff
         self.state_dir = state_dir
-        self._connections: dict[str, tuple[_Wanted, McpConnection]] = {}
+        self._connections: dict[str, tuple[Wanted, McpConnection]] = {}
         self._trust = WorkspaceTrust(config_path)
         self._deferred: dict[str, bool] = {}
         self._reconciling = anyio.Lock()
@@ -205,10 +158,10 @@ class McpHub:
         """
         if mode not in options.mcp_modes:
             return inner
-        user = await self._user_config()
-        wanted = self._configured(options, user)
-        wanted += self._given(folder, given or {}, {w.name for w in wanted})
-        wanted += await self._workspace(folder, editor, user, {w.name for w in wanted})
+        user = await user_config(self.config_path)
+        wanted = from_settings(options, user)
+        wanted += from_client(folder, given or {}, {w.name for w in wanted})
+        wanted += await from_workspace(self._trust, folder, editor, user, {w.name for w in wanted})
         wanted = [w for w in wanted if not w.config.disabled]
         async with self._reconciling:
             await self._stop_stale(wanted)
@@ -268,57 +221,7 @@ class McpHub:
                     connection.error or "no reason given",
                 )
 
-    def _configured(self, options: McpOptions, user: UserConfig) -> list[_Wanted]:
-        wanted = [_Wanted(n, "settings", c) for n, c in options.mcp_servers.items()]
-        seen = set(options.mcp_servers)
-        wanted += [_Wanted(n, "user config", c) for n, c in user.servers.items() if n not in seen]
-        return wanted
-
-    def _given(
-        self, folder: Path, given: Mapping[str, McpServerConfig], taken: set[str]
-    ) -> list[_Wanted]:
-        wanted = []
-        for name, config in given.items():
-            if name in taken:
-                logger.info(
-                    "MCP server %s the client passed is also in your own configuration, which wins",
-                    name,
-                )
-                continue
-            wanted.append(_Wanted(name, "client", config, folder))
-        return wanted
-
-    async def _user_config(self) -> UserConfig:
-        user = await anyio.to_thread.run_sync(read_user_config, self.config_path)
-        for problem in user.problems:
-            logger.warning("%s", problem)
-        return user
-
-    async def _workspace(
-        self, folder: Path, editor: Editor, user: UserConfig, taken: set[str]
-    ) -> list[_Wanted]:
-        found = await anyio.to_thread.run_sync(read_workspace_file, folder)
-        if found is None:
-            return []
-        for problem in found.problems:
-            logger.warning("%s", problem)
-        if not found.servers:
-            return []
-        if not await self._trust.allowed(folder, found.sha256, found.servers, editor, user):
-            return []
-        wanted = []
-        for name, config in found.servers.items():
-            if name in taken:
-                logger.warning(
-                    "%s: server %s is also in your own configuration, which wins",
-                    folder / WORKSPACE_FILE,
-                    name,
-                )
-                continue
-            wanted.append(_Wanted(name, "workspace", config, folder))
-        return wanted
-
-    async def _stop_stale(self, wanted: list[_Wanted]) -> None:
+    async def _stop_stale(self, wanted: list[Wanted]) -> None:
         """Stop the servers no longer configured, or configured otherwise."""
         entries = {w.key: w.config for w in wanted}
         stale = [
@@ -332,7 +235,7 @@ class McpHub:
             logger.info("MCP server %s is no longer configured so; stopping it", connection.name)
             await connection.aclose()
 
-    async def _connect(self, wanted: list[_Wanted], folder: Path | None) -> list[McpConnection]:
+    async def _connect(self, wanted: list[Wanted], folder: Path | None) -> list[McpConnection]:
         if self._module is None:
             # the SDK takes seconds to import: never on the event loop
             self._module = await anyio.to_thread.run_sync(
@@ -348,7 +251,7 @@ class McpHub:
                     want.config,
                     environ=self.environ,
                     cwd=want.folder or folder,
-                    placeholders=_PLACEHOLDERS.get(want.source, "expand"),
+                    placeholders=PLACEHOLDERS.get(want.source, "expand"),
                     state_dir=self.state_dir,
                 )
                 if self.backoff is not None:
@@ -372,15 +275,15 @@ class McpHub:
         servers are started (a failed one tried again) and waited for as a
         run does (a sign-in's page opened through ``editor``), and with
         ``sign_in`` while the user signs in as well."""
-        user = await self._user_config()
+        user = await user_config(self.config_path)
         if check:
-            configured = [w for w in self._configured(options, user) if not w.config.disabled]
+            configured = [w for w in from_settings(options, user) if not w.config.disabled]
             async with self._reconciling:
                 await self._stop_stale(configured)
                 connections = await self._connect(configured, None) if configured else []
             await self._start(connections, options, editor, check=True, sign_in=sign_in)
         reports = []
-        for want in self._configured(options, user) + [
+        for want in from_settings(options, user) + [
             w for w, _ in self._connections.values() if w.folder is not None
         ]:
             current = self._connections.get(want.key)
@@ -452,8 +355,8 @@ class McpHub:
 
     async def _start_configured(self, options: McpOptions, editor: Editor | None) -> None:
         """Start the configured servers as a run does (one bounded wait)."""
-        user = await self._user_config()
-        configured = [w for w in self._configured(options, user) if not w.config.disabled]
+        user = await user_config(self.config_path)
+        configured = [w for w in from_settings(options, user) if not w.config.disabled]
         async with self._reconciling:
             await self._stop_stale(configured)
             started = await self._connect(configured, None) if configured else []
@@ -492,13 +395,13 @@ class McpHub:
         """Restart every server called ``name`` (start it, if configured and
         not started yet) and wait for it as a health check does; the reports
         of the servers of that name, none when there is no such server."""
-        user = await self._user_config()
+        user = await user_config(self.config_path)
         async with self._reconciling:
             targets = [c for w, c in self._connections.values() if w.name == name]
             if not targets:
                 configured = [
                     w
-                    for w in self._configured(options, user)
+                    for w in from_settings(options, user)
                     if w.name == name and not w.config.disabled
                 ]
                 targets = await self._connect(configured, None) if configured else []

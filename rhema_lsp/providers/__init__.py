@@ -30,6 +30,7 @@ from rhema_lsp.lazy import lazy_root
 if TYPE_CHECKING:
     from rhema_lsp.engine import ProviderError
     from rhema_lsp.providers.anthropic import AnthropicProvider
+    from rhema_lsp.providers.choices import ProviderChoice, ProviderSettings, ResolvedProvider
     from rhema_lsp.providers.embedded import EmbeddedProvider, locate_embedded_model
     from rhema_lsp.providers.errors import (
         ProviderConfigError,
@@ -43,9 +44,6 @@ if TYPE_CHECKING:
     from rhema_lsp.providers.presets import PRESETS, Preset
     from rhema_lsp.providers.resolve import (
         LocalServer,
-        ProviderChoice,
-        ProviderSettings,
-        ResolvedProvider,
         build_provider,
         choose_provider,
         resolve_provider,

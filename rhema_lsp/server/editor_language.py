@@ -57,7 +57,7 @@ from rhema_lsp.tools import (
 )
 
 if TYPE_CHECKING:
-    from rhema_lsp.server.app import RhemaServer
+    from rhema_lsp.server.pygls_adapter import LspServer
 
 __all__ = ["EditorFirst", "EditorLanguage"]
 
@@ -78,7 +78,7 @@ class EditorLanguage:
 
     def __init__(
         self,
-        server: RhemaServer,
+        server: LspServer,
         editor: Editor,
         *,
         timeout: float = REQUEST_TIMEOUT,

@@ -7,7 +7,8 @@ document notifications tell the editor model that buffers changed;
 ``textDocument/codeAction`` offers the contract's actions; ``shutdown``
 shuts the agent service down. The contract's commands are registered by
 name, for pygls to advertise them, and served by
-:class:`~rhema_lsp.server.app.RhemaProtocol` itself.
+:class:`~rhema_lsp.server.pygls_adapter.RhemaProtocol` itself.
+:func:`create_server` builds the server with these features.
 
 A notification's work that is cancelled (the client left while it waited on
 the client: the settings asked for at ``initialized``, which the end of the
@@ -22,7 +23,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any, ParamSpec
+from typing import Any, ParamSpec
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -30,12 +31,11 @@ from pygls.exceptions import JsonRpcException
 from rhema_lsp.contract.names import COMMAND_NAMES
 from rhema_lsp.runs.settings import parse_settings
 from rhema_lsp.server.actions import offered_actions
+from rhema_lsp.server.app import RhemaServer
 from rhema_lsp.server.clients import ClientFeatures
+from rhema_lsp.server.logs import EditorLogHandler
 
-if TYPE_CHECKING:
-    from rhema_lsp.server.app import RhemaServer
-
-__all__ = ["register_features"]
+__all__ = ["create_server", "register_features"]
 
 logger = logging.getLogger("rhema_lsp")
 
@@ -177,7 +177,7 @@ def _register_lsp_features(server: RhemaServer) -> None:
             ls.client_features,
             text,
             running=running,
-            unstructure=ls.protocol._converter.unstructure,
+            unstructure=ls.protocol.unstructure,
             encoding=_encoding(ls),
         )
         return actions or None
@@ -191,3 +191,12 @@ def register_features(server: RhemaServer) -> None:
     """Register the contract's commands and the LSP features on ``server``."""
     _register_commands(server)
     _register_lsp_features(server)
+
+
+def create_server() -> RhemaServer:
+    """A ready rhema language server (not yet started)."""
+    logging.getLogger("pygls").setLevel(logging.WARNING)
+    server = RhemaServer()
+    register_features(server)
+    EditorLogHandler.install(server)
+    return server

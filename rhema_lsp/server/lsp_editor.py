@@ -51,7 +51,7 @@ from rhema_lsp.tools.editor import not_landed, unmet_expectations
 from rhema_lsp.tools.positions import uri_to_path
 
 if TYPE_CHECKING:
-    from rhema_lsp.server.app import RhemaServer
+    from rhema_lsp.server.pygls_adapter import LspServer
 
 __all__ = ["SYNC_WAIT", "LspEditor"]
 
@@ -88,7 +88,7 @@ def _key(uri: str) -> Path | None:
 class LspEditor:
     """The editor on the other end of the LSP connection."""
 
-    def __init__(self, server: RhemaServer, approval_timeout: float = 120.0) -> None:
+    def __init__(self, server: LspServer, approval_timeout: float = 120.0) -> None:
         self._server = server
         self._changed = asyncio.Condition()
         self._provisional: dict[Path, _Provisional] = {}

@@ -2,8 +2,10 @@
 :func:`serves`, and the one place arguments are parsed.
 
 A handler (in :mod:`rhema_lsp.server.handlers`, grouped by what it serves)
-is an ``async`` function of the :class:`~rhema_lsp.server.service.AgentService`,
-the command's typed arguments and the :class:`Request` they arrived in; it
+is an ``async`` function of the :class:`Service` (what it sees of the
+:class:`~rhema_lsp.server.service.AgentService`: the state and the
+execution, so a test may hand it its own), the command's typed arguments
+and the :class:`~rhema_lsp.server.requests.Request` they arrived in; it
 returns the command's typed result. :func:`dispatch` parses the argument
 object with the command's spec, calls the handler, dumps the result, and
 maps the lower layers' errors to the server's (:mod:`rhema_lsp.server.errors`),
@@ -13,33 +15,41 @@ for every command at once.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ValidationError
 
 from rhema_lsp.contract import COMMANDS, CommandSpec, command_named
-from rhema_lsp.runs.registry import MsgId, ProgressToken, SessionRunningError
+from rhema_lsp.runs.registry import SessionRunningError
 from rhema_lsp.server.errors import BadArguments, CommandFailed
 from rhema_lsp.server.folders import FolderError
+from rhema_lsp.server.requests import Request
 from rhema_lsp.sessions import SessionStoreError
 
 if TYPE_CHECKING:
-    from rhema_lsp.server.service import AgentService
+    from rhema_lsp.runs.settings import Settings
+    from rhema_lsp.server.execution import Execution
+    from rhema_lsp.server.state import ServerState
 
-__all__ = ["Handler", "Request", "check_handlers", "dispatch", "served", "serves"]
+__all__ = ["Handler", "Request", "Service", "check_handlers", "dispatch", "served", "serves"]
 
-Handler = Callable[["AgentService", Any, "Request"], Awaitable[Any]]
+
+class Service(Protocol):
+    """What a handler works with: the server's state and the execution of
+    its runs (:class:`~rhema_lsp.server.service.AgentService` is one)."""
+
+    @property
+    def state(self) -> ServerState: ...
+
+    @property
+    def execution(self) -> Execution: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+
+Handler = Callable[[Service, Any, Request], Awaitable[Any]]
 """Serves one command: the service, the parsed arguments, the request."""
-
-
-@dataclass(frozen=True, slots=True)
-class Request:
-    """The JSON-RPC request a command arrived in: its id (for
-    ``$/cancelRequest``) and the client's progress token."""
-
-    msg_id: MsgId | None = None
-    token: ProgressToken | None = None
 
 
 _HANDLERS: dict[str, Handler] = {}
@@ -94,7 +104,7 @@ def _argument_object(name: str, arguments: list[Any] | None) -> Any:
 
 
 async def dispatch(
-    service: AgentService, name: str, arguments: list[Any] | None, request: Request
+    service: Service, name: str, arguments: list[Any] | None, request: Request
 ) -> Any:
     """Run one contract command with its raw arguments; the result as JSON.
 

@@ -23,7 +23,7 @@ from rhema_lsp.server.router import Request, check_handlers, dispatch
 from rhema_lsp.server.state import ServerState
 
 if TYPE_CHECKING:
-    from rhema_lsp.server.app import RhemaServer
+    from rhema_lsp.server.pygls_adapter import LspServer
 
 __all__ = ["AgentService", "Request"]
 
@@ -33,7 +33,7 @@ handlers.load()
 class AgentService:
     """Serves the contract's commands (see the module docstring)."""
 
-    def __init__(self, server: RhemaServer) -> None:
+    def __init__(self, server: LspServer) -> None:
         check_handlers()
         self.state = ServerState(server)
         self.execution = Execution(self.state)

@@ -32,7 +32,7 @@ from rhema_lsp.server.lsp_editor import LspEditor
 from rhema_lsp.tools import LanguageService
 
 if TYPE_CHECKING:
-    from rhema_lsp.server.app import RhemaServer
+    from rhema_lsp.server.pygls_adapter import LspServer
 
 __all__ = ["ServerState"]
 
@@ -42,7 +42,7 @@ logger = logging.getLogger(__name__)
 class ServerState:
     """The sessions and runs of this server (see the module docstring)."""
 
-    def __init__(self, server: RhemaServer) -> None:
+    def __init__(self, server: LspServer) -> None:
         self.server = server
         self.settings = Settings()
         self.editor = LspEditor(server)

@@ -8,8 +8,6 @@ to the workspace folders.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rhema_lsp.contract import (
     CHANGES,
     CHECKPOINT_CONTENT,
@@ -29,17 +27,14 @@ from rhema_lsp.runs.changes import describe_changes, parse_checkpoint_uri
 from rhema_lsp.runs.registry import SessionRunningError
 from rhema_lsp.runs.rewind import RewindReport, rewind
 from rhema_lsp.server.errors import BadArguments
-from rhema_lsp.server.router import Request, serves
+from rhema_lsp.server.router import Request, Service, serves
 from rhema_lsp.vocabulary import RewindWhat
-
-if TYPE_CHECKING:
-    from rhema_lsp.server.service import AgentService
 
 __all__: list[str] = []
 
 
 async def _rewind(
-    service: AgentService,
+    service: Service,
     session: str,
     turn: int,
     what: RewindWhat,
@@ -68,7 +63,7 @@ async def _rewind(
 
 
 @serves(UNDO_TURN)
-async def undo_turn(service: AgentService, args: UndoTurnArgs, request: Request) -> UndoTurnResult:
+async def undo_turn(service: Service, args: UndoTurnArgs, request: Request) -> UndoTurnResult:
     found = await service.state.state_of(args.session)
     info = await found.store.info(args.session)
     # The last turn with a prompt (a number a crash left reserved has no changes).
@@ -84,7 +79,7 @@ async def undo_turn(service: AgentService, args: UndoTurnArgs, request: Request)
 
 
 @serves(REWIND)
-async def rewind_turn(service: AgentService, args: RewindArgs, request: Request) -> RewindResult:
+async def rewind_turn(service: Service, args: RewindArgs, request: Request) -> RewindResult:
     report = await _rewind(
         service,
         args.session,
@@ -106,7 +101,7 @@ async def rewind_turn(service: AgentService, args: RewindArgs, request: Request)
 
 
 @serves(CHANGES)
-async def changes(service: AgentService, args: ChangesArgs, request: Request) -> ChangesResult:
+async def changes(service: Service, args: ChangesArgs, request: Request) -> ChangesResult:
     state = service.state
     found = await state.state_of(args.session)
     return await describe_changes(
@@ -116,7 +111,7 @@ async def changes(service: AgentService, args: ChangesArgs, request: Request) ->
 
 @serves(CHECKPOINT_CONTENT)
 async def checkpoint_content(
-    service: AgentService, args: CheckpointContentArgs, request: Request
+    service: Service, args: CheckpointContentArgs, request: Request
 ) -> CheckpointContentResult:
     try:
         session, blob, _path = parse_checkpoint_uri(args.uri)

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 from rhema_lsp.contract import (
     MCP_PROMPT,
@@ -25,10 +24,7 @@ from rhema_lsp.contract import (
 )
 from rhema_lsp.mcp import McpError
 from rhema_lsp.server.errors import BadArguments, CommandFailed
-from rhema_lsp.server.router import Request, serves
-
-if TYPE_CHECKING:
-    from rhema_lsp.server.service import AgentService
+from rhema_lsp.server.router import Request, Service, serves
 
 __all__: list[str] = []
 
@@ -38,7 +34,7 @@ MCP_RESOURCES_MAX = 500
 
 @serves(MCP_RESTART)
 async def mcp_restart(
-    service: AgentService, args: McpRestartArgs, request: Request
+    service: Service, args: McpRestartArgs, request: Request
 ) -> list[McpServerStatus]:
     state = service.state
     reports = await state.mcp.restart(args.name, state.settings, editor=state.editor)
@@ -49,7 +45,7 @@ async def mcp_restart(
 
 @serves(MCP_PROMPTS)
 async def mcp_prompts(
-    service: AgentService, args: McpPromptsArgs, request: Request
+    service: Service, args: McpPromptsArgs, request: Request
 ) -> list[McpPromptInfo]:
     state = service.state
     listed = await state.mcp.prompts(state.settings, editor=state.editor)
@@ -67,9 +63,7 @@ async def mcp_prompts(
 
 
 @serves(MCP_PROMPT)
-async def mcp_prompt(
-    service: AgentService, args: McpPromptArgs, request: Request
-) -> McpPromptResult:
+async def mcp_prompt(service: Service, args: McpPromptArgs, request: Request) -> McpPromptResult:
     try:
         text = await service.state.mcp.get_prompt(args.server, args.name, args.arguments)
     except McpError as exc:
@@ -79,7 +73,7 @@ async def mcp_prompt(
 
 @serves(MCP_RESOURCES)
 async def mcp_resources(
-    service: AgentService, args: McpResourcesArgs, request: Request
+    service: Service, args: McpResourcesArgs, request: Request
 ) -> McpResourcesResult:
     state = service.state
     listed, failed = await state.mcp.resources(state.settings, editor=state.editor)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from rhema_lsp.contract import (
     CANCEL,
@@ -40,12 +40,9 @@ from rhema_lsp.runs.workplace import Plan
 from rhema_lsp.server.context import folder_for, prompt_and_images, read_context
 from rhema_lsp.server.errors import BadArguments
 from rhema_lsp.server.folders import FolderError
-from rhema_lsp.server.router import Request, serves
+from rhema_lsp.server.router import Request, Service, serves
 from rhema_lsp.tools import ToolError, WorkspaceTools
 from rhema_lsp.tools.positions import uri_to_path
-
-if TYPE_CHECKING:
-    from rhema_lsp.server.service import AgentService
 
 __all__ = ["tally"]
 
@@ -65,7 +62,7 @@ def tally(usage: Usage) -> UsageTally:
 
 
 async def _start(
-    service: AgentService,
+    service: Service,
     folder: Path,
     session: str | None,
     plan: Plan,
@@ -87,7 +84,7 @@ async def _start(
 
 
 @serves(TURN)
-async def turn(service: AgentService, args: TurnArgs, request: Request) -> TurnResult | Detached:
+async def turn(service: Service, args: TurnArgs, request: Request) -> TurnResult | Detached:
     state = service.state
     folder = await folder_for(state, args.folder, args.context, args.session)
     prompt, images = await prompt_and_images(state, args.prompt, args.context, args.images, folder)
@@ -116,7 +113,7 @@ async def turn(service: AgentService, args: TurnArgs, request: Request) -> TurnR
 
 
 @serves(STEP)
-async def step(service: AgentService, args: StepArgs, request: Request) -> StepResult | Detached:
+async def step(service: Service, args: StepArgs, request: Request) -> StepResult | Detached:
     state = service.state
     if args.session is None and args.prompt is None:
         raise FolderError("`prompt` is required to start a new session")
@@ -155,12 +152,12 @@ async def step(service: AgentService, args: StepArgs, request: Request) -> StepR
 
 
 @serves(CANCEL)
-async def cancel(service: AgentService, args: CancelArgs, request: Request) -> CancelResult:
+async def cancel(service: Service, args: CancelArgs, request: Request) -> CancelResult:
     return CancelResult(cancelled=service.state.runs.cancel(args.session))
 
 
 @serves(EDIT)
-async def edit(service: AgentService, args: EditArgs, request: Request) -> EditResult | Detached:
+async def edit(service: Service, args: EditArgs, request: Request) -> EditResult | Detached:
     state = service.state
     folders = state.folders
     folder = folders.resolve(None, [args.uri])

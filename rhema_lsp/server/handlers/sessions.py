@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rhema_lsp.contract import (
     COMPACT,
     DELETE_SESSION,
@@ -26,20 +24,15 @@ from rhema_lsp.contract import (
 )
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.server.errors import CommandFailed
-from rhema_lsp.server.router import Request, serves
+from rhema_lsp.server.router import Request, Service, serves
 from rhema_lsp.sessions import SessionInfo, referenced
 from rhema_lsp.tools import latest_plan
-
-if TYPE_CHECKING:
-    from rhema_lsp.server.service import AgentService
 
 __all__: list[str] = []
 
 
 @serves(SESSIONS)
-async def sessions(
-    service: AgentService, args: SessionsArgs, request: Request
-) -> list[SessionSummary]:
+async def sessions(service: Service, args: SessionsArgs, request: Request) -> list[SessionSummary]:
     state = service.state
     folders = state.folders
     roots = [folders.resolve(args.folder, [])] if args.folder else folders.roots()
@@ -66,7 +59,7 @@ async def sessions(
 
 @serves(OPEN_SESSION)
 async def open_session(
-    service: AgentService, args: OpenSessionArgs, request: Request
+    service: Service, args: OpenSessionArgs, request: Request
 ) -> OpenSessionResult:
     opened = await service.execution.open_session(args.session)
     session = opened.session
@@ -94,7 +87,7 @@ async def open_session(
 
 
 @serves(COMPACT)
-async def compact(service: AgentService, args: SessionArgs, request: Request) -> CompactResult:
+async def compact(service: Service, args: SessionArgs, request: Request) -> CompactResult:
     try:
         done = await service.execution.compact(args.session)
     except ProviderError as exc:
@@ -110,14 +103,12 @@ async def compact(service: AgentService, args: SessionArgs, request: Request) ->
 
 
 @serves(DELETE_SESSION)
-async def delete_session(
-    service: AgentService, args: SessionArgs, request: Request
-) -> DeleteResult:
+async def delete_session(service: Service, args: SessionArgs, request: Request) -> DeleteResult:
     return DeleteResult(deleted=await service.execution.delete_session(args.session))
 
 
 @serves(FORK_SESSION)
-async def fork_session(service: AgentService, args: ForkArgs, request: Request) -> ForkResult:
+async def fork_session(service: Service, args: ForkArgs, request: Request) -> ForkResult:
     state = service.state
     found = await state.state_of(args.session)
     info = await found.store.fork(args.session, args.turn)

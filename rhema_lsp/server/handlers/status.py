@@ -5,7 +5,6 @@ of each folder and the agent's own language servers."""
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
@@ -22,16 +21,13 @@ from rhema_lsp.contract import (
 )
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.providers import survey_setup
-from rhema_lsp.server.router import Request, serves
-
-if TYPE_CHECKING:
-    from rhema_lsp.server.service import AgentService
+from rhema_lsp.server.router import Request, Service, serves
 
 __all__: list[str] = []
 
 
 @serves(STATUS)
-async def status(service: AgentService, args: StatusArgs, request: Request) -> StatusResult:
+async def status(service: Service, args: StatusArgs, request: Request) -> StatusResult:
     state = service.state
     settings = state.settings
     try:

@@ -18,7 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rhema_lsp.server.app import RhemaServer, create_server
+from rhema_lsp.server.app import RhemaServer
+from rhema_lsp.server.features import create_server
 
 _ANSWERS: dict[str, Any] = {
     "window/workDoneProgress/create": None,

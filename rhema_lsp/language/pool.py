@@ -107,6 +107,12 @@ class AgentLanguages:
         for a language both name.
     which
         Looks a command up on ``PATH`` (tests pass their own).
+    options
+        ``initializationOptions`` by language id or family (the
+        ``languageServers`` setting's), merged over the agent's.
+    user_options
+        The user config file's (blocking, read with ``user_file``);
+        ``options`` wins.
     """
 
     def __init__(
@@ -116,12 +122,16 @@ class AgentLanguages:
         configured: Mapping[str, Sequence[str]] | None = None,
         which: Callable[[str], str | None] | None = None,
         user_file: Callable[[], Mapping[str, Sequence[str]]] | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        user_options: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         self.editor = editor
         self.roots = roots
         self.configured: Mapping[str, Sequence[str]] = dict(configured or {})
         self._which = which
         self._user_file = user_file
+        self.options: Mapping[str, Mapping[str, Any]] = dict(options or {})
+        self._user_options = user_options
         self._servers: dict[tuple[Path, str], Connection] = {}
         self._strikes: dict[tuple[Path, str], int] = {}
         self._refused: dict[tuple[Path, str], tuple[float, str]] = {}
@@ -133,6 +143,11 @@ class AgentLanguages:
         if self._user_file is None:
             return self.configured
         return {**self._user_file(), **self.configured}
+
+    def _options(self, language: str) -> Mapping[str, Any] | None:
+        """The user's ``initializationOptions`` for ``language`` (blocking)."""
+        given = {**(self._user_options() if self._user_options else {}), **self.options}
+        return given.get(language, given.get(family_of(language)))
 
     def _choose(self, language: str, commands: Mapping[str, Sequence[str]]) -> ServerChoice | None:
         """The server for ``language`` (blocking: looks on ``PATH``)."""
@@ -174,7 +189,8 @@ class AgentLanguages:
                 left = refused[0] - time.monotonic()
                 raise LanguageFailed(f"{refused[1]} (not tried again for {left:.0f} s)")
             roots = list(self.roots())
-            server = Connection(choice.name, choice.command, key[0], roots)
+            options = await anyio.to_thread.run_sync(self._options, language)
+            server = Connection(choice.name, choice.command, key[0], roots, options)
             self._servers[key] = server
             try:
                 await server.start()

@@ -22,7 +22,7 @@ import anyio
 
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
-from rhema_lsp.mcp.userfile import user_language_servers
+from rhema_lsp.mcp.userfile import user_language_options, user_language_servers
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.registry import RunRegistry
 from rhema_lsp.runs.settings import Settings
@@ -56,7 +56,10 @@ class ServerState:
         self.mcp = McpHub()
         self.turns = Turns(self.mcp)
         self.languages = AgentLanguages(
-            self.editor, self.folders.roots, user_file=user_language_servers
+            self.editor,
+            self.folders.roots,
+            user_file=user_language_servers,
+            user_options=user_language_options,
         )
         self._provider: ResolvedProvider | None = None
         self._provider_key: ProviderSettings | None = None
@@ -69,6 +72,7 @@ class ServerState:
         self.settings = settings
         self.editor.approval_timeout = settings.approval_timeout
         self.languages.configured = settings.language_commands()
+        self.languages.options = settings.language_options()
 
     async def provider(self, model: str | None = None) -> ResolvedProvider:
         """The provider the settings name, resolved once per settings (callers

@@ -7,9 +7,9 @@ A child that writes garbage is treated as gone the moment it does (its
 process group is killed): every pending request fails with
 :class:`ServerGone`, and so does every later one, at once
 (:attr:`StdioEndpoint.broken` says why). Garbage is anything but
-LSP framing: a header line that is not ``Content-Length`` or
-``Content-Type`` (``Name: value``), a header line over :data:`MAX_HEADER`
-bytes or more than :data:`MAX_HEADERS` of them, a ``Content-Length`` that is
+LSP framing: a header line that is not ``Name: value`` (a name of letters,
+digits and dashes), a header line over :data:`MAX_HEADER` bytes or more
+than :data:`MAX_HEADERS` of them, a ``Content-Length`` that is
 not a number or exceeds :data:`MAX_FRAME` (refused before anything is
 allocated), a body that is not a JSON object.
 
@@ -34,6 +34,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -56,7 +57,7 @@ MAX_HEADERS = 8
 _BUFFER = 64 << 10
 """The stream's limit: a line longer than this is never buffered whole."""
 
-_HEADERS = frozenset({b"content-length", b"content-type"})
+_HEADER_NAME = re.compile(rb"[A-Za-z0-9-]+")
 
 Handler = Callable[[Any], Awaitable[Any] | Any]
 
@@ -190,9 +191,9 @@ class StdioEndpoint:
             if not line:
                 break
             name, colon, value = line.partition(b":")
-            if not colon or name.strip().lower() not in _HEADERS:
+            if not colon or not _HEADER_NAME.fullmatch(name):
                 raise ValueError(f"a header line that is not LSP: {line[:60]!r}")
-            if name.strip().lower() == b"content-length":
+            if name.lower() == b"content-length":
                 if not value.strip().isdigit():
                     raise ValueError(f"Content-Length {value.strip()[:30]!r}")
                 length = int(value)

@@ -31,7 +31,7 @@ from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import BadParams, UnknownSession
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp import McpServerConfig
-from rhema_lsp.mcp.userfile import user_language_servers
+from rhema_lsp.mcp.userfile import user_language_options, user_language_servers
 from rhema_lsp.runs.choices import with_choices
 from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.runs.stores import StoreRegistry
@@ -168,7 +168,12 @@ def open_acp_session(
         stored=stored,
         mcp_servers=servers,
         languages=AgentLanguages(
-            editor, lambda: unique, settings.language_commands(), user_file=user_language_servers
+            editor,
+            lambda: unique,
+            settings.language_commands(),
+            user_file=user_language_servers,
+            options=settings.language_options(),
+            user_options=user_language_options,
         ),
         terminals=client if capabilities.terminal else None,
     )

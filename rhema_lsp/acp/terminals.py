@@ -6,8 +6,10 @@ for such a client: the same tool, the same approval and allow-list (asked
 before the shell is reached), the same result for the model (the output,
 then the exit status), but the command runs where the user sees it:
 
-- ``terminal/create`` runs ``/bin/sh -c COMMAND`` in the session's folder
-  (the editor's environment: the agent passes none of its own), keeping at
+- ``terminal/create`` runs ``/bin/sh -c COMMAND`` in the session's folder,
+  in the editor's environment with the spawn gate's changes
+  (:func:`~rhema_lsp.tools.spawn.terminal_environment`: credentials set
+  empty, ``PATH`` without the workspace's or relative entries), keeping at
   most :data:`OUTPUT_LIMIT` bytes of output;
 - the tool call's content becomes the terminal (``{"type": "terminal"}``),
   so the client streams its output live, and stays so with the result;
@@ -30,6 +32,7 @@ from typing import Any, Protocol
 
 import anyio
 from acp import RequestError
+from acp.schema import EnvVariable
 
 from rhema_lsp.acp.editor import AcpEditor
 from rhema_lsp.acp.updates import UpdateStream
@@ -37,6 +40,7 @@ from rhema_lsp.engine.tools import CancelSignal, Progress
 from rhema_lsp.tools import ToolError
 from rhema_lsp.tools.commands import CommandOutcome, run_until_stopped
 from rhema_lsp.tools.confined_fs import ConfinedFS
+from rhema_lsp.tools.spawn import terminal_environment
 
 __all__ = ["OUTPUT_LIMIT", "RELEASE_WAIT", "TerminalClient", "TerminalShell"]
 
@@ -91,11 +95,13 @@ class TerminalShell:
     ) -> CommandOutcome:
         """Run ``command`` in a terminal of the client; killed on ``cancel``
         and after ``timeout_s``; always released."""
+        variables = await anyio.to_thread.run_sync(terminal_environment, fs.roots, env)
         try:
             created = await self.client.create_terminal(
                 session_id=self.session_id,
                 command="/bin/sh",
                 args=["-c", command],
+                env=[EnvVariable(name=name, value=value) for name, value in variables.items()],
                 cwd=str(folder),
                 output_byte_limit=OUTPUT_LIMIT,
             )

@@ -3,8 +3,15 @@
 server as an editor does, without an editor, and what the agent's own
 language servers are spoken to with.
 
-A child that writes garbage (no frame, a frame that is not JSON) is treated
-as gone: every pending request fails with :class:`ServerGone`.
+A child that writes garbage is treated as gone the moment it does (its
+process group is killed): every pending request fails with
+:class:`ServerGone`, and so does every later one, at once
+(:attr:`StdioEndpoint.broken` says why). Garbage is anything but
+LSP framing: a header line that is not ``Name: value`` (a name of letters,
+digits and dashes), a header line over :data:`MAX_HEADER` bytes or more
+than :data:`MAX_HEADERS` of them, a ``Content-Length`` that is
+not a number or exceeds :data:`MAX_FRAME` (refused before anything is
+allocated), a body that is not a JSON object.
 
 Requests return awaitables; notifications are sent and forgotten; requests
 and notifications from the server go to registered handlers (a request
@@ -27,15 +34,30 @@ import itertools
 import json
 import logging
 import os
+import re
 import signal
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-__all__ = ["RpcError", "ServerGone", "StdioEndpoint"]
+__all__ = ["MAX_FRAME", "RpcError", "ServerGone", "StdioEndpoint"]
 
 logger = logging.getLogger(__name__)
 
 CLOSE_WAIT = 5.0
+
+MAX_FRAME = 64 << 20
+"""Bytes a frame's body may declare; a larger ``Content-Length`` is garbage."""
+
+MAX_HEADER = 1024
+"""Bytes a header line may take."""
+
+MAX_HEADERS = 8
+"""Header lines a frame may have."""
+
+_BUFFER = 64 << 10
+"""The stream's limit: a line longer than this is never buffered whole."""
+
+_HEADER_NAME = re.compile(rb"[A-Za-z0-9-]+")
 
 Handler = Callable[[Any], Awaitable[Any] | Any]
 
@@ -68,6 +90,8 @@ class StdioEndpoint:
         self._reading: asyncio.Task[None] | None = None
         self._draining: asyncio.Task[None] | None = None
         self._stderr: collections.deque[str] = collections.deque(maxlen=20)
+        self.broken: str | None = None
+        """Why the connection is unusable (garbage, or the output closed)."""
 
     @classmethod
     async def spawn(
@@ -90,7 +114,7 @@ class StdioEndpoint:
             stdout=asyncio.subprocess.PIPE,
             stderr=None if show_stderr else asyncio.subprocess.PIPE,
             env=env,
-            limit=2**24,
+            limit=_BUFFER,
             start_new_session=True,
             cwd=cwd,
         )
@@ -101,11 +125,19 @@ class StdioEndpoint:
         return endpoint
 
     async def _drain(self, stream: asyncio.StreamReader) -> None:
-        while line := await stream.readline():
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:  # a line over the limit: dropped, the rest kept
+                continue
+            if not line:
+                return
             self._stderr.append(line.decode("utf-8", "replace").rstrip())
 
     def _gone(self) -> ServerGone:
         tail = " | ".join(line for line in self._stderr if line)
+        if self.broken is not None and self.broken.startswith("it wrote"):
+            return ServerGone(self.broken)
         return ServerGone(f"the language server exited{': ' + tail if tail else ''}")
 
     def on(self, method: str, handler: Handler) -> None:
@@ -125,6 +157,8 @@ class StdioEndpoint:
         ServerGone
             The server went away before answering.
         """
+        if self.broken is not None:
+            raise self._gone()
         ident = self.next_id() if msg_id is None else msg_id
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._pending[ident] = future
@@ -147,18 +181,28 @@ class StdioEndpoint:
 
     async def _read_message(self) -> dict[str, Any] | None:
         length = None
-        while True:
-            line = await self._reader.readline()
+        for _ in range(MAX_HEADERS + 1):
+            line = await self._reader.readline()  # over the limit: ValueError
             if not line:
                 return None
+            if len(line) > MAX_HEADER:
+                raise ValueError(f"a header line of {len(line)} bytes")
             line = line.strip()
             if not line:
                 break
-            name, _, value = line.decode("ascii", "replace").partition(":")
-            if name.lower() == "content-length":
+            name, colon, value = line.partition(b":")
+            if not colon or not _HEADER_NAME.fullmatch(name):
+                raise ValueError(f"a header line that is not LSP: {line[:60]!r}")
+            if name.lower() == b"content-length":
+                if not value.strip().isdigit():
+                    raise ValueError(f"Content-Length {value.strip()[:30]!r}")
                 length = int(value)
+                if length > MAX_FRAME:
+                    raise ValueError(f"a frame of {length} bytes (at most {MAX_FRAME})")
+        else:
+            raise ValueError(f"more than {MAX_HEADERS} header lines")
         if length is None:
-            raise ServerGone("the language server sent a frame without Content-Length")
+            raise ValueError("a frame without Content-Length")
         message = json.loads(await self._reader.readexactly(length))
         if not isinstance(message, dict):
             raise ValueError("a message that is not a JSON object")
@@ -169,13 +213,25 @@ class StdioEndpoint:
             while (message := await self._read_message()) is not None:
                 self._dispatch(message)
         except (asyncio.IncompleteReadError, ConnectionResetError):
-            pass
-        except (ValueError, TypeError, ServerGone) as exc:  # garbage: the child is unusable
-            self._stderr.append(f"it wrote something that is not LSP ({exc})")
+            self.broken = "its output ended"
+        except (ValueError, TypeError, RecursionError) as exc:  # garbage: unusable
+            self.broken = f"it wrote something that is not LSP ({exc})"
+            self._stderr.append(self.broken)
+            self.kill()
+            await self._discard()
         finally:
+            if self.broken is None:
+                self.broken = "its output ended"
             for future in self._pending.values():
                 if not future.done():
                     future.set_exception(self._gone())
+
+    async def _discard(self) -> None:
+        """Read what is left of the output, unread: until it ends, the
+        process is not reaped (``wait`` waits for its pipes)."""
+        with contextlib.suppress(ConnectionResetError):
+            while await self._reader.read(_BUFFER):
+                pass
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         if "method" not in message:

@@ -2,10 +2,15 @@
 documents, its requests and its diagnostics.
 
 :class:`Connection` starts the server's command in the folder (a process
-group of its own), ``initialize``\\ s it for that folder (declaring pull
-diagnostics and versioned ``publishDiagnostics``), and answers the
-server's own requests (``workspace/configuration`` with nulls,
-registrations and progress with nothing). Rules:
+group of its own) through the spawn gate (:mod:`~rhema_lsp.tools.spawn`:
+its program found on a ``PATH`` without the workspace's or relative
+entries, its environment without provider keys), ``initialize``\\ s it for
+that folder (declaring pull diagnostics and versioned
+``publishDiagnostics``, with the options that keep it from running the
+repository's code, :mod:`~rhema_lsp.language.options`), and answers the
+server's own requests (``workspace/configuration`` with those options for
+its section and nulls otherwise, registrations and progress with nothing).
+Rules:
 
 - Documents are synced before each question: :meth:`Connection.sync` sends
   ``didOpen`` for a document it has not seen and ``didChange`` (full text,
@@ -16,8 +21,8 @@ registrations and progress with nothing). Rules:
   server that sends none, the first after the sync), within ``wait``
   seconds; ``complete=False`` otherwise.
 - Every wait is bounded; a server that exits, hangs past a bound or writes
-  garbage raises :class:`~rhema_lsp.tools.LanguageFailed` naming it, and is
-  :attr:`Connection.alive` no more.
+  garbage raises :class:`~rhema_lsp.tools.LanguageFailed` naming it, is
+  :attr:`Connection.alive` no more, and its process group is killed at once.
 """
 
 from __future__ import annotations
@@ -29,8 +34,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import anyio.to_thread
+
 from rhema_lsp.jsonrpc.child import RpcError, ServerGone, StdioEndpoint
+from rhema_lsp.language.options import SECTIONS, initialization_options
 from rhema_lsp.tools.language import DiagnosticsAnswer, LanguageFailed
+from rhema_lsp.tools.spawn import Launch, Unlaunchable, launch
 
 __all__ = ["REQUEST_TIMEOUT", "START_TIMEOUT", "Connection"]
 
@@ -67,12 +76,31 @@ class Connection:
         Its command line.
     folder
         The workspace folder it serves.
+    roots
+        The workspace roots (default: the folder): no ``PATH`` entry inside
+        them is searched for its program.
+    options
+        The user's ``initializationOptions``, merged over ours.
     """
 
-    def __init__(self, name: str, command: Sequence[str], folder: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        command: Sequence[str],
+        folder: Path,
+        roots: Sequence[Path] = (),
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
         self.name = name
         self.command = tuple(command)
         self.folder = folder
+        self.roots = tuple(roots) or (folder,)
+        self.given = options
+        self.options: dict[str, Any] | None = None
+        """The ``initializationOptions`` sent (once started)."""
+        self.section: str | None = None
+        self.strikes_counted = False
+        """Whether the pool counted this server's failure (its breaker's flag)."""
         self.endpoint: StdioEndpoint | None = None
         self.capabilities: Mapping[str, Any] = {}
         self.encoding = "utf-16"
@@ -89,6 +117,7 @@ class Connection:
         return (
             self.endpoint is not None
             and self.endpoint.process.returncode is None
+            and self.endpoint.broken is None
             and self._failed is None
         )
 
@@ -100,7 +129,15 @@ class Connection:
     def _failure(self, what: str, exc: BaseException | None = None) -> LanguageFailed:
         said = f": {exc}" if exc is not None and str(exc) else ""
         self._failed = f"{what}{said}"
+        if self.endpoint is not None:
+            self.endpoint.kill()  # hung or garbled: nothing more is asked of it
         return LanguageFailed(f"the language server {self.name} {what}{said}")
+
+    def _gone(self, exc: ServerGone) -> LanguageFailed:
+        broken = self.endpoint.broken if self.endpoint is not None else None
+        if broken is not None and broken.startswith("it wrote"):
+            return self._failure("is unusable", exc)
+        return self._failure("exited", exc)
 
     async def start(self) -> None:
         """Start and initialize the server.
@@ -110,10 +147,10 @@ class Connection:
         LanguageFailed
             It could not be started, or did not initialize in time.
         """
-        env = dict(os.environ)
         try:
-            self.endpoint = await StdioEndpoint.spawn(self.command, env, cwd=self.folder)
-        except OSError as exc:
+            started = await anyio.to_thread.run_sync(self._launch)
+            self.endpoint = await StdioEndpoint.spawn(started.argv, started.env, cwd=self.folder)
+        except (OSError, Unlaunchable) as exc:
             raise self._failure("could not be started", exc) from None
         self.endpoint.on("workspace/configuration", self._configuration)
         self.endpoint.on("client/registerCapability", _nothing)
@@ -131,6 +168,8 @@ class Connection:
             "workspaceFolders": self._folders(None),
             "capabilities": _CAPABILITIES,
         }
+        if self.options is not None:
+            params["initializationOptions"] = self.options
         result = await self._ask("initialize", params, START_TIMEOUT, "did not initialize")
         capabilities = result.get("capabilities") if isinstance(result, Mapping) else None
         if not isinstance(capabilities, Mapping):
@@ -140,13 +179,26 @@ class Connection:
         self.encoding = encoding if encoding in ("utf-8", "utf-16", "utf-32") else "utf-16"
         await self._tell("initialized", {})
 
+    def _launch(self) -> Launch:
+        """The gate's launch of the command, and the options it gets (blocking)."""
+        started = launch(self.command, roots=self.roots, cwd=self.folder)
+        self.options = initialization_options(started.argv, self.roots, self.given)
+        self.section = SECTIONS.get(Path(started.argv[0]).name)
+        return started
+
     def _folders(self, _params: Any) -> list[dict[str, str]]:
         return [{"uri": self.folder.as_uri(), "name": self.folder.name}]
 
-    @staticmethod
-    def _configuration(params: Any) -> list[None]:
+    def _configuration(self, params: Any) -> list[Any]:
         items = params.get("items") if isinstance(params, Mapping) else None
-        return [None] * (len(items) if isinstance(items, list) else 0)
+        if not isinstance(items, list):
+            return []
+        return [
+            self.options
+            if isinstance(item, Mapping) and self.section and item.get("section") == self.section
+            else None
+            for item in items
+        ]
 
     async def _publish(self, params: Any) -> None:
         if not isinstance(params, Mapping) or not isinstance(params.get("uri"), str):
@@ -168,7 +220,7 @@ class Connection:
         except TimeoutError:
             raise self._failure(f"{late} within {limit:g} s") from None
         except ServerGone as exc:
-            raise self._failure("exited", exc) from None
+            raise self._gone(exc) from None
         except RpcError as exc:
             raise LanguageFailed(
                 f"the language server {self.name} refused {method}: {exc.message}"
@@ -180,7 +232,7 @@ class Connection:
         try:
             await self.endpoint.notify(method, params)
         except ServerGone as exc:
-            raise self._failure("exited", exc) from None
+            raise self._gone(exc) from None
 
     async def sync(self, uri: str, language: str, text: str) -> int:
         """Make the server's text of ``uri`` be ``text``; its version there."""
@@ -221,7 +273,7 @@ class Connection:
             except TimeoutError:
                 return DiagnosticsAnswer([], self.name, complete=False)
             except ServerGone as exc:
-                raise self._failure("exited", exc) from None
+                raise self._gone(exc) from None
             except RpcError as exc:
                 raise LanguageFailed(
                     f"the language server {self.name} refused textDocument/diagnostic: "

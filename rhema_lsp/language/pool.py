@@ -16,12 +16,16 @@ such a document, one start at a time. Rules:
 - A fresh server's first question waits for its first diagnostics of the
   document (at most :data:`WARM_WAIT` seconds): before that first analysis
   some servers answer as if the workspace had one file.
-- A crashed server is started again on the next question, at most
-  :data:`MAX_RESTARTS` times per folder and language; then the tools hear
-  that it keeps crashing. One that fails to start (exits, hangs past
-  :data:`~rhema_lsp.language.connection.START_TIMEOUT`, writes garbage) is
-  killed, and for :data:`RETRY_AFTER` seconds every question hears why at
-  once, so a broken server costs one bounded wait, not one per question.
+- A circuit breaker per folder and language: a server that fails (exits,
+  fails to start, hangs past a bound, writes garbage) is killed at once and
+  counts a strike. After the first strike it is started again on the next
+  question; after the second it is refused for :data:`RETRY_AFTER` seconds
+  (every question hears why, at once), then given one more start. A hung
+  or garbled server so costs one bounded wait, then one for its restart,
+  then nothing for :data:`RETRY_AFTER` seconds.
+- The program is found by the spawn gate (:func:`~rhema_lsp.tools.spawn.find_program`:
+  never inside a workspace root, never through a relative ``PATH`` entry),
+  off the event loop.
 - :meth:`AgentLanguages.aclose` stops every server (polite ``shutdown``,
   then the process group killed): no child outlives the door.
 """
@@ -30,10 +34,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -43,19 +47,22 @@ from rhema_lsp.language.servers import KNOWN, ServerChoice, choose, family_of, l
 from rhema_lsp.tools.editor import OpenDocument
 from rhema_lsp.tools.language import DiagnosticsAnswer, LanguageAnswer, LanguageFailed
 from rhema_lsp.tools.positions import uri_to_path
+from rhema_lsp.tools.spawn import find_program
 
-__all__ = ["MAX_RESTARTS", "WARM_WAIT", "AgentLanguages", "Documents", "ServerStatus"]
+__all__ = ["RETRY_AFTER", "STRIKES", "WARM_WAIT", "AgentLanguages", "Documents", "ServerStatus"]
 
-MAX_RESTARTS: Final = 3
-"""Starts after a crash, per folder and language, before giving up."""
+STRIKES: Final = 2
+"""Failures, per folder and language, that refuse the server for a while."""
 
-RETRY_AFTER: Final = 60.0
-"""Seconds before a server that failed to start is tried again."""
+RETRY_AFTER: Final = 300.0
+"""Seconds a server that failed :data:`STRIKES` times is refused."""
 
 WARM_WAIT: Final = 20.0
 """Seconds a fresh server's first analysis may take before its first answer."""
 
 _MAX_TEXT: Final = 4_000_000
+
+T = TypeVar("T")
 
 
 class Documents(Protocol):
@@ -100,6 +107,12 @@ class AgentLanguages:
         for a language both name.
     which
         Looks a command up on ``PATH`` (tests pass their own).
+    options
+        ``initializationOptions`` by language id or family (the
+        ``languageServers`` setting's), merged over the agent's.
+    user_options
+        The user config file's (blocking, read with ``user_file``);
+        ``options`` wins.
     """
 
     def __init__(
@@ -109,14 +122,18 @@ class AgentLanguages:
         configured: Mapping[str, Sequence[str]] | None = None,
         which: Callable[[str], str | None] | None = None,
         user_file: Callable[[], Mapping[str, Sequence[str]]] | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        user_options: Callable[[], Mapping[str, Mapping[str, Any]]] | None = None,
     ) -> None:
         self.editor = editor
         self.roots = roots
         self.configured: Mapping[str, Sequence[str]] = dict(configured or {})
         self._which = which
         self._user_file = user_file
+        self.options: Mapping[str, Mapping[str, Any]] = dict(options or {})
+        self._user_options = user_options
         self._servers: dict[tuple[Path, str], Connection] = {}
-        self._starts: dict[tuple[Path, str], int] = {}
+        self._strikes: dict[tuple[Path, str], int] = {}
         self._refused: dict[tuple[Path, str], tuple[float, str]] = {}
         self._lock = asyncio.Lock()
         self._closed = False
@@ -127,10 +144,17 @@ class AgentLanguages:
             return self.configured
         return {**self._user_file(), **self.configured}
 
+    def _options(self, language: str) -> Mapping[str, Any] | None:
+        """The user's ``initializationOptions`` for ``language`` (blocking)."""
+        given = {**(self._user_options() if self._user_options else {}), **self.options}
+        return given.get(language, given.get(family_of(language)))
+
     def _choose(self, language: str, commands: Mapping[str, Sequence[str]]) -> ServerChoice | None:
-        if self._which is None:
-            return choose(language, commands)
-        return choose(language, commands, self._which)
+        """The server for ``language`` (blocking: looks on ``PATH``)."""
+        if self._which is not None:
+            return choose(language, commands, self._which)
+        roots = list(self.roots())
+        return choose(language, commands, lambda name: find_program(name, roots))
 
     def _root_of(self, path: Path) -> Path:
         roots = [Path(root) for root in self.roots()]
@@ -146,10 +170,8 @@ class AgentLanguages:
             language = self._only_language()
             if language is None:
                 return None
-        commands = self.configured
-        if self._user_file is not None:
-            commands = await anyio.to_thread.run_sync(self._commands)
-        choice = self._choose(language, commands)
+        commands = await anyio.to_thread.run_sync(self._commands)
+        choice = await anyio.to_thread.run_sync(self._choose, language, commands)
         if choice is None:
             return None
         key = (self._root_of(path), family_of(language))
@@ -159,28 +181,49 @@ class AgentLanguages:
             server = self._servers.get(key)
             if server is not None and server.alive:
                 return server, language
-            starts = self._starts.get(key, 0)
-            if starts > MAX_RESTARTS:
-                raise LanguageFailed(
-                    f"the language server {choice.name} keeps crashing ({starts} starts); "
-                    "it is not started again in this session"
-                )
-            if server is not None:
-                await server.close()
+            if server is not None:  # it exited, or failed a question
+                self._strike(key, server, f"the language server {server.name} exited")
+                await server.kill()
             refused = self._refused.get(key)
             if refused is not None and time.monotonic() < refused[0]:
-                raise LanguageFailed(f"{refused[1]} (not tried again for a minute)")
-            server = Connection(choice.name, choice.command, key[0])
+                left = refused[0] - time.monotonic()
+                raise LanguageFailed(f"{refused[1]} (not tried again for {left:.0f} s)")
+            roots = list(self.roots())
+            options = await anyio.to_thread.run_sync(self._options, language)
+            server = Connection(choice.name, choice.command, key[0], roots, options)
             self._servers[key] = server
-            self._starts[key] = starts + 1
             try:
                 await server.start()
             except LanguageFailed as exc:
+                self._strike(key, server, str(exc))
                 await server.kill()
-                self._refused[key] = (time.monotonic() + RETRY_AFTER, str(exc))
                 raise
-            self._refused.pop(key, None)
             return server, language
+
+    def _strike(self, key: tuple[Path, str], server: Connection, why: str) -> None:
+        """Count ``server``'s failure once; the second refuses its key for a while."""
+        if server.strikes_counted:
+            return
+        server.strikes_counted = True
+        strikes = self._strikes.get(key, 0) + 1
+        self._strikes[key] = strikes
+        if strikes >= STRIKES:
+            self._refused[key] = (time.monotonic() + RETRY_AFTER, why)
+            self._strikes[key] = STRIKES - 1  # after the wait: one more start
+
+    async def _asking(self, uri: str, ask: Callable[[Connection, str], Awaitable[T]]) -> T | None:
+        """``ask`` the server of ``uri``; a failure that leaves it unusable
+        is a strike (see the module docstring)."""
+        found = await self._server(uri)
+        if found is None:
+            return None
+        server, language = found
+        try:
+            return await ask(server, language)
+        except LanguageFailed as exc:
+            if not server.alive:
+                self._strike((server.folder, family_of(language)), server, str(exc))
+            raise
 
     def _only_language(self) -> str | None:
         """For a folder-wide question (``workspace/symbol``): the language of
@@ -213,10 +256,15 @@ class AgentLanguages:
         self, method: str, params: Mapping[str, Any], *, uri: str
     ) -> LanguageAnswer | None:
         """Ask the server of ``uri``'s language (see the module docstring)."""
-        found = await self._server(uri)
-        if found is None:
-            return None
-        server, language = found
+
+        async def ask(server: Connection, language: str) -> LanguageAnswer:
+            return await self._request(server, language, method, params, uri)
+
+        return await self._asking(uri, ask)
+
+    async def _request(
+        self, server: Connection, language: str, method: str, params: Mapping[str, Any], uri: str
+    ) -> LanguageAnswer:
         await self._sync(server, uri, language)
         if not server.warm:
             # A fresh server answers cross-file questions before it has
@@ -233,10 +281,15 @@ class AgentLanguages:
         self, uri: str, version: int | None, *, wait: float
     ) -> DiagnosticsAnswer | None:
         """The problems of ``uri``'s current text (the editor's, else the file's)."""
-        found = await self._server(uri)
-        if found is None:
-            return None
-        server, language = found
+
+        async def ask(server: Connection, language: str) -> DiagnosticsAnswer:
+            return await self._diagnostics(server, language, uri, wait)
+
+        return await self._asking(uri, ask)
+
+    async def _diagnostics(
+        self, server: Connection, language: str, uri: str, wait: float
+    ) -> DiagnosticsAnswer:
         await self._sync(server, uri, language)
         answer = await server.diagnostics(uri, wait if server.warm else max(wait, WARM_WAIT))
         server.warm = server.warm or answer.complete

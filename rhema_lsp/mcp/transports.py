@@ -3,11 +3,13 @@
 :func:`open_transport` enters what the attempt needs on the caller's exit
 stack (the stderr pump, the HTTP client) and returns the SDK transport.
 
-- stdio: the command is looked up first, on the ``PATH`` the child will
-  get: a missing command (or ``cwd``) is
+- stdio: the command goes through the spawn gate
+  (:func:`~rhema_lsp.tools.spawn.launch`): found on the ``PATH`` the child
+  will get, without the working directory's or relative entries, and
+  started by its absolute path; a missing command (or ``cwd``) is
   :class:`~rhema_lsp.mcp.errors.McpUnstartable` before anything is spawned.
-  The child's environment is the SDK's minimal default plus the entry's
-  ``env``. Its stderr goes to the log line by line (logger
+  The child's environment is the SDK's minimal default, scrubbed, plus the
+  entry's ``env``. Its stderr goes to the log line by line (logger
   ``rhema_lsp.mcp.server``) and the last lines are kept in
   :attr:`Attempt.stderr` for the error message.
 - HTTP: every answer of 400 or more is remembered in :attr:`Attempt.http`
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -40,6 +41,7 @@ from mcp.shared.message import SessionMessage
 
 from rhema_lsp.mcp.config import McpServerConfig, Placeholders, expand_env, references
 from rhema_lsp.mcp.errors import McpUnstartable
+from rhema_lsp.tools.spawn import Unlaunchable, launch
 
 __all__ = [
     "STDERR_TAIL",
@@ -205,20 +207,23 @@ def stdio_parameters(
             f"MCP server {name}: its working directory {str(folder)!r} does not exist: "
             "fix `cwd` in its entry"
         )
-    path = {**get_default_environment(), **env}.get("PATH", os.defpath)
-    command = os.path.expanduser(config.command)
-    if os.sep in command and folder is not None:
-        command = str(folder / command)
-    if shutil.which(command, path=path) is None:
-        raise McpUnstartable(
-            f"MCP server {name}: no such command {config.command!r} "
-            f"({'not an executable file' if os.sep in command else 'not found on PATH'}): "
-            "install it or fix `command` in its entry"
+    roots = [folder] if folder is not None else []
+    command = [os.path.expanduser(config.command), *config.args]
+    try:
+        started = launch(
+            command, roots=roots, cwd=folder, inherit=get_default_environment(), given=env
         )
+    except Unlaunchable:
+        where = "not an executable file" if os.sep in config.command else "not found on PATH"
+        raise McpUnstartable(
+            f"MCP server {name}: no such command {config.command!r} ({where}; "
+            "the workspace and relative PATH entries are not searched): "
+            "install it or fix `command` in its entry"
+        ) from None
     return StdioServerParameters(
-        command=config.command,
-        args=list(config.args),
-        env=env or None,
+        command=started.argv[0],
+        args=list(started.argv[1:]),
+        env=started.env,
         cwd=folder,
         encoding_error_handler="replace",
     )

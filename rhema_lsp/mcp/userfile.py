@@ -38,6 +38,7 @@ __all__ = [
     "read_workspace_file",
     "remember_workspace_answer",
     "user_config_path",
+    "user_language_options",
     "user_language_servers",
 ]
 
@@ -62,6 +63,8 @@ class UserConfig:
     problems: list[str] = field(default_factory=list)
     language_servers: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """``languageServers``: a command per language id or family."""
+    language_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """``languageServers``: their ``initializationOptions``, where given."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,12 +105,21 @@ def read_user_config(path: Path | None = None) -> UserConfig:
             if isinstance(answer, dict) and isinstance(answer.get("sha256"), str):
                 answers[str(folder)] = (answer["sha256"], answer.get("use") is True)
     languages, refused = _language_servers(raw.get("languageServers", {}))
+    entries = raw.get("languageServers")
+    options = {
+        str(language): entry["initializationOptions"]
+        for language, entry in (entries.items() if isinstance(entries, dict) else ())
+        if language in languages
+        and isinstance(entry, dict)
+        and isinstance(entry.get("initializationOptions"), dict)
+    }
     return UserConfig(
         servers=servers,
         answers=answers,
         problems=[f"{target}: {where}: {message}" for where, message in problems]
         + [f"{target}: {message}" for message in refused],
         language_servers=languages,
+        language_options=options,
     )
 
 
@@ -141,6 +153,12 @@ def user_language_servers(path: Path | None = None) -> dict[str, tuple[str, ...]
             _REPORTED.add(problem)
             logger.warning("%s", problem)
     return config.language_servers
+
+
+def user_language_options(path: Path | None = None) -> dict[str, dict[str, Any]]:
+    """The user config file's ``languageServers`` ``initializationOptions``
+    (blocking)."""
+    return read_user_config(path).language_options
 
 
 _REPORTED: set[str] = set()

@@ -30,11 +30,16 @@ _KEYS_NEVER_SETTINGS = ("apiKey", "api_key", "key", "token")
 
 class LanguageServerConfig(BaseModel):
     """One entry of ``languageServers``: the command that starts the server
-    on stdio (``{"command": ["basedpyright-langserver", "--stdio"]}``)."""
+    on stdio (``{"command": ["basedpyright-langserver", "--stdio"]}``), and
+    ``initializationOptions`` merged over the agent's (which keep a server
+    from running the repository's code: ``rhema_lsp.language.options``)."""
 
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     command: tuple[str, ...] = Field(min_length=1)
+    initialization_options: dict[str, Any] | None = Field(
+        default=None, alias="initializationOptions"
+    )
 
     @field_validator("command")
     @classmethod
@@ -82,6 +87,14 @@ class Settings(BaseModel):
     def language_commands(self) -> dict[str, tuple[str, ...]]:
         """``languageServers`` as commands by language id."""
         return {language: entry.command for language, entry in self.language_servers.items()}
+
+    def language_options(self) -> dict[str, dict[str, Any]]:
+        """``languageServers``' ``initializationOptions`` by language id."""
+        return {
+            language: entry.initialization_options
+            for language, entry in self.language_servers.items()
+            if entry.initialization_options is not None
+        }
 
     @field_validator("thinking", mode="before")
     @classmethod

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp.hub import McpHub
-from rhema_lsp.mcp.userfile import user_language_servers
+from rhema_lsp.mcp.userfile import user_language_options, user_language_servers
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
 from rhema_lsp.runs.backends import Backends
 from rhema_lsp.runs.door import Door
@@ -54,7 +54,10 @@ class ServerState:
         self.folders = Folders(server, self.door.stores)
         self.client = ClientFeatures()
         self.languages = AgentLanguages(
-            self.editor, self.folders.roots, user_file=user_language_servers
+            self.editor,
+            self.folders.roots,
+            user_file=user_language_servers,
+            user_options=user_language_options,
         )
         self._seq: dict[str, int] = {}
 
@@ -63,6 +66,7 @@ class ServerState:
         self.settings = settings
         self.editor.approval_timeout = settings.approval_timeout
         self.languages.configured = settings.language_commands()
+        self.languages.options = settings.language_options()
 
     async def provider(self, model: str | None = None) -> ResolvedProvider:
         """The provider the settings name; with ``model`` (a session's stored

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from rhema_lsp.lazy import lazy_root
 
 if TYPE_CHECKING:
-    from rhema_lsp.tools.commands import is_allowlisted, scrubbed_environment
+    from rhema_lsp.tools.commands import is_allowlisted
     from rhema_lsp.tools.disk_editor import DiskEditor
     from rhema_lsp.tools.editor import ConfirmCallback, Editor, EditOutcome, OpenDocument
     from rhema_lsp.tools.errors import PathRefused, ToolError
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     )
     from rhema_lsp.tools.resolver import WorkspaceTools
     from rhema_lsp.tools.ripgrep import ripgrep_binary
+    from rhema_lsp.tools.spawn import Launch, Unlaunchable, launch, scrubbed_environment
     from rhema_lsp.tools.specs import READ_TOOLS, TOOLS_BY_MODE
     from rhema_lsp.tools.workspace import Access, Target, Workspace
 
@@ -57,6 +58,7 @@ __all__ = [
     "LanguageAnswer",
     "LanguageFailed",
     "LanguageService",
+    "Launch",
     "LineIndex",
     "MemoryEditor",
     "OpenDocument",
@@ -65,12 +67,14 @@ __all__ = [
     "ReceivedEdit",
     "Target",
     "ToolError",
+    "Unlaunchable",
     "Workspace",
     "WorkspaceTools",
     "apply_text_edits",
     "apply_workspace_edit_to_text",
     "is_allowlisted",
     "latest_plan",
+    "launch",
     "minimal_edits",
     "path_to_uri",
     "ripgrep_binary",

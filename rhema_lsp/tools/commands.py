@@ -21,10 +21,11 @@
   whole group: ``SIGTERM``, then ``SIGKILL`` after
   :data:`KILL_GRACE_S`. When the shell exits, whatever it left running in the
   group is killed the same way, so no process outlives the call.
-- The environment drops provider credentials: the names in
-  :data:`SECRET_NAMES` and any name ending in one of
-  :data:`SECRET_SUFFIXES` (``_API_KEY``, ``_TOKEN``, ``_SECRET``,
-  ``_PASSWORD``, ``_ACCESS_KEY``, ``_SECRET_KEY``), compared in upper case.
+- The shell is started through the spawn gate
+  (:mod:`~rhema_lsp.tools.spawn`): its environment drops provider keys and
+  credentials, and its ``PATH`` keeps only absolute entries outside the
+  workspace roots, so an allow-listed ``pytest`` is never a ``pytest``
+  planted in the repository.
 """
 
 from __future__ import annotations
@@ -46,44 +47,21 @@ from rhema_lsp.engine.tools import CancelSignal, Progress
 from rhema_lsp.tools.confined_fs import ConfinedFS
 from rhema_lsp.tools.errors import ToolError
 from rhema_lsp.tools.ripgrep import iter_lines
+from rhema_lsp.tools.spawn import launch
 
 __all__ = [
     "KILL_GRACE_S",
-    "SECRET_NAMES",
-    "SECRET_SUFFIXES",
     "CommandOutcome",
     "Shell",
     "is_allowlisted",
     "live_group_members",
     "run_shell",
     "run_until_stopped",
-    "scrubbed_environment",
 ]
 
 KILL_GRACE_S = 2.0
-SECRET_NAMES = frozenset(
-    {
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "GEMINI_API_KEY",
-        "GOOGLE_API_KEY",
-        "OPENROUTER_API_KEY",
-        "GROQ_API_KEY",
-        "RHEMA_API_KEY",
-    }
-)
-SECRET_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_ACCESS_KEY", "_SECRET_KEY")
 _SHELL_OPERATORS = frozenset(";&|<>`$()\n\r")
 _KEEP_BYTES = 64 << 10
-
-
-def scrubbed_environment(env: Mapping[str, str]) -> dict[str, str]:
-    """``env`` without provider keys and other credential-like names."""
-    return {
-        name: value
-        for name, value in env.items()
-        if name.upper() not in SECRET_NAMES and not name.upper().endswith(SECRET_SUFFIXES)
-    }
 
 
 def is_allowlisted(command: str, allowlist: Sequence[str]) -> bool:
@@ -271,12 +249,14 @@ async def run_shell(
     progress: Progress,
 ) -> CommandOutcome:
     """Run ``command`` in ``folder`` as described in the module docstring."""
+    started = await anyio.to_thread.run_sync(
+        lambda: launch(_supervised(command), roots=fs.roots, cwd=folder, inherit=env)
+    )
+    environment = {**started.env, "PWD": str(folder)}
     fd = await anyio.to_thread.run_sync(fs.open_directory, folder)
-    environment = scrubbed_environment(env)
-    environment["PWD"] = str(folder)
     try:
         process = await anyio.open_process(
-            _supervised(command),
+            started.argv,
             cwd=f"/proc/self/fd/{fd}",
             pass_fds=(fd,),
             env=environment,

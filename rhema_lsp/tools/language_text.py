@@ -8,8 +8,8 @@ how many were left out and how to narrow. Rules:
 
 - Lines are 1-based; a range's start is what is shown.
 - A location outside the workspace folders (a library, the standard
-  library's stubs) is shown by its absolute path, without its text: the
-  tools never read outside the workspace.
+  library's stubs) is shown as ``<outside the workspace>``: neither its path
+  nor its text (:meth:`~rhema_lsp.tools.language_tools.LanguageTools._shown`).
 - Hints (severity 4: unused names, deprecated tags) are not problems and
   are left out of diagnostics.
 - Malformed answers (a server answering garbage) are skipped item by item,

@@ -14,13 +14,15 @@ encoding (models are bad at columns). Answers are written by
   language server is available for that language, and how to get one.
 - A :class:`~rhema_lsp.tools.language.LanguageFailed` becomes the tool's
   in-band error (it is a :class:`~rhema_lsp.tools.errors.ToolError`).
-- Showing a location's line reads it through the gate; a location outside
-  the workspace, or in a file needing confirmation to read, is shown
-  without its text.
+- Showing a location's line reads it through the gate; a location in a file
+  needing confirmation to read is shown without its text.
+- No path outside the workspace reaches the model: a location, problem or
+  rename edit there is shown as :data:`OUTSIDE` (no path, no text).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,7 +45,10 @@ from rhema_lsp.tools.positions import LineIndex, apply_text_edits, unit_length, 
 from rhema_lsp.tools.rules import read_confirmation_reason
 from rhema_lsp.tools.workspace import Access
 
-__all__ = ["INSTALL_HINTS", "LanguageTools", "no_server"]
+__all__ = ["INSTALL_HINTS", "OUTSIDE", "LanguageTools", "no_server"]
+
+OUTSIDE = "<outside the workspace>"
+"""What the model reads for a location outside every workspace folder."""
 
 INSTALL_HINTS: dict[str, str] = {
     ".py": "pip install basedpyright (or pyright, python-lsp-server, jedi-language-server)",
@@ -173,10 +178,14 @@ class LanguageTools:
             return None
 
     def _shown(self, uri: str) -> str:
+        """``uri`` as the model reads it: a workspace path, else :data:`OUTSIDE`."""
         try:
-            return self.ws.display(uri_to_path(uri))
-        except ValueError:  # pragma: no cover - a URI without a path
-            return uri
+            path = Path(os.path.normpath(uri_to_path(uri)))
+        except ValueError:  # not a file URI: nothing of it is shown
+            return OUTSIDE
+        if self.ws.fs.root_of(path) is None:
+            return OUTSIDE
+        return self.ws.display(path)
 
     async def _placed(self, places: list[tuple[str, Place]]) -> list[str]:
         """``path:line: text`` lines (``label`` after the line when given)."""
@@ -186,6 +195,9 @@ class LanguageTools:
             where = f"{self._shown(place.uri)}:{place.line + 1}"
             if label:
                 lines.append(f"{where}: {label}")
+                continue
+            if where.startswith(OUTSIDE):
+                lines.append(OUTSIDE)
                 continue
             text = await self._line_text(place.uri, place.line, cache)
             lines.append(f"{where}: {text}" if text else where)
@@ -332,6 +344,11 @@ class LanguageTools:
         texts: list[tuple[Snapshot, str]] = []
         encoding = self.gate.editor.position_encoding
         for uri, text_edits in edits.items():
+            if self._shown(uri) == OUTSIDE:
+                raise ToolError(
+                    f"{answer.source} answered the rename of {symbol!r} at {where} with an edit "
+                    f"{OUTSIDE}; nothing was changed"
+                )
             target = await self.gate.resolve(uri, Access.WRITE)
             document = await self.gate.snapshot(target)
             if document.text is None:

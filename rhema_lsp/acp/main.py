@@ -25,7 +25,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from rhema_lsp.acp.handshake import answer_first, replaying
+from rhema_lsp.acp.handshake import replaying
+from rhema_lsp.acp.ready import answer_early
 from rhema_lsp.jsonrpc.stdio import FdReader, FdWriter
 from rhema_lsp.runs.lifetime import serve_until_stopped
 
@@ -55,9 +56,10 @@ async def serve(raw_settings: Mapping[str, Any]) -> None:
     read = FdReader(sys.stdin.fileno()).read
 
     async def connection() -> None:
-        greeting, rest = await answer_first(read, writer.write)
+        early = await answer_early(read, writer.write, raw_settings)
         # then the settings model, the SDK and the agent machinery (a second
-        # of imports, off the loop), the log set up before the SDK loads
+        # of imports, off the loop, after the answers: the thread would hold
+        # the interpreter while they are written), the log set up before the SDK loads
         await asyncio.to_thread(importlib.import_module, "rhema_lsp.runs.settings")
         from rhema_lsp.runs.settings import parse_settings
 
@@ -69,6 +71,8 @@ async def serve(raw_settings: Mapping[str, Any]) -> None:
         from rhema_lsp.acp.agent import RhemaAcpAgent
         from rhema_lsp.acp.connection import connect
 
-        await connect(RhemaAcpAgent(settings), replaying(rest, read), writer.write, greeting)
+        agent = RhemaAcpAgent(settings)
+        rest = replaying(early.rest, read)
+        await connect(agent, rest, writer.write, early.greeting, early.opened)
 
     await serve_until_stopped(connection(), writer.aclose, name="rhema acp connection")

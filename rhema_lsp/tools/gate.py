@@ -33,7 +33,8 @@ gate keeps one set of rules for all of them:
   before the disk, a regular file without other hard links, at most
   ``limit`` bytes of it (cut on a character boundary) and its full size.
 - :func:`unsafe_root_reason` says why a folder may not be a workspace root
-  at all (``/``, the home directory): confining to it would confine nothing.
+  at all (``/``, the home directory): confining to it would confine nothing
+  (kept in :mod:`~rhema_lsp.tools.roots`, which loads nothing heavy).
 
 Every refusal is a :class:`~rhema_lsp.tools.errors.ToolError` naming the
 path and why; callers at other doors map it to their own errors.
@@ -41,7 +42,6 @@ path and why; callers at other doors map it to their own errors.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +51,7 @@ from rhema_lsp.engine import sniff_image
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import PathRefused, ToolError
 from rhema_lsp.tools.reading import MAX_FILE_BYTES, decode_file
+from rhema_lsp.tools.roots import unsafe_root_reason
 from rhema_lsp.tools.rules import read_confirmation_reason
 from rhema_lsp.tools.workspace import Access, Target, Workspace
 
@@ -112,25 +113,6 @@ def _protected(target: Target) -> str | None:
     return read_confirmation_reason(target.parts) or read_confirmation_reason(
         [Path(target.requested).name]
     )
-
-
-def unsafe_root_reason(path: Path) -> str | None:
-    """Why ``path`` may not be a workspace folder, or ``None``.
-
-    ``/`` and the user's home directory hold every secret the user has
-    (keys, shell history, other projects): an agent confined to them is
-    not confined.
-    """
-    real = Path(os.path.realpath(path))
-    if real == Path(real.anchor):
-        return f"{path} is the file system's root: the agent would reach every file"
-    home = os.environ.get("HOME")
-    if home and real == Path(os.path.realpath(home)):
-        return (
-            f"{path} is your home directory: the agent would reach your keys and every "
-            "other project; open a project folder instead"
-        )
-    return None
 
 
 def _too_large(shown: str, size: int, limit: int) -> ToolError:

@@ -133,6 +133,68 @@ def test_acp_reaches_its_first_answer_without_the_sdk_pydantic_or_the_agent() ->
     assert loaded.isdisjoint(heavy), sorted(loaded & heavy)
 
 
+READY_PROBE = """\
+import json, sys
+from rhema_lsp.jsonrpc import stdio
+written = stdio.FdWriter.write
+async def write(self, data):
+    if b'"sessionId"' in data and b'"result"' in data:
+        sys.__stderr__.write("AT-SESSION-NEW " + json.dumps(sorted(sys.modules)) + "\\n")
+    await written(self, data)
+stdio.FdWriter.write = write
+from rhema_lsp.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def test_acp_answers_session_new_before_the_sdk_pydantic_or_the_agent_load(
+    tmp_path: Path,
+) -> None:
+    """The real door, fed ``initialize`` and ``session/new`` at once: what it
+    had loaded when it wrote the ``session/new`` answer."""
+    project = tmp_path / "project"
+    project.mkdir()
+    argv = ["acp", "--provider", "custom", "--protocol", "openai"]
+    argv += ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--mode", "ask"]
+    stdin = b"".join(
+        json.dumps(message).encode() + b"\n"
+        for message in (
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {"cwd": str(project), "mcpServers": []},
+            },
+        )
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", READY_PROBE, *argv],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    marks = [
+        line for line in done.stderr.decode().splitlines() if line.startswith("AT-SESSION-NEW ")
+    ]
+    assert marks, done.stderr.decode()
+    loaded = set(json.loads(marks[0].removeprefix("AT-SESSION-NEW ")))
+    heavy = {"acp", "pydantic", "rhema_lsp.acp.agent", "rhema_lsp.runs.settings", *LATER}
+    heavy |= {"lsprotocol.types", "rhema_lsp.tools.gate", "rhema_lsp.engine.messages"}
+    assert loaded.isdisjoint(heavy), sorted(loaded & heavy)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("id") for a in answers[:2]] == [0, 1]
+    assert answers[1]["result"]["modes"]["currentModeId"] == "ask"
+
+
 def test_the_command_table_is_every_spec_in_the_order_of_the_names() -> None:
     specs = [value for value in vars(commands).values() if isinstance(value, commands.CommandSpec)]
     assert set(specs) == set(COMMANDS) and len(COMMANDS) == len(specs)

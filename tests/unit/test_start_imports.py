@@ -102,8 +102,42 @@ def test_serve_answers_initialize_without_the_agent_machinery(tmp_path: Path) ->
     )
     loaded, stdout = loaded_by_door(["serve"], stdin, tmp_path)
     assert b'"executeCommandProvider"' in stdout and b'"rhema.turn"' in stdout
-    assert loaded.isdisjoint(LATER), sorted(loaded & set(LATER))
+    later = {*LATER, "rhema_lsp.runs.registry", "rhema_lsp.engine.events"}
+    later |= {"rhema_lsp.engine.messages", "rhema_lsp.server.state"}
+    assert loaded.isdisjoint(later), sorted(loaded & later)
     assert "pygls.lsp.server" in loaded
+
+
+def test_serves_first_status_without_loading_what_runs_turns(tmp_path: Path) -> None:
+    """``rhema.status`` loads its handler's module, not the other handlers'."""
+    options = {"provider": "custom", "protocol": "openai", "baseUrl": "http://127.0.0.1:9/v1"}
+    folder = tmp_path / "project"
+    folder.mkdir()
+    initialize = {
+        "processId": None,
+        "rootUri": folder.as_uri(),
+        "capabilities": {},
+        "initializationOptions": options,
+    }
+    stdin = b"".join(
+        _frame(message)
+        for message in (
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "workspace/executeCommand",
+                "params": {"command": "rhema.status", "arguments": [{}]},
+            },
+        )
+    )
+    loaded, stdout = loaded_by_door(["serve"], stdin, tmp_path)
+    assert b'"languageAnswers"' in stdout  # the status answer
+    assert "rhema_lsp.server.handlers.status" in loaded
+    handlers = [f"rhema_lsp.server.handlers.{m}" for m in ("runs", "sessions", "checkpoints")]
+    not_yet = {*handlers, "rhema_lsp.runs.rewind", "rhema_lsp.runs.changes", "mcp"}
+    assert loaded.isdisjoint(not_yet), sorted(loaded & not_yet)
 
 
 ACP_PROBE = """\

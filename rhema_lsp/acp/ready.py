@@ -18,7 +18,9 @@ so the door reads the client's first lines itself (:func:`answer_early`):
   accepts (:func:`~rhema_lsp.acp.folders.folder_refusal`), is answered: a
   new session id, its modes and the options known without the provider
   (``mode``, ``thinking``, from the command line's flags). Anything else is
-  the SDK's, whole.
+  the SDK's, whole. When nothing follows ``initialize`` at once, the door
+  starts loading the agent meanwhile (``idle``), so a ``session/load`` that
+  comes later does not wait for the whole load.
 
 The wire of these answers is ours: no network probe, no model listing, no
 store, no MCP server on this path. The ``model`` option needs the provider
@@ -37,6 +39,7 @@ of the SDK, no pydantic and no store.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -60,12 +63,17 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_MODE",
     "DEFAULT_THINKING",
+    "IDLE",
     "Early",
     "Opened",
     "answer_early",
     "new_session_result",
     "session_vouched",
 ]
+
+IDLE = 0.05
+"""Seconds without a line after the ``initialize`` answer after which the
+agent starts loading (see :func:`answer_early`)."""
 
 Read = Callable[[], Awaitable[bytes]]
 Write = Callable[[bytes], Awaitable[None]]
@@ -198,13 +206,20 @@ class _Lines:
         self._read = read
         self.buffer = b""
 
-    async def next(self) -> bytes | None:
+    async def next(self, idle: Callable[[], None] | None = None) -> bytes | None:
         """The next line (without its newline), or ``None`` (the input ended,
-        or the line is too long to take here): the buffer keeps it."""
+        or the line is too long to take here): the buffer keeps it.
+        ``idle`` is called when no bytes came within :data:`IDLE` seconds."""
         while b"\n" not in self.buffer:
             if len(self.buffer) > FIRST_LINE_LIMIT:
                 return None
-            chunk = await self._read()
+            reading = asyncio.ensure_future(self._read())
+            if idle is not None:
+                done, _ = await asyncio.wait({reading}, timeout=IDLE)
+                if not done:
+                    idle()
+                idle = None
+            chunk = await reading  # never cancelled: a read in flight keeps its bytes
             if not chunk:
                 return None
             self.buffer += chunk
@@ -246,7 +261,12 @@ async def _before_initialize(lines: _Lines, write: Write) -> tuple[Greeting | No
         return Greeting(message.params, result), None
 
 
-async def answer_early(read: Read, write: Write, raw_settings: Mapping[str, Any]) -> Early:
+async def answer_early(
+    read: Read,
+    write: Write,
+    raw_settings: Mapping[str, Any],
+    idle: Callable[[], None] | None = None,
+) -> Early:
     """Answer the client's first requests before the SDK loads (see the
     module docstring).
 
@@ -254,12 +274,17 @@ async def answer_early(read: Read, write: Write, raw_settings: Mapping[str, Any]
     ----------
     raw_settings
         The command line's settings: a new session's mode and thinking level.
+    idle
+        Called once when nothing follows the ``initialize`` answer within
+        :data:`IDLE` seconds (the client is not opening a session now: the
+        door starts loading the agent; a ``session/new`` that comes later
+        is still answered here).
     """
     lines = _Lines(read)
     greeting, rest = await _before_initialize(lines, write)
     if greeting is None:
         return Early(None, None, rest or b"")
-    line = await lines.next()
+    line = await lines.next(idle)
     while line is not None and not line.strip():
         line = await lines.next()
     if line is None:

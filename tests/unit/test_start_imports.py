@@ -119,19 +119,17 @@ def test_serves_first_status_without_loading_what_runs_turns(tmp_path: Path) -> 
         "capabilities": {},
         "initializationOptions": options,
     }
-    stdin = b"".join(
-        _frame(message)
-        for message in (
-            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
-            {"jsonrpc": "2.0", "method": "initialized", "params": {}},
-            {
-                "jsonrpc": "2.0",
-                "id": 2,
-                "method": "workspace/executeCommand",
-                "params": {"command": "rhema.status", "arguments": [{}]},
-            },
-        )
-    )
+    messages: list[dict[str, object]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "workspace/executeCommand",
+            "params": {"command": "rhema.status", "arguments": [{}]},
+        },
+    ]
+    stdin = b"".join(_frame(message) for message in messages)
     loaded, stdout = loaded_by_door(["serve"], stdin, tmp_path)
     assert b'"languageAnswers"' in stdout  # the status answer
     assert "rhema_lsp.server.handlers.status" in loaded

@@ -233,3 +233,39 @@ async def test_the_agent_takes_the_session_over_and_tells_its_commands_then_its_
     assert sid in agent.sessions or agent._closed
     listed = next(m for m in messages if m.get("id") == 2)
     assert "result" in listed
+
+
+async def test_a_client_waiting_after_initialize_lets_the_agent_load_and_is_still_answered(
+    project: Path,
+) -> None:
+    later = asyncio.Event()
+    chunks = [_line("initialize", INITIALIZE)]
+    idled: list[bool] = []
+
+    async def read() -> bytes:
+        if chunks:
+            return chunks.pop(0)
+        await later.wait()  # the client opens its session only later
+        return _line("session/new", {"cwd": str(project), "mcpServers": []}, 1)
+
+    async def write(data: bytes) -> None:
+        written.append(data)
+
+    def idle() -> None:
+        idled.append(True)
+        later.set()  # the load started; now the request comes
+
+    written: list[bytes] = []
+    early = await answer_early(read, write, {}, idle)
+    assert idled == [True]
+    assert early.opened is not None and [a["id"] for a in _answers(written)] == [0, 1]
+
+
+async def test_a_client_that_goes_on_at_once_does_not_start_the_load_early(
+    project: Path,
+) -> None:
+    new = _line("session/new", {"cwd": str(project), "mcpServers": []})
+    read, write, _ = _pipe(_line("initialize", INITIALIZE), new)
+    idled: list[bool] = []
+    early = await answer_early(read, write, {}, lambda: idled.append(True))
+    assert early.opened is not None and idled == []

@@ -27,9 +27,9 @@ store, no MCP server on this path. The ``model`` option needs the provider
 resolved (which may probe the local ports) and its server's model list: it
 follows as a ``config_option_update`` once the agent has loaded and taken
 the session over (:func:`~rhema_lsp.acp.connection.connect`), with the
-session's slash commands. The answer is what the SDK path answers for a
-session whose provider is not resolved, byte for byte
-(``tests/unit/acp/test_ready.py``).
+session's slash commands. The answer is, byte for byte, what the SDK path
+answers when no provider is set up (no ``model`` option there either;
+``tests/unit/acp/test_ready.py`` compares them).
 
 Nothing is lost: the requests answered here reach the agent
 (:class:`~rhema_lsp.acp.handshake.Greeting`, :class:`Opened`), and the bytes

@@ -1,12 +1,18 @@
-"""Server start-up: spawn to ``initialize`` result, and RSS after it, next to bare pygls.
+"""Server start-up: spawn to the ``initialize`` result and to the first
+``rhema.status`` answer, and RSS after ``initialize``, next to bare pygls.
 
 Both servers are started the same way in the same run — ``python <entry>``
 over stdio, the same environment, the same ``initialize`` params (sent at
-once after the spawn) — alternately, ``STARTS`` times each; each figure is the
-median. The time runs from the spawn to the arrival of the ``initialize``
-result; the RSS is ``VmRSS`` of the server process read right after it.
-The baseline is a minimal ``pygls.lsp.server.LanguageServer`` with one
-feature. Targets: rhema-lsp <= 1.3 x the bare server on each figure, and
+once after the spawn), then ``initialized`` and ``rhema.status`` (what an
+editor's status line asks first) — alternately, ``STARTS`` times each; each
+figure is the median. The times run from the spawn to the arrival of the
+``initialize`` result and of the ``rhema.status`` answer; the RSS is
+``VmRSS`` of the server process read right after ``initialize``. The
+baseline is a minimal ``pygls.lsp.server.LanguageServer`` with one feature
+and a ``rhema.status`` command answering ``{}`` (rhema-lsp's resolves the
+provider, reads the rules and lists the MCP and language servers: the
+ratio says what that costs, it has no target). Targets: rhema-lsp <= 1.3 x
+the bare server on ``initialize``'s time and on the RSS, and
 configured MCP servers (:data:`MCP_OPTIONS`) leave the start unchanged
 (ratio to rhema-lsp without them <= 1.05: servers start on the first turn
 that needs them, never with the editor).
@@ -26,9 +32,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bench._lsp_wire import LspProcess, initialize_params, rss_kib
+from bench._lsp_wire import LspProcess, cpu_seconds, initialize_params, rss_kib
 
-STARTS = 7
+STARTS = 5
 TARGET = 1.3
 
 Row = tuple[str, float, float, float, float]
@@ -44,6 +50,11 @@ server = LanguageServer("bare", "0")
 @server.feature(types.INITIALIZED)
 def initialized(ls: LanguageServer, params: types.InitializedParams) -> None:
     pass
+
+
+@server.command("rhema.status")
+def status(ls: LanguageServer, *args: object) -> dict[str, object]:
+    return {}
 
 
 server.start_io()
@@ -73,13 +84,20 @@ MCP_TARGET = 1.05
 
 async def start_once(
     argv: list[str], env: dict[str, str], folder: Path, options: Mapping[str, Any] | None = None
-) -> tuple[float, int]:
-    """Seconds from spawn to the ``initialize`` result, and RSS (KiB) after it."""
+) -> tuple[float, float, int, float]:
+    """Seconds from spawn to the ``initialize`` result and to the first
+    ``rhema.status`` answer, RSS (KiB) and CPU seconds at ``initialize``."""
     server = await LspProcess.spawn(argv, env=env, cwd=folder)
     try:
         await server.request("initialize", initialize_params(folder, options or OPTIONS))
-        seconds = time.perf_counter() - server.spawned
-        return seconds, rss_kib(server.pid)
+        initialized = time.perf_counter() - server.spawned
+        cpu = cpu_seconds(server.pid)
+        rss = rss_kib(server.pid)
+        server.notify("initialized", {})
+        await server.request(
+            "workspace/executeCommand", {"command": "rhema.status", "arguments": [{}]}
+        )
+        return initialized, time.perf_counter() - server.spawned, rss, cpu
     finally:
         await server.close()
 
@@ -98,19 +116,28 @@ async def measure() -> list[Row]:
         await start_once(rhema_argv, env, folder)
         await start_once(bare_argv, env, folder)
         rhema_times, rhema_rss, bare_times, bare_rss = [], [], [], []
-        mcp_times = []
+        rhema_status, bare_status, mcp_times = [], [], []
+        rhema_cpu, bare_cpu = [], []
         for _ in range(STARTS):
-            seconds, rss = await start_once(rhema_argv, env, folder)
+            seconds, status, rss, cpu = await start_once(rhema_argv, env, folder)
             rhema_times.append(seconds)
+            rhema_status.append(status)
             rhema_rss.append(rss)
-            seconds, _ = await start_once(rhema_argv, env, folder, MCP_OPTIONS)
+            rhema_cpu.append(cpu)
+            seconds, _, _, _ = await start_once(rhema_argv, env, folder, MCP_OPTIONS)
             mcp_times.append(seconds)
-            seconds, rss = await start_once(bare_argv, env, folder)
+            seconds, status, rss, cpu = await start_once(bare_argv, env, folder)
             bare_times.append(seconds)
+            bare_status.append(status)
             bare_rss.append(rss)
+            bare_cpu.append(cpu)
     start_ms = statistics.median(rhema_times) * 1000
     bare_ms = statistics.median(bare_times) * 1000
+    status_ms = statistics.median(rhema_status) * 1000
+    bare_status_ms = statistics.median(bare_status) * 1000
     mcp_ms = statistics.median(mcp_times) * 1000
+    cpu_ms = statistics.median(rhema_cpu) * 1000
+    bare_cpu_ms = statistics.median(bare_cpu) * 1000
     rss_mib = statistics.median(rhema_rss) / 1024
     bare_mib = statistics.median(bare_rss) / 1024
     return [
@@ -120,6 +147,20 @@ async def measure() -> list[Row]:
             bare_ms,
             start_ms / bare_ms,
             TARGET,
+        ),
+        (
+            "CPU time to the initialize result, ms",
+            cpu_ms,
+            bare_cpu_ms,
+            cpu_ms / bare_cpu_ms,
+            TARGET,
+        ),
+        (
+            "start -> first rhema.status answered, ms",
+            status_ms,
+            bare_status_ms,
+            status_ms / bare_status_ms,
+            float("nan"),
         ),
         (
             "with 2 MCP servers configured, ms (vs without)",

@@ -17,8 +17,11 @@ fetches and diffs around each call), :mod:`~rhema_lsp.acp.prompt`,
 :mod:`~rhema_lsp.acp.errors`, :mod:`~rhema_lsp.acp.transport` (every line
 checked before the SDK sees it, and ``$/cancel_request``),
 :mod:`~rhema_lsp.acp.connection` (the SDK's connection on it),
-:mod:`~rhema_lsp.acp.handshake` (``initialize`` answered before the SDK
-loads) and :mod:`~rhema_lsp.acp.main` (the process).
+:mod:`~rhema_lsp.acp.ready` (``initialize`` and ``session/new`` answered
+before the SDK loads, and the lifecycle gate), :mod:`~rhema_lsp.acp.handshake`
+(the ``initialize`` answer), :mod:`~rhema_lsp.acp.offers` (a session's modes
+and options as JSON), :mod:`~rhema_lsp.acp.folders` (a session's roots) and
+:mod:`~rhema_lsp.acp.main` (the process).
 """
 
 from typing import TYPE_CHECKING

@@ -27,10 +27,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
-from acp.schema import SessionConfigOptionSelect, SessionConfigSelectOption
+from acp.schema import SessionConfigOptionSelect
 
 from rhema_lsp.acp.errors import BadParams
-from rhema_lsp.acp.sessions import SESSION_MODES
+from rhema_lsp.acp.offers import MODE, MODEL, THINKING, THINKING_LEVELS, option_entries
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.providers import ResolvedProvider
 from rhema_lsp.providers.local import model_ids
@@ -50,23 +50,6 @@ __all__ = [
     "thinking_named",
 ]
 
-MODE = "mode"
-"""The id of the mode option."""
-
-MODEL = "model"
-"""The id of the model option."""
-
-THINKING = "thinking"
-"""The id of the thinking option."""
-
-THINKING_LEVELS: dict[Thinking, tuple[str, str]] = {
-    "default": ("Default", "The model server's own default (nothing is sent)"),
-    "low": ("Low", "Little reasoning: faster, cheaper"),
-    "medium": ("Medium", "Some reasoning"),
-    "high": ("High", "Much reasoning: slower, more thorough"),
-}
-"""The thinking levels offered, as the ``thinking`` setting has them."""
-
 LISTING_WAIT = 1.0
 """Seconds to wait for a local server's model list."""
 
@@ -81,48 +64,11 @@ def config_options(
 ) -> list[SessionConfigOptionSelect]:
     """The session's options: its ``mode``, its ``model`` among ``models``
     (no model option when ``model`` is ``None``: no provider is set up) and
-    its ``thinking`` level."""
-    options = [
-        SessionConfigOptionSelect(
-            type="select",
-            id=MODE,
-            name="Mode",
-            category="mode",
-            description="Which tools the agent may use",
-            current_value=mode,
-            options=[
-                SessionConfigSelectOption(value=m.id, name=m.name, description=m.description)
-                for m in SESSION_MODES
-            ],
-        )
+    its ``thinking`` level (:func:`~rhema_lsp.acp.offers.option_entries`)."""
+    return [
+        SessionConfigOptionSelect.model_validate(entry)
+        for entry in option_entries(mode, model, models, thinking)
     ]
-    if model is not None:
-        options.append(
-            SessionConfigOptionSelect(
-                type="select",
-                id=MODEL,
-                name="Model",
-                category="model",
-                description="The model the session's next request goes to",
-                current_value=model,
-                options=[SessionConfigSelectOption(value=m, name=m) for m in models],
-            )
-        )
-    options.append(
-        SessionConfigOptionSelect(
-            type="select",
-            id=THINKING,
-            name="Thinking",
-            category="thought_level",
-            description="How much the model reasons before it answers",
-            current_value=thinking,
-            options=[
-                SessionConfigSelectOption(value=level, name=name, description=description)
-                for level, (name, description) in THINKING_LEVELS.items()
-            ],
-        )
-    )
-    return options
 
 
 def mode_named(value: str) -> Mode:

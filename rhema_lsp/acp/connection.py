@@ -5,7 +5,12 @@ rather than its own stdio streams, so every line is checked first and stdin
 and stdout may be files as well as pipes. An ``initialize`` the door already
 answered (:mod:`~rhema_lsp.acp.handshake`, before this module loaded) reaches
 the agent through the SDK's own params model, as the SDK's router would hand
-it over, and the agent's answer is checked against the one sent. When the
+it over, and the agent's answer is checked against the one sent. A
+``session/new`` answered there too becomes the agent's session under the id
+given (:func:`_taken_over`) before any other request is served; its slash
+commands follow, and its options with the ``model`` one, the provider
+resolved and its models listed, as a ``config_option_update`` sent by a
+task the connection owns (cancelled when it ends). When the
 connection ends (the client hangs up, or the task is cancelled on
 ``SIGTERM``) every running prompt is cancelled and checkpointed while the
 connection is still up, so a client still listening gets its ``cancelled``
@@ -20,16 +25,24 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 import anyio
-from acp import Agent
+from acp import Agent, RequestError
 from acp.agent.connection import AgentSideConnection
 from acp.agent.router import build_agent_router
 from acp.meta import AGENT_METHODS
 from acp.router import MessageRouter
-from acp.schema import DeleteSessionRequest, InitializeRequest
+from acp.schema import (
+    ConfigOptionUpdate,
+    DeleteSessionRequest,
+    InitializeRequest,
+    NewSessionRequest,
+)
 from acp.utils import normalize_result
+from anyio.abc import TaskGroup
 
 from rhema_lsp.acp.agent import RhemaAcpAgent
 from rhema_lsp.acp.handshake import Greeting
+from rhema_lsp.acp.ready import Opened
+from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.acp.transport import LineTransport
 
 __all__ = ["connect", "router"]
@@ -50,6 +63,37 @@ async def _greeted(agent: RhemaAcpAgent, greeting: Greeting) -> None:
         logger.error(
             "the early initialize answer %s is not the agent's %s", greeting.result, result
         )
+
+
+async def _taken_over(agent: RhemaAcpAgent, opened: Opened, follow_ups: TaskGroup) -> None:
+    """Make the session answered before the agent loaded the agent's: opened
+    under its id, told its commands; its options follow (see the module
+    docstring)."""
+    request = NewSessionRequest.model_validate(opened.params)
+    try:
+        session = await agent._open(
+            opened.session_id,
+            request.cwd,
+            request.additional_directories,
+            request.mcp_servers,
+            stored=False,
+        )
+    except RequestError as exc:  # the folder's store cannot be opened
+        logger.error("session %s cannot be opened: %s", opened.session_id, exc)
+        return
+    await agent.client.session_update(session.id, agent.commands.update())
+    follow_ups.start_soon(_options_told, agent, session)
+
+
+async def _options_told(agent: RhemaAcpAgent, session: AcpSession) -> None:
+    """Send ``session``'s whole option list, the ``model`` one included."""
+    try:
+        await agent.models.offered(session.model)  # resolved and listed: the slow part
+        options = await agent.options.listed(session)  # as the session is now
+        update = ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+        await agent.client.session_update(session.id, update)
+    except Exception:
+        logger.exception("the options of session %s were not sent", session.id)
 
 
 def router(agent: RhemaAcpAgent) -> MessageRouter:
@@ -73,6 +117,7 @@ async def connect(
     read: Callable[[], Awaitable[bytes]],
     write: Callable[[bytes], Awaitable[None]],
     greeting: Greeting | None = None,
+    opened: Opened | None = None,
 ) -> None:
     """Serve ``agent`` on one connection (bytes from ``read``, to ``write``)
     until the client hangs up or the task is cancelled, then shut the agent
@@ -83,6 +128,8 @@ async def connect(
     ----------
     greeting
         The ``initialize`` already answered on this connection, if any.
+    opened
+        The ``session/new`` already answered on this connection, if any.
     """
     transport = LineTransport(
         read, write, cancel_prompt=lambda session: bool(agent.runs.cancel(session))
@@ -103,7 +150,11 @@ async def connect(
     try:
         if greeting is not None:
             await _greeted(agent, greeting)
-        await connection.listen()
+        async with anyio.create_task_group() as follow_ups:
+            if opened is not None:
+                await _taken_over(agent, opened, follow_ups)
+            await connection.listen()
+            follow_ups.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
             try:

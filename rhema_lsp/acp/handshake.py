@@ -3,10 +3,11 @@
 Loading the SDK (its schema: a thousand pydantic models) and the agent
 machinery takes a second or more, and a client waits for the ``initialize``
 answer before it sends anything else (CodeCompanion started a second agent
-when it waited too long). So the door reads the first line itself
-(:func:`answer_first`) and, when it is an ``initialize`` this module can
-vouch for, answers it at once, then loads the rest; every other first line,
-and every line after it, goes to the SDK unchanged (:func:`replaying`).
+when it waited too long). So the door reads the first lines itself
+(:func:`~rhema_lsp.acp.ready.answer_early`) and, when the ``initialize``
+is one this module can vouch for, answers it at once with
+:func:`initialize_result`, then loads the rest; every line it does not
+answer goes to the SDK unchanged (:func:`replaying`).
 
 The rules it keeps:
 
@@ -18,8 +19,9 @@ The rules it keeps:
   (:func:`encode_line`); ``tests/unit/acp/test_handshake.py`` compares the
   two paths' bytes.
 - It vouches only for params the SDK accepts as they are (:func:`vouched`):
-  an integer ``protocolVersion`` in range, and ``clientCapabilities``,
-  ``clientInfo`` and ``_meta`` made only of the fields and types it knows.
+  an integer ``protocolVersion`` in range, and ``clientCapabilities`` (``fs``,
+  ``terminal``, ``auth``), ``clientInfo`` and ``_meta`` made only of the
+  fields and types it knows.
   Anything else (a date string for a version, an unstable capability, a
   field named in snake case, ...) is the SDK's to answer, errors included.
 - Nothing is lost: the agent still gets the request
@@ -27,7 +29,7 @@ The rules it keeps:
   :func:`rhema_lsp.acp.main.connect`), so it knows the client's
   capabilities; bytes read past the first line are replayed first.
 
-It imports nothing of the SDK and nothing heavy (JSON, the message check).
+It imports nothing of the SDK and nothing heavy (JSON).
 """
 
 from __future__ import annotations
@@ -38,12 +40,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from rhema_lsp import __version__
-from rhema_lsp.jsonrpc import Request, read_message
 
 __all__ = [
     "PROTOCOL_VERSION",
     "Greeting",
-    "answer_first",
     "encode_line",
     "initialize_result",
     "replaying",
@@ -60,7 +60,6 @@ FIRST_LINE_LIMIT = 64 * 1024
 _MAX_VERSION = 65535
 
 Read = Callable[[], Awaitable[bytes]]
-Write = Callable[[bytes], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +120,12 @@ def _optional(kind: type) -> Callable[[Any], bool]:
 
 _META = _optional(dict)
 _FS = {"readTextFile": _optional(bool), "writeTextFile": _optional(bool), "_meta": _META}
+_AUTH = {"terminal": _optional(bool), "_meta": _META}
 _CAPABILITIES = {
     "fs": lambda value: value is None or _fields(value, _FS),
     "terminal": _optional(bool),
+    # the Python SDK's client sends {"terminal": false} (AuthCapabilities)
+    "auth": lambda value: value is None or _fields(value, _AUTH),
     "_meta": _META,
 }
 _CLIENT_INFO = {
@@ -149,39 +151,6 @@ def vouched(params: Any) -> bool:
         and "protocolVersion" in params
         and (params.get("clientInfo") is None or {"name", "version"} <= params["clientInfo"].keys())
     )
-
-
-async def answer_first(read: Read, write: Write) -> tuple[Greeting | None, bytes]:
-    """Read the client's first line and answer it when it is an
-    ``initialize`` to vouch for.
-
-    Returns
-    -------
-    tuple
-        The greeting (``None``: nothing answered) and the bytes read that
-        the SDK must still see, in order: everything after the answered
-        line, or everything read.
-    """
-    data = b""
-    while b"\n" not in data and len(data) <= FIRST_LINE_LIMIT:
-        chunk = await read()
-        if not chunk:
-            return None, data
-        data += chunk
-    line, newline, rest = data.partition(b"\n")
-    if not newline:
-        return None, data
-    message = read_message(line)
-    if not (
-        isinstance(message, Request)
-        and message.method == "initialize"
-        and vouched(message.params)
-        and isinstance(message.params, dict)
-    ):
-        return None, data
-    result = initialize_result()
-    await write(encode_line({"jsonrpc": "2.0", "id": message.id, "result": result}))
-    return Greeting(message.params, result), rest
 
 
 def replaying(first: bytes, read: Read) -> Read:

@@ -23,11 +23,15 @@ import importlib
 import logging
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rhema_lsp.acp.handshake import answer_first, replaying
+from rhema_lsp.acp.handshake import replaying
+from rhema_lsp.acp.ready import answer_early
 from rhema_lsp.jsonrpc.stdio import FdReader, FdWriter
 from rhema_lsp.runs.lifetime import serve_until_stopped
+
+if TYPE_CHECKING:
+    from rhema_lsp.runs.settings import Settings
 
 __all__ = ["serve"]
 
@@ -54,10 +58,11 @@ async def serve(raw_settings: Mapping[str, Any]) -> None:
     writer = FdWriter(sys.stdout.fileno())
     read = FdReader(sys.stdin.fileno()).read
 
-    async def connection() -> None:
-        greeting, rest = await answer_first(read, writer.write)
-        # then the settings model, the SDK and the agent machinery (a second
-        # of imports, off the loop), the log set up before the SDK loads
+    loading: asyncio.Future[Settings] | None = None
+
+    async def load() -> Settings:
+        # the settings model, the SDK and the agent machinery (a second of
+        # imports, off the loop), the log set up before the SDK loads
         await asyncio.to_thread(importlib.import_module, "rhema_lsp.runs.settings")
         from rhema_lsp.runs.settings import parse_settings
 
@@ -66,9 +71,30 @@ async def serve(raw_settings: Mapping[str, Any]) -> None:
             sys.stderr.write(f"rhema-lsp acp: {problem}\n")
         _log_to_stderr(settings.log_level)
         await asyncio.to_thread(importlib.import_module, "rhema_lsp.acp.connection")
+        return settings
+
+    def start_loading() -> None:
+        nonlocal loading
+        if loading is None:
+            loading = asyncio.ensure_future(load())
+
+    async def connection() -> None:
+        try:
+            # the first answers, then the load; or the load meanwhile, when
+            # the client waits after initialize (the thread would hold the
+            # interpreter while answers are written: not before them)
+            early = await answer_early(read, writer.write, raw_settings, start_loading)
+            start_loading()
+            assert loading is not None
+            settings = await loading
+        finally:
+            if loading is not None and not loading.done():
+                loading.cancel()
         from rhema_lsp.acp.agent import RhemaAcpAgent
         from rhema_lsp.acp.connection import connect
 
-        await connect(RhemaAcpAgent(settings), replaying(rest, read), writer.write, greeting)
+        agent = RhemaAcpAgent(settings)
+        rest = replaying(early.rest, read)
+        await connect(agent, rest, writer.write, early.greeting, early.opened)
 
     await serve_until_stopped(connection(), writer.aclose, name="rhema acp connection")

@@ -13,7 +13,6 @@ contract's, one per tool set.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,8 @@ from acp.schema import (
 
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import BadParams, UnknownSession
+from rhema_lsp.acp.folders import folder_refusal
+from rhema_lsp.acp.offers import mode_entries
 from rhema_lsp.language import AgentLanguages
 from rhema_lsp.mcp import McpServerConfig
 from rhema_lsp.mcp.userfile import user_language_options, user_language_servers
@@ -37,29 +38,19 @@ from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.runs.stores import StoreRegistry
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.sessions import SessionStore, StoredChoices, StoreLocation, UnknownSessionError
-from rhema_lsp.tools.gate import unsafe_root_reason
-from rhema_lsp.vocabulary import MODES, Mode
+from rhema_lsp.vocabulary import Mode
 
 __all__ = ["LIST_PAGE", "SESSION_MODES", "AcpSession", "Stores", "list_page", "real_folder"]
 
 logger = logging.getLogger(__name__)
 
-_DESCRIPTIONS: dict[Mode, tuple[str, str]] = {
-    "ask": ("Ask", "Read and search the workspace; no changes"),
-    "plan": ("Plan", "Read and search, then propose a plan; switch to Edit or Agent to run it"),
-    "edit": ("Edit", "Also change files, through the editor's buffers"),
-    "agent": ("Agent", "Also run commands, each approved by you unless allow-listed"),
-}
-
-SESSION_MODES = [
-    SessionMode(id=mode, name=_DESCRIPTIONS[mode][0], description=_DESCRIPTIONS[mode][1])
-    for mode in MODES
-]
+SESSION_MODES = [SessionMode.model_validate(entry) for entry in mode_entries()]
 """The session modes, one per tool set."""
 
 
 def real_folder(raw: str, what: str) -> Path:
-    """``raw`` (a ``cwd`` or an additional directory) as a real folder.
+    """``raw`` (a ``cwd`` or an additional directory) as a real folder
+    (:func:`~rhema_lsp.acp.folders.folder_refusal`'s rule).
 
     Raises
     ------
@@ -68,15 +59,9 @@ def real_folder(raw: str, what: str) -> Path:
         home directory or a folder above it, the system's own trees:
         :mod:`rhema_lsp.tools.roots`).
     """
-    path = Path(raw)
-    if not path.is_absolute():
-        raise BadParams(f"{what} must be an absolute path, not {raw!r}")
-    real = Path(os.path.realpath(path))
-    if not real.is_dir():
-        raise BadParams(f"{what} {raw} is not a folder")
-    unsafe = unsafe_root_reason(real)
-    if unsafe is not None:
-        raise BadParams(f"{what} refused: {unsafe}")
+    real, refusal = folder_refusal(raw, what)
+    if real is None:
+        raise BadParams(refusal or f"{what} {raw} is refused")
     return real
 
 

@@ -176,6 +176,11 @@ class Door(Generic[K, B]):
             await forget(session)
         return deleted
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`shutdown` has begun."""
+        return self._closed
+
     async def shutdown(
         self,
         *,

@@ -37,12 +37,14 @@ field); others get the form's choices only.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from rhema_lsp.contract import declared_capabilities
-from rhema_lsp.runs.registry import ProgressToken
+
+if TYPE_CHECKING:  # a type only: the registry (and the engine's events) load on the first run
+    from rhema_lsp.runs.registry import ProgressToken
 
 __all__ = ["ClientFeatures"]
 

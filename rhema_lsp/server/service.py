@@ -9,7 +9,7 @@ of :data:`rhema_lsp.contract.COMMANDS` through the router
 (:func:`~rhema_lsp.server.router.dispatch`) with the handler of
 :mod:`rhema_lsp.server.handlers` that serves it: runs (``rhema.turn``,
 ``rhema.step``, ``rhema.edit``, ``rhema.cancel``), sessions, checkpoints,
-status, MCP servers.
+status, MCP servers (each module loaded with its first command).
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from rhema_lsp.runs.settings import Settings
-from rhema_lsp.server import handlers
 from rhema_lsp.server.execution import Execution
 from rhema_lsp.server.router import Request, check_handlers, dispatch
 from rhema_lsp.server.state import ServerState
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
     from rhema_lsp.server.pygls_adapter import LspServer
 
 __all__ = ["AgentService", "Request"]
-
-handlers.load()
 
 
 class AgentService:

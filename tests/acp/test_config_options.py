@@ -3,7 +3,9 @@ client): the mode and the model are listed with every session, switched
 with ``session/set_config_option`` (the next request goes to the chosen
 model, the chosen mode's tools are offered), and every route that changes
 the mode tells the client (``current_mode_update``, ``config_option_update``).
-This is how CodeCompanion switches modes: it never calls ``set_mode``.
+This is how CodeCompanion switches modes: it never calls ``set_mode``. A
+new session is answered before the provider is resolved: its ``model``
+option follows with the listed models as ``config_option_update``.
 And the context fill each step reports (``usage_update``), which the same
 clients show beside the pickers."""
 
@@ -41,6 +43,15 @@ def _current(options: Sequence[object] | None) -> dict[str, tuple[str, list[str]
     return found
 
 
+async def _opened(conn: Any, client: RecordingClient, workspace: Path) -> Any:
+    """A new session, once its whole option list (the model listed) came
+    after the answer."""
+    session = await conn.new_session(cwd=str(workspace))
+    assert [o.id for o in session.config_options or []] == ["mode", "thinking"]
+    await client.wait_for(lambda: bool(client.of(ConfigOptionUpdate)))
+    return session
+
+
 def _tools(request: dict[str, Any]) -> set[str]:
     return {tool["function"]["name"] for tool in request.get("tools", [])}
 
@@ -55,9 +66,10 @@ async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(
     )
     client = RecordingClient(answers=["allow_once"])
     async with start_agent(client, models, state, "--mode", "edit") as (conn, _init):
-        session = await conn.new_session(cwd=str(workspace))
+        session = await _opened(conn, client, workspace)
         sid = session.session_id
-        assert _current(session.config_options) == {
+        (listed,) = client.of(ConfigOptionUpdate)
+        assert _current(listed.config_options) == {
             "mode": ("edit", ["ask", "plan", "edit", "agent"]),
             "model": ("fake-model", ["fake-model", "fake-large"]),
             "thinking": ("default", ["default", "low", "medium", "high"]),
@@ -87,6 +99,7 @@ async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(
     # every change told as config_option_update too; a refused one not
     told = [_current(u.config_options) for u in client.of(ConfigOptionUpdate)]
     assert [(t["mode"][0], t["model"][0]) for t in told] == [
+        ("edit", "fake-model"),  # the list that follows session/new
         ("edit", "fake-large"),
         ("agent", "fake-large"),
     ]
@@ -98,7 +111,7 @@ async def test_the_thinking_level_is_an_option_and_goes_into_the_next_request(
     models.script(text_reply("Quick."), text_reply("Deep."))
     client = RecordingClient()
     async with start_agent(client, models, state) as (conn, _init):
-        session = await conn.new_session(cwd=str(workspace))
+        session = await _opened(conn, client, workspace)
         sid = session.session_id
         (thinking,) = [o for o in session.config_options or [] if o.id == "thinking"]
         assert isinstance(thinking, SessionConfigOptionSelect)
@@ -112,7 +125,8 @@ async def test_the_thinking_level_is_an_option_and_goes_into_the_next_request(
     first, second = models.requests
     assert "reasoning_effort" not in first  # default: the server's own
     assert second["reasoning_effort"] == "high"
-    (told,) = client.of(ConfigOptionUpdate)
+    listed, told = client.of(ConfigOptionUpdate)
+    assert _current(listed.config_options)["thinking"][0] == "default"
     assert _current(told.config_options)["thinking"][0] == "high"
 
 
@@ -121,10 +135,10 @@ async def test_set_mode_tells_the_config_options_too(
 ) -> None:
     client = RecordingClient()
     async with start_agent(client, fake, state) as (conn, _init):
-        session = await conn.new_session(cwd=str(workspace))
+        session = await _opened(conn, client, workspace)
         await conn.set_session_mode(mode_id="ask", session_id=session.session_id)
-        await client.wait_for(lambda: bool(client.of(ConfigOptionUpdate)))
-    (update,) = client.of(ConfigOptionUpdate)
+        await client.wait_for(lambda: len(client.of(ConfigOptionUpdate)) == 2)
+    update = client.of(ConfigOptionUpdate)[-1]
     assert _current(update.config_options)["mode"] == ("ask", ["ask", "plan", "edit", "agent"])
     assert [u.current_mode_id for u in client.of(CurrentModeUpdate)] == ["ask"]
 

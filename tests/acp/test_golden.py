@@ -1,4 +1,5 @@
-"""Golden JSON pins the wire: the ``initialize`` answer and the
+"""Golden JSON pins the wire: the ``initialize`` and ``session/new`` answers
+(both sent before the SDK loads) and the
 ``tool_call_update`` that shows an edit, exactly as the agent sends them
 (paths and the version replaced by placeholders). Regenerate a file by
 deleting it and running the test once; review the diff like code."""
@@ -39,6 +40,16 @@ async def test_the_initialize_answer(fake: FakeModelServer, state: Path) -> None
         pass
     answer = next(m for m in wire if m.get("id") == 0)
     matches_golden("initialize.json", answer, {f'"{__version__}"': '"<version>"'})
+
+
+async def test_the_session_new_answer_sent_before_the_sdk_loads(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    wire: list[dict[str, Any]] = []
+    async with start_agent(RecordingClient(), fake, state, wire=wire) as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))
+    answer = next(m for m in wire if m.get("id") == 1)
+    matches_golden("session_new.json", answer, {session.session_id: "<session>"})
 
 
 async def test_the_update_that_shows_an_edit(

@@ -102,8 +102,40 @@ def test_serve_answers_initialize_without_the_agent_machinery(tmp_path: Path) ->
     )
     loaded, stdout = loaded_by_door(["serve"], stdin, tmp_path)
     assert b'"executeCommandProvider"' in stdout and b'"rhema.turn"' in stdout
-    assert loaded.isdisjoint(LATER), sorted(loaded & set(LATER))
+    later = {*LATER, "rhema_lsp.runs.registry", "rhema_lsp.engine.events"}
+    later |= {"rhema_lsp.engine.messages", "rhema_lsp.server.state"}
+    assert loaded.isdisjoint(later), sorted(loaded & later)
     assert "pygls.lsp.server" in loaded
+
+
+def test_serves_first_status_without_loading_what_runs_turns(tmp_path: Path) -> None:
+    """``rhema.status`` loads its handler's module, not the other handlers'."""
+    options = {"provider": "custom", "protocol": "openai", "baseUrl": "http://127.0.0.1:9/v1"}
+    folder = tmp_path / "project"
+    folder.mkdir()
+    initialize = {
+        "processId": None,
+        "rootUri": folder.as_uri(),
+        "capabilities": {},
+        "initializationOptions": options,
+    }
+    messages: list[dict[str, object]] = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize},
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "workspace/executeCommand",
+            "params": {"command": "rhema.status", "arguments": [{}]},
+        },
+    ]
+    stdin = b"".join(_frame(message) for message in messages)
+    loaded, stdout = loaded_by_door(["serve"], stdin, tmp_path)
+    assert b'"languageAnswers"' in stdout  # the status answer
+    assert "rhema_lsp.server.handlers.status" in loaded
+    handlers = [f"rhema_lsp.server.handlers.{m}" for m in ("runs", "sessions", "checkpoints")]
+    not_yet = {*handlers, "rhema_lsp.runs.rewind", "rhema_lsp.runs.changes", "mcp"}
+    assert loaded.isdisjoint(not_yet), sorted(loaded & not_yet)
 
 
 ACP_PROBE = """\
@@ -131,6 +163,68 @@ def test_acp_reaches_its_first_answer_without_the_sdk_pydantic_or_the_agent() ->
     assert "rhema_lsp.acp.handshake" in loaded
     heavy = {"acp", "pydantic", "rhema_lsp.acp.agent", "rhema_lsp.runs.settings", *LATER}
     assert loaded.isdisjoint(heavy), sorted(loaded & heavy)
+
+
+READY_PROBE = """\
+import json, sys
+from rhema_lsp.jsonrpc import stdio
+written = stdio.FdWriter.write
+async def write(self, data):
+    if b'"sessionId"' in data and b'"result"' in data:
+        sys.__stderr__.write("AT-SESSION-NEW " + json.dumps(sorted(sys.modules)) + "\\n")
+    await written(self, data)
+stdio.FdWriter.write = write
+from rhema_lsp.cli import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def test_acp_answers_session_new_before_the_sdk_pydantic_or_the_agent_load(
+    tmp_path: Path,
+) -> None:
+    """The real door, fed ``initialize`` and ``session/new`` at once: what it
+    had loaded when it wrote the ``session/new`` answer."""
+    project = tmp_path / "project"
+    project.mkdir()
+    argv = ["acp", "--provider", "custom", "--protocol", "openai"]
+    argv += ["--base-url", "http://127.0.0.1:9/v1", "--model", "m", "--mode", "ask"]
+    stdin = b"".join(
+        json.dumps(message).encode() + b"\n"
+        for message in (
+            {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "session/new",
+                "params": {"cwd": str(project), "mcpServers": []},
+            },
+        )
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", READY_PROBE, *argv],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    marks = [
+        line for line in done.stderr.decode().splitlines() if line.startswith("AT-SESSION-NEW ")
+    ]
+    assert marks, done.stderr.decode()
+    loaded = set(json.loads(marks[0].removeprefix("AT-SESSION-NEW ")))
+    heavy = {"acp", "pydantic", "rhema_lsp.acp.agent", "rhema_lsp.runs.settings", *LATER}
+    heavy |= {"lsprotocol.types", "rhema_lsp.tools.gate", "rhema_lsp.engine.messages"}
+    assert loaded.isdisjoint(heavy), sorted(loaded & heavy)
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [a.get("id") for a in answers[:2]] == [0, 1]
+    assert answers[1]["result"]["modes"]["currentModeId"] == "ask"
 
 
 def test_the_command_table_is_every_spec_in_the_order_of_the_names() -> None:

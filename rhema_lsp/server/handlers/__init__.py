@@ -12,15 +12,47 @@
 Each handler is registered with :func:`~rhema_lsp.server.router.serves`; it
 turns typed arguments into a plan or a session operation and its outcome
 into the command's typed result, and parses, owns and catches nothing else.
+
+A module loads when its first command comes (:func:`load`, from the
+router): the first ``rhema.status`` does not load what runs turns (the
+run output, the stream, the transcript, rewind). :data:`MODULES` names
+the module of every command; ``tests/unit/contract/test_contract.py``
+checks it against the contract and the handlers each module registers.
 """
 
 from __future__ import annotations
 
-__all__ = ["load"]
+import importlib
+
+__all__ = ["MODULES", "load"]
+
+MODULES: dict[str, str] = {
+    **dict.fromkeys(("rhema.turn", "rhema.step", "rhema.edit", "rhema.cancel"), "runs"),
+    **dict.fromkeys(
+        (
+            "rhema.sessions",
+            "rhema.openSession",
+            "rhema.compact",
+            "rhema.deleteSession",
+            "rhema.forkSession",
+        ),
+        "sessions",
+    ),
+    **dict.fromkeys(
+        ("rhema.undoTurn", "rhema.rewind", "rhema.changes", "rhema.checkpointContent"),
+        "checkpoints",
+    ),
+    "rhema.status": "status",
+    **dict.fromkeys(
+        ("rhema.mcpRestart", "rhema.mcpPrompts", "rhema.mcpPrompt", "rhema.mcpResources"), "mcp"
+    ),
+}
+"""The handler module of each command."""
 
 
-def load() -> None:
-    """Import every handler module (registering its handlers)."""
-    from rhema_lsp.server.handlers import checkpoints, mcp, runs, sessions, status
-
-    del checkpoints, mcp, runs, sessions, status
+def load(command: str | None = None) -> None:
+    """Import the handler module of ``command`` (registering its handlers),
+    or every handler module; a module already loaded is left as it is."""
+    modules = set(MODULES.values()) if command is None else {MODULES[command]}
+    for module in sorted(modules):
+        importlib.import_module(f"{__name__}.{module}")

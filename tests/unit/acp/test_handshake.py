@@ -18,7 +18,8 @@ import pytest
 
 from rhema_lsp.acp.agent import RhemaAcpAgent
 from rhema_lsp.acp.connection import connect
-from rhema_lsp.acp.handshake import PROTOCOL_VERSION, answer_first, replaying, vouched
+from rhema_lsp.acp.handshake import PROTOCOL_VERSION, Greeting, replaying, vouched
+from rhema_lsp.acp.ready import answer_early
 from rhema_lsp.runs.settings import Settings
 
 FS = {"readTextFile": True, "writeTextFile": True}
@@ -40,6 +41,8 @@ VOUCHED: list[dict[str, Any]] = [
     },
     {"protocolVersion": 1, "clientCapabilities": {}, "clientInfo": {"name": "a", "version": "1"}},
     {"protocolVersion": 1, "clientCapabilities": {"fs": None, "terminal": None}, "_meta": {}},
+    # what the Python SDK's client sends
+    {"protocolVersion": 1, "clientCapabilities": {"fs": FS, "auth": {"terminal": False}}},
 ]
 
 LEFT_TO_THE_SDK: list[Any] = [
@@ -53,7 +56,8 @@ LEFT_TO_THE_SDK: list[Any] = [
     {"protocolVersion": -1},  # the SDK refuses these two
     {"protocolVersion": 70000},
     {"protocol_version": 1},  # a field name: the SDK takes it
-    {"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": True}}},
+    {"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": "yes"}}},
+    {"protocolVersion": 1, "clientCapabilities": {"elicitation": {}}},
     {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": "yes"}}},
     {"protocolVersion": 1, "clientCapabilities": {"fs": []}},
     {"protocolVersion": 1, "clientCapabilities": {"terminal": 1}},
@@ -88,6 +92,15 @@ def _pipe(
         written.append(data)
 
     return read, write, written
+
+
+async def answer_first(
+    read: Callable[[], Awaitable[bytes]], write: Callable[[bytes], Awaitable[None]]
+) -> tuple[Greeting | None, bytes]:
+    """The door's early answers to ``read`` (no session/new follows here)."""
+    early = await answer_early(read, write, {})
+    assert early.opened is None
+    return early.greeting, early.rest
 
 
 def _agent(project: Path) -> RhemaAcpAgent:
@@ -129,15 +142,12 @@ async def test_params_it_cannot_vouch_for_are_left_to_the_sdk(params: Any, proje
 @pytest.mark.parametrize(
     "first",
     [
-        b'{"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}}\n',
-        b"\n" + _line({"protocolVersion": 1}),
-        b"not json\n",
         _line({"protocolVersion": 1}, msg_id=None),
         _line({"protocolVersion": 1})[:-1],  # the input ends before the line does
         b" " * 70_000,
     ],
 )
-async def test_any_other_first_line_is_left_whole_to_the_sdk(first: bytes) -> None:
+async def test_an_initialize_it_cannot_take_whole_is_left_to_the_sdk(first: bytes) -> None:
     read, write, early = _pipe(first)
     greeting, rest = await answer_first(read, write)
     assert (greeting, early, rest) == (None, [], first)
@@ -148,14 +158,15 @@ async def test_the_agent_learns_the_capabilities_and_nothing_is_sent_twice_or_lo
 ) -> None:
     params = {"protocolVersion": 1, "clientCapabilities": {"fs": FS}, "clientInfo": None}
     after = b'{"jsonrpc": "2.0", "id": 0, "method": "session/list", "params": {}}\n'
-    read, write, written = _pipe(_line(params) + after[:20], after[20:])
+    more = b'{"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}}\n'
+    read, write, written = _pipe(_line(params) + after[:20], after[20:] + more[:9], more[9:])
     greeting, rest = await answer_first(read, write)
-    assert greeting is not None and rest == after[:20]
+    assert greeting is not None and rest == after + more[:9]
     agent = _agent(project)
     with caplog.at_level(logging.ERROR):
         await connect(agent, replaying(rest, read), write, greeting)
     answers = [json.loads(data) for data in written]
-    assert [answer["id"] for answer in answers] == [0, 0]  # the id is free once answered
+    assert [answer["id"] for answer in answers] == [0, 0, 1]  # the id is free once answered
     assert answers[0]["result"]["protocolVersion"] == 1
     assert answers[1]["result"] == {"sessions": []}
     fs = agent._capabilities.fs

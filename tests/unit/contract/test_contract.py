@@ -95,10 +95,14 @@ def test_a_payload_with_a_field_the_contract_lacks_is_refused() -> None:
 
 
 def test_the_server_serves_exactly_the_contracts_commands() -> None:
-    import rhema_lsp.server.service  # noqa: F401  (importing it registers every handler)
-    from rhema_lsp.server.router import served
+    from rhema_lsp.server import handlers
+    from rhema_lsp.server.router import _HANDLERS, served
 
+    handlers.load()  # every module (each loads with its first command)
     assert sorted(served()) == sorted(spec.name for spec in COMMANDS)
+    assert sorted(handlers.MODULES) == sorted(served())
+    for name, module in handlers.MODULES.items():
+        assert _HANDLERS[name].__module__ == f"rhema_lsp.server.handlers.{module}", name
 
 
 def test_arguments_are_camel_case_and_unknown_fields_are_named() -> None:

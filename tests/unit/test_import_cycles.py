@@ -135,7 +135,7 @@ def test_the_reader_sees_imports_everywhere_in_a_module() -> None:
     # under TYPE_CHECKING only
     assert "rhema_lsp.server.state" in graph["rhema_lsp.server.router"]
     # `from pkg import module`
-    assert "rhema_lsp.server.handlers" in graph["rhema_lsp.server.service"]
+    assert "rhema_lsp.server.handlers" in graph["rhema_lsp.server.router"]
 
 
 def _described(knot: list[str], graph: dict[str, set[str]]) -> str:

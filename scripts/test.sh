@@ -6,9 +6,12 @@
 #
 #   scripts/test.sh [PYTEST ARGS]         everything (the README's test command, CI)
 #   scripts/test.sh --fast [PYTEST ARGS]  the fast lane: ruff, mypy, the contract
-#                                         check and the `unit` tier (in-process
-#                                         tests); installs only the Python packages
-# Extra arguments go to pytest.
+#                                         check and the `unit` tier's in-process
+#                                         tests (not those marked `process`);
+#                                         installs only the Python packages
+# Extra arguments go to pytest. pytest runs on every core (pytest-xdist, at
+# least 2 workers; RHEMA_TEST_WORKERS overrides), real VS Code tests kept on
+# one worker (their xdist_group), so two browsers never race for the cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,12 +35,14 @@ echo "== ruff check";  python3 -m ruff check .
 echo "== ruff format"; python3 -m ruff format --check .
 echo "== mypy";        python3 -m mypy
 echo "== contract";    python3 -m rhema_lsp.contract --check
+workers=${RHEMA_TEST_WORKERS:-$(( $(nproc) > 2 ? $(nproc) : 2 ))}
 if ((fast)); then
-    echo "== pytest (unit tier)"; python3 -m pytest -m unit -q "$@"
+    echo "== pytest (unit tier, in process)"
+    python3 -m pytest -n "$workers" -m "unit and not process" -q "$@"
     echo "== fast lane: $(( $(date +%s) - start )) s"
     exit 0
 fi
 echo "== extension: tsc, eslint, unit tests"
 (cd editors/vscode && npm run --silent check && npm test --silent)
-echo "== pytest";      python3 -m pytest "$@"
+echo "== pytest";      python3 -m pytest -n "$workers" --dist loadgroup "$@"
 echo "== all checks: $(( $(date +%s) - start )) s"

@@ -50,3 +50,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if tier is None:
             raise pytest.UsageError(f"{item.nodeid}: not in a tier folder ({', '.join(_TIERS)})")
         item.add_marker(getattr(pytest.mark, tier))
+        if parts[0] == "editors" and parts[1] == "vscode":
+            # One worker runs every real VS Code test (pytest-xdist's
+            # loadgroup): two code-servers and browsers at once on two cores
+            # turn the tests' latency checks into a race for the CPU.
+            item.add_marker(pytest.mark.xdist_group("vscode"))

@@ -1,5 +1,6 @@
 """Fixtures for driving the real server process: a workspace folder, a fake
-model server, and a started editor per recorded editor capabilities."""
+model server, and a started editor: the first recorded editor's capabilities,
+or each recorded editor's for a test marked ``per_editor``."""
 
 from __future__ import annotations
 
@@ -36,9 +37,19 @@ def settings_for(fake: FakeModelServer, **extra: object) -> dict[str, object]:
     }
 
 
-@pytest.fixture(params=EDITORS)
-def editor(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """``editor``: the first recorded editor, or each of them for a test marked
+    ``per_editor`` (its outcome depends on the client's capabilities: the
+    position encoding its edits are applied in, versions, what it declares).
+    A test that parametrizes ``editor`` itself keeps its own list."""
+    if "editor" not in metafunc.fixturenames:
+        return
+    for mark in metafunc.definition.iter_markers("parametrize"):
+        names = mark.args[0]
+        if "editor" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
+            return
+    each = metafunc.definition.get_closest_marker("per_editor") is not None
+    metafunc.parametrize("editor", EDITORS if each else EDITORS[:1])
 
 
 @pytest.fixture

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
 from tests.e2e.conftest import settings_for
 from tests.e2e.editor_client import EditorClient, start_editor
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+# Edits are applied in the negotiated position encoding, against versions:
+# each recorded editor's capabilities give another path.
+pytestmark = pytest.mark.per_editor
 
 
 async def test_a_buffer_changed_under_an_edit_keeps_the_users_text(

@@ -26,6 +26,10 @@ ORIGINAL = {
     "c.py": "def c():\n    return 3\n",
 }
 
+# Edits are applied in the negotiated position encoding, against versions:
+# each recorded editor's capabilities give another path.
+pytestmark = pytest.mark.per_editor
+
 
 def digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()

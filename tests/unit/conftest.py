@@ -6,8 +6,10 @@ used), and the fake model server on the OpenAI wire."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,3 +51,36 @@ def openai_fake() -> Iterator[FakeModelServer]:
     """The fake model server on the OpenAI-compatible wire."""
     with FakeModelServer(wire="openai") as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def _children_only_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A unit test starts no child process unless it is marked ``process``.
+
+    Every way a test starts one (``subprocess``, asyncio's and anyio's
+    process APIs, the fake servers run as programs) goes through
+    ``subprocess.Popen._execute_child``; the first unmarked start fails the
+    test, naming the program, so the marker says the truth and the fast
+    lane can leave such tests out (``-m "unit and not process"``).
+    """
+    if request.node.get_closest_marker("process") is not None:
+        yield
+        return
+    started: list[str] = []
+    original = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    def execute_child(self: subprocess.Popen[Any], args: Any, *rest: Any) -> Any:
+        started.append(str(args if isinstance(args, str | bytes) else args[0]))
+        return original(self, args, *rest)
+
+    subprocess.Popen._execute_child = execute_child  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        subprocess.Popen._execute_child = original  # type: ignore[attr-defined]
+    if started:
+        pytest.fail(
+            f"a unit test started {started[0]!r} without the `process` marker "
+            "(mark it: pytestmark = pytest.mark.process)",
+            pytrace=False,
+        )

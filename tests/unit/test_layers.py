@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.process  # starts child processes
+
 FLOOR = "vocabulary"
 LAZY = "lazy"
 FLOORS = {FLOOR, LAZY}

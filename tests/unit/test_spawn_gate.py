@@ -25,6 +25,8 @@ from rhema_lsp.language.pool import AgentLanguages
 from rhema_lsp.tools import MemoryEditor, WorkspaceTools
 from rhema_lsp.tools.spawn import clean_path, find_program, scrubbed_environment
 
+pytestmark = pytest.mark.process  # starts child processes
+
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "language_server.py"
 KEYS = {
     "OPENAI_API_KEY": "sk-openai-leak",

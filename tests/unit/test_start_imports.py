@@ -24,6 +24,8 @@ import pytest
 from rhema_lsp.contract import COMMANDS, commands
 from rhema_lsp.contract.names import COMMAND_NAMES
 
+pytestmark = pytest.mark.process  # starts child processes
+
 REPO = Path(__file__).resolve().parents[2]
 
 LAZY_ROOTS = (

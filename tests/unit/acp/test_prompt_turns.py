@@ -100,6 +100,7 @@ async def test_the_answered_protocol_version_is_one_the_agent_speaks(
     assert answer.protocol_version == PROTOCOL_VERSION == 1
 
 
+@pytest.mark.process
 async def test_an_acp_turns_edit_is_checkpointed_and_rewinds_exactly(
     agent: RhemaAcpAgent, fake: FakeModelServer, folder: Path
 ) -> None:

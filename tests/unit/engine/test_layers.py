@@ -9,7 +9,11 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 import rhema_lsp.engine
+
+pytestmark = pytest.mark.process  # starts child processes
 
 FORBIDDEN = (
     "pygls",

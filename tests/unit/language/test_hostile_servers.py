@@ -23,6 +23,8 @@ from rhema_lsp.language.pool import AgentLanguages
 from rhema_lsp.tools import LanguageFailed, MemoryEditor, WorkspaceTools
 
 FAKE = Path(__file__).resolve().parents[2] / "fakes" / "language_server.py"
+
+pytestmark = pytest.mark.process  # starts child processes
 SOURCE = "def greet(name):\n    return name\n\ngreet('x')\n"
 
 

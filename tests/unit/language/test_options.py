@@ -12,12 +12,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from rhema_lsp.language.connection import Connection
 from rhema_lsp.language.options import initialization_options
 from rhema_lsp.language.pool import AgentLanguages
 from rhema_lsp.mcp.userfile import user_language_options
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.tools import MemoryEditor
+
+pytestmark = pytest.mark.process  # starts child processes
 
 FAKE = Path(__file__).resolve().parents[2] / "fakes" / "language_server.py"
 SAFE_RUST = {

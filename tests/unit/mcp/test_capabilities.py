@@ -32,6 +32,8 @@ from tests.unit.engine.scripted import call as scripted_call
 from tests.unit.mcp.conftest import eventually, fake_stdio
 from tests.unit.mcp.test_servers import Options, call, inner
 
+pytestmark = pytest.mark.process  # starts child processes
+
 
 async def run_with(
     hub: McpHub,

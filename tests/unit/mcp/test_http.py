@@ -15,6 +15,8 @@ from rhema_lsp.tools import MemoryEditor
 from tests.unit.mcp.conftest import Listening, fake_http
 from tests.unit.mcp.test_servers import Options, call, tools_for
 
+pytestmark = pytest.mark.process  # starts child processes
+
 
 @pytest.fixture
 def server(marks: Path) -> Iterator[Listening]:

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.tools import MemoryEditor
 from tests.unit.mcp.conftest import fake_stdio
 from tests.unit.mcp.test_servers import Options, call, inner
+
+pytestmark = pytest.mark.process  # starts child processes
 
 
 async def test_150_tools_are_deferred_and_found(hub: McpHub, tmp_path: Path, marks: Path) -> None:

@@ -21,6 +21,8 @@ from rhema_lsp.tools import MemoryEditor
 from tests.unit.mcp.conftest import Listening, fake_oauth
 from tests.unit.mcp.test_servers import Options, call, tools_for
 
+pytestmark = pytest.mark.process  # starts child processes
+
 
 def oauth_server(marks: Path, refuse: str = "") -> Iterator[Listening]:
     server = fake_oauth(marks, refuse)

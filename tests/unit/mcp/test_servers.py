@@ -20,6 +20,8 @@ from rhema_lsp.mcp.resolver import McpTools
 from rhema_lsp.tools import MemoryEditor, WorkspaceTools
 from tests.unit.mcp.conftest import alive, eventually, fake_stdio
 
+pytestmark = pytest.mark.process  # starts child processes
+
 
 @dataclass
 class Options:

@@ -20,6 +20,8 @@ from tests.fakes.mcp_hang import entry
 from tests.unit.mcp.conftest import ROOT, eventually, fake_stdio
 from tests.unit.mcp.test_servers import Options, call, inner
 
+pytestmark = pytest.mark.process  # starts child processes
+
 
 def hanging(marks: Path) -> McpServerConfig:
     return McpServerConfig.model_validate(entry(marks))

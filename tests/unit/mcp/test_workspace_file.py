@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from rhema_lsp.engine import ReplaySafety, ToolResolver
 from rhema_lsp.mcp.hub import McpHub
@@ -16,6 +17,8 @@ from rhema_lsp.mcp.userfile import read_user_config
 from rhema_lsp.tools import MemoryEditor
 from tests.unit.mcp.conftest import ROOT, alive, eventually
 from tests.unit.mcp.test_servers import Options, call, inner
+
+pytestmark = pytest.mark.process  # starts child processes
 
 
 def write_file(folder: Path, marks: Path, **extra: object) -> None:

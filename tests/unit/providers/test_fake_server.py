@@ -8,9 +8,12 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 import rhema_lsp.providers as providers
 from tests.fakes.model_server import FakeModelServer, Reply, error_reply, text_reply, tool_reply
+
+pytestmark = pytest.mark.process  # starts child processes
 
 
 def test_empty_queue_answers_a_clear_500() -> None:

@@ -19,6 +19,8 @@ from rhema_lsp.engine import Message
 from rhema_lsp.sessions import SessionConflictError, SessionStore
 from tests.unit.sessions.waiting import eventually
 
+pytestmark = pytest.mark.process  # starts child processes
+
 ROOT = Path(__file__).resolve().parents[3]
 ROUNDS = 150
 

@@ -20,6 +20,8 @@ from rhema_lsp.sessions import SessionStore
 from tests.unit.sessions.crash_child import POINTS, digest, drive, finished_turns
 from tests.unit.sessions.scripted import side_lines
 
+pytestmark = pytest.mark.process  # starts child processes
+
 TURNS = 5
 KILLS_PER_POINT = 10
 ROOT = Path(__file__).resolve().parents[3]

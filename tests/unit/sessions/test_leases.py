@@ -103,6 +103,7 @@ async def test_leasing_an_unknown_session_says_so(store: SessionStore) -> None:
             pass
 
 
+@pytest.mark.process
 async def test_a_lease_whose_process_died_is_taken_over_at_once(store: SessionStore) -> None:
     info = await store.create("p")
     write_lease(store.path, info.id, pid=dead_pid(), host=socket.gethostname(), age=0)

@@ -6,12 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import anyio
+import pytest
 
 from rhema_lsp.engine import ToolCall, ToolContext, ToolResult
 from rhema_lsp.tools import is_allowlisted, scrubbed_environment
 from rhema_lsp.tools.commands import live_group_members
 
 from .conftest import Bench
+
+pytestmark = pytest.mark.process  # starts child processes
 
 
 def _alive(pid: int) -> bool:

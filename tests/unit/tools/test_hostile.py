@@ -19,6 +19,8 @@ from rhema_lsp.tools.workspace import Workspace
 
 from .conftest import SECRET, Bench, tree_digest
 
+pytestmark = pytest.mark.process  # starts child processes
+
 
 def _hostile_tree(bench: Bench) -> None:
     root, outside = bench.root, bench.outside

@@ -175,6 +175,7 @@ def test_public_surface() -> None:
     }
 
 
+@pytest.mark.process
 def test_tools_import_no_other_layer() -> None:
     code = (
         "import sys, rhema_lsp.tools\n"

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rhema_lsp.tools.search import GREP_CAP, glob_matcher
 
 from .conftest import Bench
+
+pytestmark = pytest.mark.process  # starts child processes
 
 
 def _populate(bench: Bench) -> None:

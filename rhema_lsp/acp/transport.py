@@ -70,6 +70,7 @@ from rhema_lsp.jsonrpc import (
     Request,
     Response,
     error_reply,
+    loggable,
     read_message,
 )
 
@@ -274,12 +275,16 @@ class LineTransport:
         model = NOTIFICATIONS.get(message.method)
         if model is None:
             if not message.method.startswith("$/"):
-                logger.info("dropped notification %s: the agent does not serve it", message.method)
+                logger.info(
+                    "dropped notification %s: the agent does not serve it", loggable(message.method)
+                )
             return None
         try:
             model.model_validate(message.params)
         except ValidationError as exc:
-            logger.info("dropped notification %s: %s", message.method, _readable_errors(exc))
+            logger.info(
+                "dropped notification %s: %s", loggable(message.method), _readable_errors(exc)
+            )
             return None
         return message.raw
 
@@ -305,10 +310,10 @@ class LineTransport:
 
     async def _refuse(self, refusal: Refused) -> None:
         if refusal.answer:
-            logger.info("answered %s: %s", refusal.code, refusal.message)
+            logger.info("answered %s: %s", refusal.code, loggable(refusal.message))
             await self._send_line(refusal.reply())
         else:
-            logger.info("dropped a message: %s", refusal.message)
+            logger.info("dropped a message: %s", loggable(refusal.message))
 
     # -- sending ---------------------------------------------------------------------
 
@@ -390,4 +395,4 @@ class LineTransport:
 
 
 def _readable_errors(exc: ValidationError) -> str:
-    return "; ".join(_problem(item["loc"], item["msg"]) for item in exc.errors())
+    return loggable("; ".join(_problem(item["loc"], item["msg"]) for item in exc.errors()))

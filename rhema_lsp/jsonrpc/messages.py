@@ -45,6 +45,7 @@ __all__ = [
     "Request",
     "Response",
     "error_reply",
+    "loggable",
     "read_message",
 ]
 
@@ -111,6 +112,14 @@ class Refused:
 
 
 Message = Request | Notification | Response | Refused
+
+
+def loggable(text: str) -> str:
+    """``text`` as a log line may carry it: a lone surrogate (valid JSON once
+    escaped, not Unicode) becomes its ``\\udXXX`` escape, so a record quoting
+    what a peer sent can be encoded by every handler (the editor's log, a
+    file, a test runner's report); other text is unchanged."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def error_reply(msg_id: MessageId, code: int, message: str) -> dict[str, Any]:

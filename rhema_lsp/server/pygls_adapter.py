@@ -4,18 +4,17 @@ module touches them; what pygls 2.1 gets wrong on the wire is told in
 sees. A test of ``tests/unit/server/test_pygls_adapter.py`` pins each
 override, so a pygls release that breaks one fails a test naming it.
 
-**Receiving.** :meth:`RhemaProtocol.receive` takes each frame's body (cut
-by :class:`~rhema_lsp.server.framing.FrameDecoder`), checks it
+**Receiving.** :meth:`RhemaProtocol.receive` takes each frame's body (cut by
+:class:`~rhema_lsp.server.framing.FrameDecoder`), checks it
 (:func:`~rhema_lsp.jsonrpc.read_message`), admits it
-(:class:`~rhema_lsp.server.phases.Phases`), structures its params with
-pygls' converter (-32602 with cattrs' detail naming the field) and
-validates the client's responses before they reach the request waiting for
-them. pygls' ``handle_message`` only ever sees what passed.
+(:class:`~rhema_lsp.server.phases.Phases`), structures its params (-32602
+with cattrs' detail naming the field) and validates the client's responses
+before the request waiting for them sees them: pygls sees only what passed.
 
-**Answering.** A handler's refusal is answered with one line in the log,
-our own failures with their traceback there (never in ``error.data``); no
-failure pops at the user (:meth:`LspServer.report_server_error`); nothing
-is sent once the connection is gone; ``exit`` sets LSP's exit code.
+**Answering.** A handler's refusal is answered with one line in the log (the
+client's text in it :func:`~rhema_lsp.jsonrpc.loggable`), our own failures
+with their traceback there (never in ``error.data``); no failure pops at the
+user; nothing is sent once the connection is gone; ``exit`` sets the code.
 
 **Commands and cancellation.** pygls runs ``workspace/executeCommand``
 through a generator ``$/cancelRequest`` never reaches, ignores
@@ -59,6 +58,7 @@ from rhema_lsp.jsonrpc import (
     Request,
     Response,
     error_reply,
+    loggable,
     read_message,
 )
 from rhema_lsp.server.clients import ClientFeatures
@@ -73,8 +73,7 @@ __all__ = ["CommandService", "LspServer", "RequestFailed", "RhemaProtocol"]
 
 logger = logging.getLogger("rhema_lsp")
 
-SETTLE_WAIT = 5.0
-"""Seconds the requests in flight get to be answered before a fatal exit."""
+SETTLE_WAIT = 5.0  # seconds the requests in flight get before a fatal exit
 
 
 class ServiceState(Protocol):
@@ -85,8 +84,7 @@ class ServiceState(Protocol):
 
 
 class CommandService(Protocol):
-    """What the protocol asks of the agent service: a command run, and the
-    runs a cancellation names."""
+    """What the protocol asks of the agent service: commands, and its runs."""
 
     @property
     def state(self) -> ServiceState: ...
@@ -121,8 +119,7 @@ def _valid_id(msg_id: Any) -> bool:
 
 
 class RhemaProtocol(LanguageServerProtocol):
-    """pygls' protocol behind the message check, with real cancellation of
-    commands (see the module docstring)."""
+    """pygls' protocol behind the message check (the module docstring)."""
 
     _server: LspServer
 
@@ -199,10 +196,10 @@ class RhemaProtocol(LanguageServerProtocol):
 
     def _refuse(self, refusal: Refused) -> None:
         if refusal.answer:
-            logger.info("answered %s: %s", refusal.code, refusal.message)
+            logger.info("answered %s: %s", refusal.code, loggable(refusal.message))
             self._send_data(refusal.reply())
         else:
-            logger.info("dropped a message: %s", refusal.message)
+            logger.info("dropped a message: %s", loggable(refusal.message))
 
     def _receive_response(self, response: Response) -> None:
         """A client's answer to our request, checked before the request sees it."""
@@ -226,7 +223,8 @@ class RhemaProtocol(LanguageServerProtocol):
         if error is None:
             self._handle_response(msg_id, response.result)
             return
-        logger.info("the client answered request %r with an error: %s", msg_id, error["message"])
+        said = loggable(str(error["message"]))
+        logger.info("the client answered request %r with an error: %s", msg_id, said)
         self._handle_response(
             msg_id,
             None,
@@ -257,7 +255,9 @@ class RhemaProtocol(LanguageServerProtocol):
             self._send_response(msg_id, result=future.result())
             return
         if isinstance(exc, JsonRpcException):
-            logger.info("answered request %r with %s: %s", msg_id, exc.code, exc.message)
+            logger.info(
+                "answered request %r with %s: %s", msg_id, exc.code, loggable(str(exc.message))
+            )
             data = (
                 exc.data if not (isinstance(exc.data, dict) and "traceback" in exc.data) else None
             )

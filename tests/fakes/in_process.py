@@ -216,6 +216,10 @@ class InProcessPeer(abc.ABC):
             if r.funcName == function and r.levelno == level
         ]
 
+    def everything_logged(self, since: int) -> list[str]:
+        """Every message logged since ``since``, at any level."""
+        return [r.getMessage() for r in self._records.records[since:]]
+
     def tracebacks(self, since: int = 0) -> list[str]:
         """Every log record since ``since`` that carries a traceback."""
         return [f"{r.name}: {r.getMessage()}" for r in self._records.records[since:] if r.exc_info]

@@ -245,3 +245,19 @@ async def test_at_the_end_of_the_input_the_prompts_in_flight_are_cancelled_and_a
     assert ended is None  # only once the prompt was answered
     assert cancelled == ["abc"]
     assert sent == [{"jsonrpc": "2.0", "id": 1, "result": {"stopReason": "cancelled"}}]
+
+
+def test_a_lone_surrogate_a_client_sent_is_logged_as_its_escape(acp: InProcessAgent) -> None:
+    # A method (valid JSON once escaped, not Unicode) quoted in the log: every
+    # handler, a test runner's report included, must be able to encode it.
+    mark = acp.mark()
+
+    acp.notify("weird/\ud800", {"x": 1})
+    acp.notify("session/cancel", {"sessionId": 5, "\udfff": 1})
+
+    still_serving(acp, mark)
+    lines = acp.logged(mark, "_notification")
+    assert len(lines) == 2
+    assert "weird/\\ud800" in lines[0]
+    for text in lines:
+        text.encode("utf-8")  # raises on a lone surrogate

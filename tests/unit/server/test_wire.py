@@ -293,3 +293,21 @@ def test_a_response_to_nothing_and_a_malformed_response_are_dropped(lsp: InProce
 
     status_works(lsp)
     assert lsp.tracebacks(mark) == []
+
+
+def test_a_lone_surrogate_a_client_sent_is_logged_as_its_escape(lsp: InProcessServer) -> None:
+    mark = lsp.mark()
+
+    lsp.notify(
+        "textDocument/didChange",
+        {
+            "textDocument": {"uri": "file:///never-opened-\ud800.py", "version": 2},
+            "contentChanges": [{"text": "x"}],
+        },
+    )
+
+    status_works(lsp)
+    lines = [text for text in lsp.everything_logged(mark) if "never-opened" in text]
+    assert lines, "the refusal is logged"
+    for text in lines:
+        text.encode("utf-8")  # raises on a lone surrogate

@@ -5,7 +5,9 @@ and ``tests/acp``: the real server or agent as a child process),
 ``editors`` (``tests/editors``: real Neovim, Emacs and VS Code) and
 ``real_peers`` (``tests/real_peers``: real model servers). Select a tier
 with ``-m``, e.g. ``pytest -m unit``; ``scripts/test.sh --fast`` runs the
-``unit`` tier after the static checks.
+``unit`` tier's in-process tests (not those marked ``process``, which start
+child processes) after the static checks. Real VS Code tests share one
+pytest-xdist worker (``xdist_group("vscode")``).
 """
 
 from __future__ import annotations

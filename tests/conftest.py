@@ -44,6 +44,7 @@ _TIERS = {
 _HERE = Path(__file__).parent
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the xdist_group marks
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with the tier of the top-level folder holding it."""
     for item in items:

@@ -20,7 +20,10 @@ rules, each a method or field here that every path asks:
   request's ``workDoneToken`` while the request is open; a detached run's
   request has been answered (the token is dead), so it reports on a token
   the server creates with ``window/workDoneProgress/create`` where the
-  client advertises ``window.workDoneProgress``, and else on none.
+  client advertises ``window.workDoneProgress``, and else on none. The
+  create's answer is never waited on
+  (:class:`~rhema_lsp.server.progress.RunProgress`): a client that drops it
+  loses the progress, never the turn.
 
 ``edit_selection``: the client implements the client-side command
 ``rhema.editSelection`` (asks for an instruction, then sends

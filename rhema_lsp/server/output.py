@@ -104,7 +104,7 @@ class LspOutput:
     async def open(self, ref: TurnRef) -> EventSink:
         """Begin the progress, the stream and (plain clients) the transcript."""
         server = self._server
-        progress = self._progress = await RunProgress.start(
+        progress = self._progress = RunProgress.start(
             server.server, self._token, "starting", can_create=server.client.work_done_progress
         )
         if progress.token is not None:

@@ -4,18 +4,22 @@ asks: the command answers at once (detached; such a client's request would
 time out at 10 s), progress is reported on a token the server creates, no
 ``rhema/event`` reaches it, and ``window/showDocument`` opens the transcript
 only once the transcript holds the answer, followed by a one-line closing
-message naming it.
+message naming it. A client that never answers the server's
+``window/workDoneProgress/create`` (lsp-mode drops it now and then) still
+gets its turn run and ended (issue 42).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
 
 from tests.e2e.conftest import settings_for
-from tests.e2e.editor_client import start_editor
+from tests.e2e.editor_client import EditorClient, start_editor
 from tests.e2e.test_clients import progress_kinds, transcript_of, until
 from tests.fakes.model_server import FakeModelServer, text_reply
 
@@ -76,4 +80,72 @@ async def test_a_twelve_second_turn_answers_at_once_and_shows_the_finished_trans
         await client.command("rhema.status")
         assert client.state.events == []
     finally:
+        await client.shutdown_session()
+
+
+async def test_a_turn_whose_progress_token_is_never_created_runs_and_ends(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    rhema = settings_for(fake, mode="ask")
+    answered = asyncio.Event()  # the create is answered only after the test
+    created: list[int | str] = []
+    progress: list[tuple[int | str, str]] = []  # (token, kind)
+
+    async def create(ls: EditorClient, params: types.WorkDoneProgressCreateParams) -> None:
+        created.append(params.token)
+        await answered.wait()
+
+    def report(ls: EditorClient, params: types.ProgressParams) -> None:
+        value = params.value if isinstance(params.value, dict) else {}
+        progress.append((params.token, str(value.get("kind"))))
+
+    features: dict[str, Any] = {
+        types.WINDOW_WORK_DONE_PROGRESS_CREATE: create,
+        types.PROGRESS: report,
+    }
+    client = await start_editor(
+        "progress-only",
+        [workspace],
+        rhema,
+        env={"XDG_STATE_HOME": str(tmp_path / "state"), "OPENAI_API_KEY": ""},
+        capabilities=PROGRESS_ONLY,
+        initialization_options=rhema,
+        features=features,
+    )
+    try:
+        fake.script(text_reply("It greets by name."))
+        result = await client.command("rhema.turn", {"prompt": "What does greet do?"})
+        assert result == {"session": result["session"], "turn": 1, "started": True}
+        transcript = transcript_of(workspace, result["session"])
+
+        await until(
+            "the closing message", lambda: [m for m in client.messages if "greets" in m.message]
+        )
+        [message] = [m for m in client.messages if "greets" in m.message]
+        assert message.message == f"Rhema: It greets by name. (end turn). Transcript: {transcript}"
+        [shown] = client.shown_documents
+        assert shown.uri == transcript.as_uri()
+        assert "It greets by name." in transcript.read_text()
+        # Once the client answers (late), the next turn's progress is as ever;
+        # nothing was ever sent on the first turn's token.
+        answered.set()
+        fake.script(text_reply("Again."))
+        again = await client.command(
+            "rhema.turn", {"prompt": "Once more.", "session": result["session"]}
+        )
+        assert again["turn"] == 2
+        await until(
+            "the second closing message",
+            lambda: [m for m in client.messages if "Again." in m.message],
+        )
+        first, second = created
+        await until(
+            "the second progress to end",
+            lambda: (second, "end") in progress,
+        )
+        assert [kind for token, kind in progress if token == first] == []
+        kinds = [kind for token, kind in progress if token == second]
+        assert kinds[0] == "begin" and kinds[-1] == "end"
+    finally:
+        answered.set()
         await client.shutdown_session()

@@ -25,6 +25,10 @@ rules, each a method or field here that every path asks:
   (:class:`~rhema_lsp.server.progress.RunProgress`): a client that drops it
   loses the progress, never the turn.
 
+``lists_plan``: the closing ``showMessage`` of a plain client's turn lists
+the plan's steps when the client has no other view of the turn (neither
+``showDocument`` nor work-done progress: eglot 1.9).
+
 ``edit_selection``: the client implements the client-side command
 ``rhema.editSelection`` (asks for an instruction, then sends
 ``rhema.edit``); others get ready-made server-side code actions.
@@ -77,6 +81,12 @@ class ClientFeatures:
             work_done_progress=bool(window is not None and window.work_done_progress),
             show_document=bool(show_document is not None and show_document.support),
         )
+
+    @property
+    def lists_plan(self) -> bool:
+        """Whether the closing message lists the plan: the client shows
+        neither the transcript nor progress."""
+        return not self.show_document and not self.work_done_progress
 
     def detaches(self, detach: bool | None) -> bool:
         """Whether a run detaches: as ``detach`` says, else unless the client

@@ -114,7 +114,14 @@ class LspOutput:
             return stream
         path = transcript_path(self._folder, ref.session)
         show = self._tasks if server.client.show_document else None
-        plain = self._plain = PlainOutput(server.server, path, ref.turn, self._title or None, show)
+        plain = self._plain = PlainOutput(
+            server.server,
+            path,
+            ref.turn,
+            self._title or None,
+            show,
+            lists_plan=server.client.lists_plan,
+        )
         return await plain.open(stream)
 
     async def close(self, outcome: Outcome) -> None:

@@ -16,12 +16,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 
 from tests.e2e.conftest import settings_for
 from tests.e2e.editor_client import EditorClient, start_editor
-from tests.e2e.test_clients import progress_kinds, transcript_of, until
-from tests.fakes.model_server import FakeModelServer, text_reply
+from tests.e2e.test_clients import capabilities_of, progress_kinds, started, transcript_of, until
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 ANSWER = "Twelve seconds later: ok"
 """24 characters, one every half second: the model takes about 12 s."""
@@ -149,3 +150,47 @@ async def test_a_turn_whose_progress_token_is_never_created_runs_and_ends(
     finally:
         answered.set()
         await client.shutdown_session()
+
+
+PLAN = [
+    {"content": "Read hello.py", "status": "completed"},
+    {"content": "Make the greeting French", "status": "in_progress"},
+    {"content": "Say what changed", "status": "pending"},
+]
+
+
+@pytest.mark.parametrize("editor", ["eglot@v1.9", "lsp-mode@v8.0.0"])
+async def test_a_client_with_no_other_view_of_the_turn_reads_its_plan_in_the_closing_message(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path, editor: str
+) -> None:
+    """eglot 1.9 shows neither the transcript (no ``showDocument``) nor
+    progress: the closing message is all it sees of a turn, so it lists the
+    plan's steps and their status. lsp-mode shows progress: its message
+    stays short (the plan is in the transcript)."""
+    window = capabilities_of(editor).window
+    lists_plan = editor.startswith("eglot")
+    assert lists_plan == (window is None or not (window.show_document or window.work_done_progress))
+    ticked = [PLAN[0], {**PLAN[1], "status": "completed"}, PLAN[2]]
+    fake.script(
+        tool_reply(("update_plan", {"entries": PLAN})),
+        tool_reply(("update_plan", {"entries": ticked})),
+        text_reply("Half way."),
+    )
+    client = await started(editor, None, workspace, fake, tmp_path)
+    try:
+        result = await client.command("rhema.turn", {"prompt": "French, please"})
+        await until(
+            "the closing message", lambda: [m for m in client.messages if "Half way." in m.message]
+        )
+    finally:
+        await client.shutdown_session()
+
+    transcript = transcript_of(workspace, result["session"])
+    [message] = [m.message for m in client.messages if "Half way." in m.message]
+    plan = (
+        " Plan: 1. Read hello.py (completed); 2. Make the greeting French (completed);"
+        " 3. Say what changed (pending)."
+    )
+    assert message == (
+        f"Rhema: Half way. (end turn).{plan if lists_plan else ''} Transcript: {transcript}"
+    )

@@ -194,3 +194,38 @@ async def test_a_client_with_no_other_view_of_the_turn_reads_its_plan_in_the_clo
     assert message == (
         f"Rhema: Half way. (end turn).{plan if lists_plan else ''} Transcript: {transcript}"
     )
+
+
+@pytest.mark.parametrize(("answer", "ran"), [("Run", True), ("", False), ("Deny", False)])
+async def test_an_eglot_user_types_the_approval_answer_into_an_empty_prompt(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path, answer: str, ran: bool
+) -> None:
+    """eglot 1.9 fills its approval prompt with the first action's title: the
+    first is unnamed, so the prompt starts empty and what the user types is
+    the answer ("Run" runs); an empty answer (RET) denies, as "Deny" does."""
+    fake.script(
+        tool_reply(("run_command", {"command": "touch ran.txt"})),
+        text_reply("Done."),
+    )
+    rhema = settings_for(fake, mode="agent")
+    client = await start_editor(
+        "eglot@v1.9",
+        [workspace],
+        rhema,
+        env={"XDG_STATE_HOME": str(tmp_path / "state"), "OPENAI_API_KEY": ""},
+        capabilities=capabilities_of("eglot@v1.9"),
+        initialization_options=rhema,
+    )
+    client.state.answer = answer
+    try:
+        await client.command("rhema.turn", {"prompt": "Create ran.txt"})
+        await until(
+            "the closing message", lambda: [m for m in client.messages if "Done." in m.message]
+        )
+    finally:
+        await client.shutdown_session()
+
+    [question] = client.state.questions
+    assert "touch ran.txt" in question.message
+    assert [action.title for action in question.actions or []] == ["", "Deny", "Run"]
+    assert (workspace / "ran.txt").exists() is ran

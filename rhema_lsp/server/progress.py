@@ -12,7 +12,9 @@ A created token is never awaited: the run goes on at once, and ``begin``
 progress, and the run runs and ends all the same (lsp-mode 8 drops it now
 and then: its synchronous request throws out of its process filter on the
 command's answer, losing whatever it read with it); an answer that comes
-after the run ended begins nothing; a refusal leaves the run silent.
+after the run ended begins nothing (the run's end withdraws a creation still
+unanswered, so no request is kept waiting for good); a refusal leaves the
+run silent.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from rhema_lsp.runs.registry import ProgressToken
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from pygls.lsp.server import LanguageServer
+    from rhema_lsp.server.app import RhemaServer
 
 __all__ = ["RunProgress"]
 
@@ -52,20 +54,22 @@ class RunProgress:
     """
 
     def __init__(
-        self, server: LanguageServer, token: ProgressToken | None, message: str, *, begun: bool
+        self, server: RhemaServer, token: ProgressToken | None, message: str, *, begun: bool
     ) -> None:
         self._server = server
         self.token = token
         self._message = message
         self._begun = False
         self._ended = False
+        self._creating: str | None = None
+        """The id of the token's creation while the client has not answered it."""
         if begun:
             self._begin()
 
     @classmethod
     def start(
         cls,
-        server: LanguageServer,
+        server: RhemaServer,
         client_token: ProgressToken | None,
         message: str,
         *,
@@ -78,8 +82,11 @@ class RunProgress:
             return cls(server, client_token, message, begun=client_token is not None)
         token = f"rhema-{uuid.uuid4()}"
         progress = cls(server, token, message, begun=False)
+        progress._creating = msg_id = str(uuid.uuid4())
         answer = server.protocol.send_request(
-            types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WorkDoneProgressCreateParams(token=token)
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.WorkDoneProgressCreateParams(token=token),
+            msg_id=msg_id,
         )
         answer.add_done_callback(progress._created)
         return progress
@@ -87,6 +94,7 @@ class RunProgress:
     def _created(self, answer: Future[Any]) -> None:
         """The client answered the token's creation: begin, unless the run
         ended meanwhile or the client refused."""
+        self._creating = None
         if answer.cancelled():
             return
         refused = answer.exception()
@@ -109,7 +117,11 @@ class RunProgress:
             self._notify(types.WorkDoneProgressReport(message=message))
 
     def end(self, message: str) -> None:
-        """End the progress (once; nothing is sent if it never began)."""
+        """End the progress (once; nothing is sent if it never began, and a
+        creation still unanswered is withdrawn)."""
+        if self._creating is not None:
+            self._server.protocol.withdraw_request(self._creating)
+            self._creating = None
         if self._begun and not self._ended:
             self._notify(types.WorkDoneProgressEnd(message=message))
         self._ended = True

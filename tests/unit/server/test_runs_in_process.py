@@ -171,6 +171,7 @@ async def test_a_turn_runs_and_ends_whatever_becomes_of_its_progress_token(
         try:
             started = await client.command("rhema.turn", {"prompt": "what does it do?"})
             await client.wait_for(lambda: bool(client.of("window/showMessage")))
+            held = list(client.held.get(create, []))
             if answer == "after-the-end":
                 [request] = client.held.pop(create)
                 client.answer(request)
@@ -185,3 +186,7 @@ async def test_a_turn_runs_and_ends_whatever_becomes_of_its_progress_token(
     assert "It prints hello." in transcript.read_text()
     assert [method for method, _ in client.asked] == [create, "window/showDocument"]
     assert client.of("$/progress") == []
+    # A creation still unanswered when the turn ended is withdrawn (no
+    # request waits for good); one the client refused is not.
+    withdrawn = [] if answer == "refused" else [{"id": request["id"]} for request in held]
+    assert client.of("$/cancelRequest") == withdrawn

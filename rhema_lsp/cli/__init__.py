@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import traceback
 from collections.abc import Sequence
@@ -190,25 +189,25 @@ def _rewind(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from rhema_lsp.headless.commands import status
+    from rhema_lsp.headless.commands import NoProvider, status
     from rhema_lsp.headless.connection import ClientOptions
 
     settings = _settings_from(args)
     folder = _folder(args)
+    mode = f"{ASK_MODE} for rhema-lsp ask (--mode); {server_default('mode')} in an editor"
 
     async def run() -> int:
         try:
             choice = await _choose(args)
         except NotSetUp as exc:
-            if not args.json:
-                raise
-            shown = {"provider": {"error": exc.error}, "setup": exc.setup.wire()}
-            print(json.dumps(shown, ensure_ascii=False, indent=2))
-            return Exit.USAGE
+            # Everything else is shown all the same: the moment it helps most.
+            advice = NoProvider(exc.error, str(exc))
+            return await status(
+                ClientOptions(folder, settings, debug=args.debug), args.json, mode, advice
+            )
         options = ClientOptions(
             folder, {**settings, **choice.as_settings()}, choice.source, debug=args.debug
         )
-        mode = f"{ASK_MODE} for rhema-lsp ask (--mode); {server_default('mode')} in an editor"
         return await status(options, args.json, mode)
 
     return asyncio.run(run())

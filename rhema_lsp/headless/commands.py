@@ -25,7 +25,7 @@ from rhema_lsp.headless.errors import Exit, UsageError
 from rhema_lsp.tools.positions import path_to_uri, uri_to_path
 from rhema_lsp.vocabulary import RewindWhat
 
-__all__ = ["RewindRequest", "rewind", "sessions", "status"]
+__all__ = ["NoProvider", "RewindRequest", "rewind", "sessions", "status"]
 
 
 async def sessions(options: ClientOptions, as_json: bool) -> int:
@@ -105,25 +105,44 @@ def _shown(folder: Path, uri: str) -> str:
         return str(path)
 
 
-async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
-    """Print the provider (``options.provider_note``), the server's version
-    and folders, the mode ``ask`` runs in (``mode_note``), the MCP servers
-    and the project rules."""
+@dataclass(frozen=True)
+class NoProvider:
+    """No provider is set up, in the command line's words: ``error`` (one
+    line, for ``--json``) and ``advice`` (what to do, one choice a line)."""
+
+    error: str
+    advice: str
+
+
+async def status(
+    options: ClientOptions, as_json: bool, mode_note: str, no_provider: NoProvider | None = None
+) -> int:
+    """Print the provider (``options.provider_note``, or what to do when
+    ``no_provider``), the server's version and folders, the mode ``ask`` runs
+    in (``mode_note``), the MCP servers, the project rules and the language
+    servers: all of it whether a provider is set up or not (exit 2 when
+    none is, 1 when the server could not resolve it)."""
     result: StatusResult = await one_command(options, STATUS, StatusArgs(check=True, sign_in=True))
     provider = result.provider
+    if no_provider is not None:
+        provider = provider.model_copy(update={"error": no_provider.error, "source": None})
+    exit_code = Exit.USAGE if no_provider else Exit.FAILED if provider.error else Exit.OK
     if as_json:
+        source = None if provider.error else options.provider_note
         shown = result.model_copy(
-            update={"provider": provider.model_copy(update={"source": options.provider_note})}
+            update={"provider": provider.model_copy(update={"source": source})}
         )
         print(json.dumps(shown.wire(), ensure_ascii=False, indent=2))
-        return Exit.OK
+        return exit_code
     print(f"rhema-lsp {result.version}")
-    if provider.error:
+    if no_provider is not None:
+        print(f"provider: none — {no_provider.advice}")
+    elif provider.error:
         print(f"provider: none — {provider.error}")
-        return Exit.FAILED
-    where = provider.base_url or "in process"
-    print(f"provider: {provider.name} · model {provider.model} · {where}")
-    print(f"source:   {options.provider_note}")
+    else:
+        where = provider.base_url or "in process"
+        print(f"provider: {provider.name} · model {provider.model} · {where}")
+        print(f"source:   {options.provider_note}")
     print(f"folders:  {', '.join(result.folders)}")
     print(f"mode:     {mode_note}")
     servers = result.mcp_servers
@@ -146,7 +165,7 @@ async def status(options: ClientOptions, as_json: bool, mode_note: str) -> int:
         where = f" in {language.folder}" if language.folder else ""
         pid = f" (pid {language.pid})" if language.pid else ""
         print(f"  {language.language}: {language.name}, {language.state}{where}{pid}")
-    return Exit.OK
+    return exit_code
 
 
 def _rules_line(result: StatusResult) -> str:

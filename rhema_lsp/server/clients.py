@@ -20,7 +20,21 @@ rules, each a method or field here that every path asks:
   request's ``workDoneToken`` while the request is open; a detached run's
   request has been answered (the token is dead), so it reports on a token
   the server creates with ``window/workDoneProgress/create`` where the
-  client advertises ``window.workDoneProgress``, and else on none.
+  client advertises ``window.workDoneProgress``, and else on none. The
+  create's answer is never waited on
+  (:class:`~rhema_lsp.server.progress.RunProgress`): a client that drops it
+  loses the progress, never the turn.
+
+``lists_plan``: the closing ``showMessage`` of a plain client's turn lists
+the plan's steps when the client has no other view of the turn (neither
+``showDocument`` nor work-done progress: eglot 1.9).
+
+``question_actions``: the actions of a ``window/showMessageRequest``. A
+client that renders no events gets an unnamed first action before the
+server's choices ("Deny" first): eglot fills its prompt with the first
+action's title, and a typed "Run" would read "DenyRun"; its prompt now starts
+empty, and an empty answer, like the unnamed action (the only one vim-lsp
+lets a user pick), is still "no".
 
 ``edit_selection``: the client implements the client-side command
 ``rhema.editSelection`` (asks for an instruction, then sends
@@ -36,6 +50,7 @@ field); others get the form's choices only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +61,11 @@ from rhema_lsp.contract import declared_capabilities
 if TYPE_CHECKING:  # a type only: the registry (and the engine's events) load on the first run
     from rhema_lsp.runs.registry import ProgressToken
 
-__all__ = ["ClientFeatures"]
+__all__ = ["UNNAMED", "ClientFeatures"]
+
+UNNAMED = ""
+"""The title of a plain client's first action: its prompt starts empty (eglot
+fills it with the first title), and choosing it answers no."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +95,17 @@ class ClientFeatures:
             work_done_progress=bool(window is not None and window.work_done_progress),
             show_document=bool(show_document is not None and show_document.support),
         )
+
+    @property
+    def lists_plan(self) -> bool:
+        """Whether the closing message lists the plan: the client shows
+        neither the transcript nor progress."""
+        return not self.show_document and not self.work_done_progress
+
+    def question_actions(self, choices: Sequence[str]) -> list[str]:
+        """The titles a question offers: ``choices``, after an unnamed one
+        (which answers no) for a client that renders no events."""
+        return list(choices) if self.events else [UNNAMED, *choices]
 
     def detaches(self, detach: bool | None) -> bool:
         """Whether a run detaches: as ``detach`` says, else unless the client

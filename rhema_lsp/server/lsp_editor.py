@@ -267,7 +267,10 @@ class LspEditor:
         params = types.ShowMessageRequestParams(
             type=types.MessageType.Warning,
             message=message,
-            actions=[types.MessageActionItem(title=choice) for choice in choices],
+            actions=[
+                types.MessageActionItem(title=title)
+                for title in self._server.client_features.question_actions(choices)
+            ],
         )
         answer = await self._ask(types.WINDOW_SHOW_MESSAGE_REQUEST, params, "confirmation")
         title = getattr(answer, "title", None)

@@ -104,7 +104,7 @@ class LspOutput:
     async def open(self, ref: TurnRef) -> EventSink:
         """Begin the progress, the stream and (plain clients) the transcript."""
         server = self._server
-        progress = self._progress = await RunProgress.start(
+        progress = self._progress = RunProgress.start(
             server.server, self._token, "starting", can_create=server.client.work_done_progress
         )
         if progress.token is not None:
@@ -114,7 +114,14 @@ class LspOutput:
             return stream
         path = transcript_path(self._folder, ref.session)
         show = self._tasks if server.client.show_document else None
-        plain = self._plain = PlainOutput(server.server, path, ref.turn, self._title or None, show)
+        plain = self._plain = PlainOutput(
+            server.server,
+            path,
+            ref.turn,
+            self._title or None,
+            show,
+            lists_plan=server.client.lists_plan,
+        )
         return await plain.open(stream)
 
     async def close(self, outcome: Outcome) -> None:

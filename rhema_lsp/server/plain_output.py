@@ -11,6 +11,9 @@ plugin) gets the session's transcript file
 - a closing ``window/showMessage``: one short paragraph that reads well on
   one line (Vim clients cut multi-line messages and show newlines as
   ``^@``): the answer's gist, the stop reason, the transcript's path last.
+  For a client that shows neither the transcript nor progress (eglot 1.9),
+  whose only view of the turn is this message, it also lists each step of
+  the turn's plan, if it made one, with its status.
 """
 
 from __future__ import annotations
@@ -24,12 +27,14 @@ import anyio
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from rhema_lsp.engine import Event
+from rhema_lsp.engine import Event, PlanEntry
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.server.stream import RunStream
 from rhema_lsp.server.transcript import Transcript
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from pygls.lsp.server import LanguageServer
 
 __all__ = ["GIST_CHARS", "PlainOutput", "Tee", "closing_message"]
@@ -40,14 +45,19 @@ GIST_CHARS = 160
 """How much of the answer the closing message quotes."""
 
 
-def closing_message(head: str, reason: str, path: Path) -> str:
+def closing_message(head: str, reason: str, path: Path, plan: Sequence[PlanEntry] = ()) -> str:
     """The closing ``showMessage``: ``head`` as one paragraph (whitespace
     runs made single spaces, cut to :data:`GIST_CHARS`), the stop reason,
-    the transcript's path last."""
+    each step of ``plan`` with its status, the transcript's path last."""
     gist = " ".join(head.split()) or "(no answer text)"
     if len(gist) > GIST_CHARS:
         gist = gist[: GIST_CHARS - 1].rstrip() + "…"
-    return f"Rhema: {gist} ({reason}). Transcript: {path}"
+    steps = "; ".join(
+        f"{number}. {' '.join(entry.content.split())} ({entry.status.replace('_', ' ')})"
+        for number, entry in enumerate(plan, 1)
+    )
+    listed = f" Plan: {steps}." if steps else ""
+    return f"Rhema: {gist} ({reason}).{listed} Transcript: {path}"
 
 
 class Tee:
@@ -80,6 +90,8 @@ class PlainOutput:
     show
         Where to keep the task awaiting ``showDocument``'s answer (cancelled
         at shutdown), when the client supports it; ``None``: not shown.
+    lists_plan
+        Whether the closing message lists the plan's steps.
     """
 
     def __init__(
@@ -89,9 +101,12 @@ class PlainOutput:
         turn: int,
         prompt: str | None,
         show: set[asyncio.Task[Any]] | None,
+        *,
+        lists_plan: bool = False,
     ) -> None:
         self._server = server
         self._show = show
+        self._lists_plan = lists_plan
         self.transcript = Transcript(path, turn, prompt)
 
     async def open(self, stream: RunStream) -> Tee:
@@ -126,5 +141,6 @@ class PlainOutput:
         else:
             kind, head = types.MessageType.Info, "".join(self.transcript.answer)
         reason = outcome.stop_reason.replace("_", " ")
-        message = closing_message(head, reason, self.transcript.path)
+        plan = self.transcript.plan if self._lists_plan else ()
+        message = closing_message(head, reason, self.transcript.path, plan)
         self._server.window_show_message(types.ShowMessageParams(type=kind, message=message))

@@ -23,6 +23,7 @@ import anyio.to_thread
 from rhema_lsp.engine import (
     ErrorEvent,
     Event,
+    PlanEntry,
     PlanUpdate,
     ProviderToolUse,
     StepStart,
@@ -75,6 +76,8 @@ class Transcript:
         self._args: dict[str, list[str]] = {}
         self._plan_at: int | None = None
         self.answer: list[str] = []
+        self.plan: tuple[PlanEntry, ...] = ()
+        """The turn's latest plan (none: the turn made none)."""
         self._dirty = False
         self._timer: asyncio.TimerHandle | None = None
         self._writing: asyncio.Task[None] | None = None
@@ -116,6 +119,7 @@ class Transcript:
         elif isinstance(event, ToolCallArgsDelta):
             self._args.setdefault(event.id, []).append(event.delta)
         elif isinstance(event, PlanUpdate):
+            self.plan = event.entries
             self._show_plan(event)
         elif isinstance(event, ToolResultEvent):
             name = self._calls.get(event.id, event.name)

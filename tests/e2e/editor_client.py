@@ -195,6 +195,7 @@ async def start_editor(
     *,
     capabilities: types.ClientCapabilities | None = None,
     initialization_options: dict[str, Any] | None = None,
+    features: dict[str, Any] | None = None,
 ) -> EditorClient:
     """Start the real server as a child process and initialise it as ``editor``.
 
@@ -202,7 +203,8 @@ async def start_editor(
     it has none of). ``initializationOptions`` are ``settings`` with what our
     VS Code and Neovim clients declare (:data:`OUR_CLIENTS`), unless
     ``initialization_options`` replaces them (``settings`` stay the ``rhema``
-    configuration section).
+    configuration section). ``features`` replace the client's handlers of
+    the server's requests and notifications it names.
     """
     client = EditorClient(configuration={"rhema": settings}, converter_factory=default_converter)
     client.state = EditorState()
@@ -213,7 +215,10 @@ async def start_editor(
         ls.shown_documents.append(params)
         return types.ShowDocumentResult(success=True)
 
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.WINDOW_SHOW_DOCUMENT: on_show})
+    register_lsp_features(
+        client,
+        {**DEFAULT_CLIENT_FEATURES, types.WINDOW_SHOW_DOCUMENT: on_show, **(features or {})},
+    )
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def on_apply(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

@@ -213,12 +213,11 @@ NO_KEYS = {
 }
 
 
-@pytest.mark.parametrize("command", ["ask", "status"])
 def test_nothing_set_up_exits_2_with_the_choices_one_per_line(
-    workspace: Path, tmp_path: Path, command: str
+    workspace: Path, tmp_path: Path
 ) -> None:
-    prompt = ["What does hello.py do?"] if command == "ask" else []
-    done = run_with([*ENTRY, command, "--folder", str(workspace), *prompt], tmp_path, env=NO_KEYS)
+    prompt = ["What does hello.py do?"]
+    done = run_with([*ENTRY, "ask", "--folder", str(workspace), *prompt], tmp_path, env=NO_KEYS)
     assert done.returncode == 2, done.stderr
     head, *choices = done.stderr.splitlines()
     assert head == (
@@ -236,6 +235,42 @@ def test_nothing_set_up_exits_2_with_the_choices_one_per_line(
     assert no_session_in(workspace)
 
 
+def test_status_with_nothing_set_up_shows_everything_else_and_what_to_do(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Issue 42: the moment a user most needs ``status``, it shows the
+    folders, rules, MCP servers and language servers, and the provider line
+    says what to do (the flags and the environment variables)."""
+    (workspace / "AGENTS.md").write_text("Answer in one sentence.\n")
+    config = tmp_path / "config" / "rhema-lsp" / "config.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"mcpServers": {"gone": {"command": "no-such-server"}}}))
+    env = {**NO_KEYS, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+    done = run_with([*ENTRY, "status", "--folder", str(workspace)], tmp_path, env=env)
+
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("rhema-lsp ")
+    assert lines[1] == (
+        "provider: none — no model provider is set up (the demo model is used only when "
+        "--provider names it). Choose one:"
+    )
+    choices = "\n".join(line for line in lines if line.startswith("  - "))
+    for needle in ("11434", "--provider openai with OPENAI_API_KEY", "--base-url with --protocol"):
+        assert needle in choices
+    assert "--provider embedded" in choices
+    assert f"folders:  {workspace}" in lines
+    assert "mode:     ask for rhema-lsp ask (--mode); edit in an editor" in lines
+    assert "rules:    AGENTS.md" in lines
+    assert "mcp:      1 server(s)" in lines
+    assert any(line.startswith("  gone (stdio, user config): failed") for line in lines)
+    assert any(line.startswith("language: the agent's own: ") for line in lines)
+    assert not any(line.startswith("source:") for line in lines)
+    assert no_session_in(workspace)
+
+
 def test_status_json_with_nothing_set_up_carries_the_setup(workspace: Path, tmp_path: Path) -> None:
     done = run_with(
         [*ENTRY, "status", "--folder", str(workspace), "--json"],
@@ -244,7 +279,12 @@ def test_status_json_with_nothing_set_up_carries_the_setup(workspace: Path, tmp_
     )
     assert done.returncode == 2, done.stderr
     shown = json.loads(done.stdout)
-    assert shown["provider"]["error"].startswith("no model provider is set up")
+    assert shown["provider"]["error"].startswith(
+        "no model provider is set up (the demo model is used only when --provider names it)"
+    )
+    assert shown["provider"]["source"] is None
+    assert shown["folders"] == [str(workspace)]  # the rest of the status, as ever
+    assert "mcpServers" in shown and "rules" in shown and "languageServers" in shown
     assert shown["setup"]["configured"] is False
     assert shown["setup"]["keys"] == ["RHEMA_API_KEY"]  # named, never its value
     assert "sk-custom-secret" not in done.stdout

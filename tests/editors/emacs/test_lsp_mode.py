@@ -129,7 +129,11 @@ def test_a_fifteen_second_turn_neither_times_out_nor_blocks_emacs(
     assert r["shown_before_typing_landed"] is None
     assert r["shown_before_eval"] is None
     assert r["ticks_at_end"] > r["ticks_when_typed"]
-    assert r["progress_tokens"] == 1  # the server's own token, while the turn ran
+    # The server's own token while the turn ran, or none: lsp-mode 8's
+    # synchronous request throws out of its process filter on the answer, and
+    # whatever was read with it (the server's window/workDoneProgress/create,
+    # now and then) is lost. The turn never waits on that token (issue 42).
+    assert r["progress_tokens"] in (0, 1)
     assert any("The slow model has answered!!" in m for m in shown(r["messages"], "lsp-mode"))
     text = transcript(workspace, r["started"]["session"]).read_text(encoding="utf-8")
     assert "The slow model has answered!!" in text
@@ -297,7 +301,7 @@ def test_an_approval_answered_late_runs_and_one_left_unanswered_denies(
 
     r = run(body, workspace, tmp_path, fake, mode="agent", approvalTimeout=30 if answered else 3)
 
-    assert r["prompt"]["choices"][0] == "Deny"
+    assert list(r["prompt"]["choices"][:2]) == ["", "Deny"]  # an unnamed first: RET denies
     assert "touch ran.txt" in r["prompt"]["prompt"]
     assert (workspace / "ran.txt").exists() is answered
     if answered:

@@ -3,7 +3,8 @@
 eglot 1.9 renders no ``rhema/event``, advertises no ``window.workDoneProgress``
 and no ``window.showDocument``: the server detaches the turn, writes the
 transcript and shows the outcome with ``window/showMessage``, which eglot
-logs in ``*Messages*``.
+logs in ``*Messages*``: all it sees of a turn, so that message lists the
+turn's plan too.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 
 from tests.editors.emacs.harness import run_emacs, shown, transcript
 from tests.editors.fake_settings import settings_for
-from tests.fakes.model_server import FakeModelServer, text_reply
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 ANSWER = "greet returns a greeting for name.\nIt concatenates two strings."
 
@@ -114,3 +115,28 @@ def test_a_fifteen_second_turn_neither_times_out_nor_blocks_emacs(
     assert "Timed out" not in r["messages"]
     text = transcript(workspace, r["started"]["session"]).read_text(encoding="utf-8")
     assert "The slow model has answered!!" in text
+
+
+PLAN = [
+    {"content": "Read greet", "status": "completed"},
+    {"content": "Say what it returns", "status": "in_progress"},
+]
+
+
+def test_the_closing_message_lists_the_turns_plan(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    fake.script(tool_reply(("update_plan", {"entries": PLAN})), text_reply("It greets."))
+
+    r = run_emacs(
+        BY_COMMAND.replace("greet returns a greeting", "It greets."),
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings_for(fake.base_url),
+    )
+
+    [message] = [m for m in shown(r["messages"]) if "It greets." in m]
+    assert (
+        "Rhema: It greets. (end turn). Plan: 1. Read greet (completed); 2. Say what it returns"
+        " (in progress). Transcript: "
+    ) in message

@@ -81,11 +81,15 @@ VERDICTS = r"""
 local verdict = require('rhema.health').verdict
 local missing = 'no model provider found; set rhema.provider to a preset with its key in the '
   .. 'environment (ANTHROPIC_API_KEY, OPENAI_API_KEY), or start a local server'
+local server_words = 'no model provider is set up (the demo model is used only when '
+  .. 'rhema.provider names it); choose one: a hosted provider: rhema.provider openai with '
+  .. 'OPENAI_API_KEY in the environment'
 local function status(provider)
   return { version = '1', provider = provider }
 end
 T.result = {
   nothing_set = verdict(status({ error = missing }), {}),
+  server_words = verdict(status({ error = server_words }), {}),
   new_words = verdict(status({ error = 'no model is set up; pick one of the choices' }), {}),
   set_but_failing = verdict(status({ error = "rhema.provider 'x' is unknown: pick one of a, b" }),
                             { provider = 'x' }),
@@ -100,9 +104,16 @@ def test_the_provider_verdict_warns_unless_a_real_model_answers(tmp_path: Path) 
     r = run_nvim(VERDICTS, workspace=tmp_path, tmp_path=tmp_path, settings=None)
 
     assert r["nothing_set"]["level"] == "warn"
-    assert r["nothing_set"]["message"].startswith(
-        "no model provider is set up: no model provider found; set settings.provider"
+    assert r["nothing_set"]["message"].startswith("no model provider found; set settings.provider")
+    # The server's words are said once (not "no model provider is set up: no
+    # model provider is set up …"), in Neovim's names.
+    assert r["server_words"]["level"] == "warn"
+    assert r["server_words"]["message"] == (
+        "no model provider is set up (the demo model is used only when settings.provider names"
+        " it); choose one: a hosted provider: settings.provider openai with OPENAI_API_KEY in the"
+        " environment"
     )
+    assert r["server_words"]["advice"][0].startswith("choose one with `settings.provider`")
     # Whatever the server's words, nothing in `settings` means "not set up yet".
     assert r["new_words"]["level"] == "warn"
     assert r["set_but_failing"]["level"] == "error"
@@ -116,3 +127,17 @@ def test_the_provider_verdict_warns_unless_a_real_model_answers(tmp_path: Path) 
             "provider ollama resolved: model qwen3 at http://127.0.0.1:11434/v1 (autodetected)"
         ),
     }
+
+
+def test_checkhealth_says_once_that_no_provider_is_set_up(workspace: Path, tmp_path: Path) -> None:
+    # Nothing in settings, no key in the server's environment, no local server.
+    r = run_nvim(HEALTH, workspace=workspace, tmp_path=tmp_path, settings={})
+
+    text = "\n".join(r["lines"])
+    assert (
+        "WARNING no model provider is set up (the demo model is used only when settings.provider"
+        " names it); choose one:"
+    ) in text
+    assert text.count("no model provider is set up") == 1
+    assert "choose one with `settings.provider`" in text
+    assert "OK provider" not in text and "ERROR" not in text

@@ -6,6 +6,8 @@ all real; only the transport is a loopback.
 
 The client answers the server's requests as an editor that accepts: a
 progress token is created, a question is dismissed, a document is shown.
+A test may make it hold a method's requests unanswered (:attr:`Loopback.held`)
+and answer them later, or refuse them (:attr:`Loopback.refused`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,10 @@ class Loopback:
         self.arrived = asyncio.Event()
         self._waiting: dict[int | str, asyncio.Future[dict[str, Any]]] = {}
         self._ids = 0
+        self.held: dict[str, list[dict[str, Any]]] = {}
+        """Methods whose requests are held unanswered, and those held so far."""
+        self.refused: set[str] = set()
+        """Methods whose requests are answered with an error."""
         server.protocol.set_writer(self)
 
     # -- what the server writes -----------------------------------------------
@@ -59,6 +65,17 @@ class Loopback:
         """The server closes its writer on ``exit``."""
 
     def _answer(self, request: dict[str, Any]) -> None:
+        method = request["method"]
+        if method in self.held:
+            self.held[method].append(request)
+        elif method in self.refused:
+            error = {"code": -32603, "message": f"{method} refused"}
+            self._feed({"jsonrpc": "2.0", "id": request["id"], "error": error})
+        else:
+            self.answer(request)
+
+    def answer(self, request: dict[str, Any]) -> None:
+        """Answer ``request`` as an editor that accepts."""
         result = _ANSWERS.get(request["method"])
         self._feed({"jsonrpc": "2.0", "id": request["id"], "result": result})
 

@@ -41,3 +41,13 @@ def test_a_detached_run_reports_on_no_request_token() -> None:
     assert features.progress_token("t-1", detached=True) is None
     assert features.progress_token("t-1", detached=False) == "t-1"
     assert features.progress_token(None, detached=False) is None
+
+
+def test_a_plain_clients_question_starts_with_an_unnamed_action() -> None:
+    """eglot fills its prompt with the first action's title: a plain client's
+    first is unnamed, so the prompt starts empty and a typed "Run" is "Run"."""
+    plain = ClientFeatures.negotiate(PROGRESS, None)
+    ours = ClientFeatures.negotiate(PROGRESS, {"clientCapabilities": {"events": True}})
+
+    assert plain.question_actions(["Deny", "Run"]) == ["", "Deny", "Run"]
+    assert ours.question_actions(["Deny", "Run"]) == ["Deny", "Run"]

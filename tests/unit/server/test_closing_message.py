@@ -30,3 +30,20 @@ def test_no_answer_text_says_so() -> None:
     assert closing_message(" \n", "cancelled", PATH).startswith(
         "Rhema: (no answer text) (cancelled)"
     )
+
+
+def test_a_plan_is_listed_step_by_step_with_each_status_before_the_path() -> None:
+    from rhema_lsp.engine import PlanEntry
+
+    plan = [
+        PlanEntry("Read hello.py", "completed"),
+        PlanEntry("Make the greeting\nFrench", "in_progress"),
+        PlanEntry("Say what changed", "pending"),
+    ]
+
+    message = closing_message("Half way.", "end turn", PATH, plan)
+
+    assert message == (
+        "Rhema: Half way. (end turn). Plan: 1. Read hello.py (completed); 2. Make the greeting"
+        f" French (in progress); 3. Say what changed (pending). Transcript: {PATH}"
+    )

@@ -150,3 +150,43 @@ async def test_shutdown_stops_a_running_turn_and_checkpoints_it(
         await store.close()
     assert not info.running
     assert history[-1].text.endswith(INTERRUPTED)
+
+
+@pytest.mark.parametrize("answer", ["never", "after-the-end", "refused"])
+async def test_a_turn_runs_and_ends_whatever_becomes_of_its_progress_token(
+    folder: Path, fake: FakeModelServer, answer: str
+) -> None:
+    """Issue 42: the client never answers ``window/workDoneProgress/create``
+    (lsp-mode drops it now and then), answers it only once the turn is over,
+    or refuses it: the turn runs and ends all the same, its answer reaches the
+    client, and no progress is sent on a token the client did not create."""
+    create = "window/workDoneProgress/create"
+    fake.script(text_reply("It prints hello."))
+    with kept_logging():
+        client = await start(folder, settings(fake), events=False)
+        if answer == "refused":
+            client.refused.add(create)
+        else:
+            client.held[create] = []
+        try:
+            started = await client.command("rhema.turn", {"prompt": "what does it do?"})
+            await client.wait_for(lambda: bool(client.of("window/showMessage")))
+            held = list(client.held.get(create, []))
+            if answer == "after-the-end":
+                [request] = client.held.pop(create)
+                client.answer(request)
+            status = await client.command("rhema.status", {})  # the server is still serving
+        finally:
+            await stop(client)
+
+    assert started["started"] and status is not None
+    transcript = folder / ".rhema" / "transcripts" / f"{started['session']}.md"
+    [message] = client.of("window/showMessage")
+    assert message["message"] == f"Rhema: It prints hello. (end turn). Transcript: {transcript}"
+    assert "It prints hello." in transcript.read_text()
+    assert [method for method, _ in client.asked] == [create, "window/showDocument"]
+    assert client.of("$/progress") == []
+    # A creation still unanswered when the turn ended is withdrawn (no
+    # request waits for good); one the client refused is not.
+    withdrawn = [] if answer == "refused" else [{"id": request["id"]} for request in held]
+    assert client.of("$/cancelRequest") == withdrawn

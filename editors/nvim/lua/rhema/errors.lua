@@ -49,7 +49,8 @@ end
 --- @type rhema.ErrorRule[]
 M.rules = {
   {
-    find = 'no model provider found',
+    -- The server's words (older servers said "no model provider found").
+    find = '^no model provider',
     title = 'No model is set up yet.',
     fix = 'choose one with `settings.provider` in setup() (see below, and :help rhema-setup)',
     setup = true,

@@ -165,7 +165,11 @@ function M.verdict(status, settings)
   if problem == 'missing' then
     local explained = require('rhema.errors').explain(tostring(provider.error or ''))
     local configured = type(settings) == 'table' and (settings.provider or settings.baseUrl)
-    if explained.setup or not configured then
+    if explained.setup then
+      -- The server's own words say so, with the choices it found.
+      return { level = 'warn', message = explained.detail, advice = choose }
+    end
+    if not configured then
       return {
         level = 'warn',
         message = 'no model provider is set up: ' .. explained.detail,

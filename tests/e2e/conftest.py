@@ -38,18 +38,25 @@ def settings_for(fake: FakeModelServer, **extra: object) -> dict[str, object]:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """``editor``: the first recorded editor, or each of them for a test marked
-    ``per_editor`` (its outcome depends on the client's capabilities: the
-    position encoding its edits are applied in, versions, what it declares).
-    A test that parametrizes ``editor`` itself keeps its own list."""
-    if "editor" not in metafunc.fixturenames:
+    """``recorded_editor``: the first recorded editor, or each of them for a
+    test marked ``per_editor`` (its outcome depends on the client's
+    capabilities: the position encoding its edits are applied in, versions,
+    what it declares). A test that parametrizes ``editor`` itself keeps its
+    own list, and a module's own ``editor`` fixture its own meaning."""
+    if "recorded_editor" not in metafunc.fixturenames:
         return
     for mark in metafunc.definition.iter_markers("parametrize"):
         names = mark.args[0]
         if "editor" in (names.replace(" ", "").split(",") if isinstance(names, str) else names):
             return
     each = metafunc.definition.get_closest_marker("per_editor") is not None
-    metafunc.parametrize("editor", EDITORS if each else EDITORS[:1])
+    metafunc.parametrize("recorded_editor", EDITORS if each else EDITORS[:1])
+
+
+@pytest.fixture
+def editor(recorded_editor: str) -> str:
+    """The recorded editor whose capabilities the test's client declares."""
+    return recorded_editor
 
 
 @pytest.fixture

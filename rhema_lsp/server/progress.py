@@ -30,7 +30,7 @@ from rhema_lsp.runs.registry import ProgressToken
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from rhema_lsp.server.app import RhemaServer
+    from rhema_lsp.server.pygls_adapter import LspServer
 
 __all__ = ["RunProgress"]
 
@@ -54,7 +54,7 @@ class RunProgress:
     """
 
     def __init__(
-        self, server: RhemaServer, token: ProgressToken | None, message: str, *, begun: bool
+        self, server: LspServer, token: ProgressToken | None, message: str, *, begun: bool
     ) -> None:
         self._server = server
         self.token = token
@@ -69,7 +69,7 @@ class RunProgress:
     @classmethod
     def start(
         cls,
-        server: RhemaServer,
+        server: LspServer,
         client_token: ProgressToken | None,
         message: str,
         *,

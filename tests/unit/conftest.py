@@ -53,6 +53,18 @@ def openai_fake() -> Iterator[FakeModelServer]:
         yield server
 
 
+@pytest.fixture
+def folder(project: Path) -> Path:
+    """The folder a door's test serves: :func:`project`."""
+    return project
+
+
+@pytest.fixture
+def fake(openai_fake: FakeModelServer) -> FakeModelServer:
+    """The model a door's test scripts: :func:`openai_fake`."""
+    return openai_fake
+
+
 @pytest.fixture(autouse=True)
 def _children_only_when_marked(request: pytest.FixtureRequest) -> Iterator[None]:
     """A unit test starts no child process unless it is marked ``process``.

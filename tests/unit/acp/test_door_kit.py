@@ -28,16 +28,6 @@ LONG = "word " * 3000
 
 
 @pytest.fixture
-def folder(project: Path) -> Path:
-    return project
-
-
-@pytest.fixture
-def fake(openai_fake: FakeModelServer) -> FakeModelServer:
-    return openai_fake
-
-
-@pytest.fixture
 async def agent(fake: FakeModelServer) -> AsyncIterator[RhemaAcpAgent]:
     opened = await connect(fake, RecordingClient())
     try:

@@ -36,16 +36,6 @@ from tests.unit.conftest import HELLO
 EDIT = ("edit_file", {"path": "hello.py", "old_text": '"hello "', "new_text": '"hi "'})
 
 
-@pytest.fixture
-def folder(project: Path) -> Path:
-    return project
-
-
-@pytest.fixture
-def fake(openai_fake: FakeModelServer) -> FakeModelServer:
-    return openai_fake
-
-
 class CancellingClient(RecordingClient):
     """Cancels the prompt once the answer starts streaming."""
 

@@ -17,16 +17,6 @@ from tests.unit.runs.harness import Bench, make_turns
 
 
 @pytest.fixture
-def folder(project: Path) -> Path:
-    return project
-
-
-@pytest.fixture
-def fake(openai_fake: FakeModelServer) -> FakeModelServer:
-    return openai_fake
-
-
-@pytest.fixture
 async def bench(folder: Path, fake: FakeModelServer) -> AsyncIterator[Bench]:
     store = await SessionStore.open(folder)
     turns = make_turns()

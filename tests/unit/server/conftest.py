@@ -3,14 +3,14 @@ answers anything, and the real server in-process (see wire_harness)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.fakes.model_server import FakeModelServer, text_reply
-from tests.unit.server.loopback import kept_logging
+from tests.unit.server.loopback import Loopback, kept_logging, settings, start, stop
 from tests.unit.server.wire_harness import InProcessServer
 
 
@@ -56,3 +56,14 @@ def lsp(bare: InProcessServer, model: FakeModelServer, workspace: Path) -> InPro
     """An initialized server on ``workspace``."""
     bare.initialize(settings_for(model), [workspace])
     return bare
+
+
+@pytest.fixture
+async def client(folder: Path, fake: FakeModelServer) -> AsyncIterator[Loopback]:
+    """The real server in process on a loopback transport, serving ``folder``."""
+    with kept_logging():
+        started = await start(folder, settings(fake))
+        try:
+            yield started
+        finally:
+            await stop(started)

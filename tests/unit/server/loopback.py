@@ -22,6 +22,7 @@ from typing import Any
 
 from rhema_lsp.server.app import RhemaServer
 from rhema_lsp.server.features import create_server
+from tests.fakes.model_server import FakeModelServer
 
 _ANSWERS: dict[str, Any] = {
     "window/workDoneProgress/create": None,
@@ -169,3 +170,18 @@ def kept_logging() -> Iterator[None]:
         root.handlers[:] = handlers
         root.propagate = propagate
         root.setLevel(level)
+
+
+LONG = "word " * 3000
+"""An answer long enough to still be streaming when a test acts on its turn."""
+
+
+def settings(fake: FakeModelServer) -> dict[str, Any]:
+    """The settings of an editor of the fake model, in ``edit`` mode."""
+    return {
+        "provider": "custom",
+        "protocol": "openai",
+        "baseUrl": fake.base_url,
+        "model": "fake-model",
+        "mode": "edit",
+    }

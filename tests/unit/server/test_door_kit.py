@@ -6,7 +6,6 @@ together on a folder open its store once."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,28 +13,7 @@ import pytest
 
 from rhema_lsp.sessions import SessionStore
 from tests.fakes.model_server import FakeModelServer, text_reply
-from tests.unit.server.loopback import Loopback, kept_logging, start, stop
-from tests.unit.server.test_runs_in_process import LONG, settings
-
-
-@pytest.fixture
-def folder(project: Path) -> Path:
-    return project
-
-
-@pytest.fixture
-def fake(openai_fake: FakeModelServer) -> FakeModelServer:
-    return openai_fake
-
-
-@pytest.fixture
-async def client(folder: Path, fake: FakeModelServer) -> AsyncIterator[Loopback]:
-    with kept_logging():
-        started = await start(folder, settings(fake))
-        try:
-            yield started
-        finally:
-            await stop(started)
+from tests.unit.server.loopback import LONG, Loopback, kept_logging, settings, start, stop
 
 
 async def _turns_of(client: Loopback, session: str) -> int:

@@ -278,8 +278,8 @@ async def test_settle_closes_the_service_and_waits_for_the_requests_in_flight(
     host.send({"id": "w1", "method": "test/wait", "params": {}})
     await until(lambda: host.protocol.open_requests() == 1)
     settling = asyncio.ensure_future(host.protocol.settle())
-    await asyncio.sleep(0.05)
-    assert not settling.done() and host.closed == 1
+    await until(lambda: host.closed == 1)  # the service closed, the request still waited on
+    assert not settling.done()
     host.release.set()
     await settling
     assert (await host.answer("w1"))["result"] == "released"
@@ -332,7 +332,7 @@ async def test_nothing_is_sent_once_the_connection_is_gone_and_nothing_logged(
         host.protocol.notify("window/logMessage", {"type": 3, "message": "late"})
         execute(host, "c1")
         await until(lambda: host.fake.commands != [])
-        await asyncio.sleep(0.05)
+        await until(lambda: host.protocol.open_requests() == 0)  # answered, had it been sent
     assert len(host.wire.sent) == before
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.model_server import FakeModelServer, tool_reply
-from tests.unit.server.loopback import Loopback, kept_logging, start, stop
+from tests.unit.server.loopback import Loopback, kept_logging, settings, start, stop
 
 SECRET = "SENTINEL-AWS-7c21"
 
@@ -24,16 +24,6 @@ def alice(project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
     (home / ".aws" / "credentials").write_text(SECRET)
     monkeypatch.setenv("HOME", str(home))
     return home
-
-
-def settings(fake: FakeModelServer) -> dict[str, object]:
-    return {
-        "provider": "custom",
-        "protocol": "openai",
-        "baseUrl": fake.base_url,
-        "model": "fake-model",
-        "mode": "edit",
-    }
 
 
 def warnings(client: Loopback) -> str:

@@ -10,47 +10,13 @@ stops a running turn checkpointed."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from rhema_lsp.runs.driver import INTERRUPTED
 from tests.fakes.model_server import FakeModelServer, text_reply
-from tests.unit.server.loopback import Loopback, kept_logging, start, stop
-
-LONG = "word " * 3000
-
-
-@pytest.fixture
-def folder(project: Path) -> Path:
-    return project
-
-
-@pytest.fixture
-def fake(openai_fake: FakeModelServer) -> FakeModelServer:
-    return openai_fake
-
-
-def settings(fake: FakeModelServer) -> dict[str, Any]:
-    return {
-        "provider": "custom",
-        "protocol": "openai",
-        "baseUrl": fake.base_url,
-        "model": "fake-model",
-        "mode": "edit",
-    }
-
-
-@pytest.fixture
-async def client(folder: Path, fake: FakeModelServer) -> AsyncIterator[Loopback]:
-    with kept_logging():
-        started = await start(folder, settings(fake))
-        try:
-            yield started
-        finally:
-            await stop(started)
+from tests.unit.server.loopback import LONG, Loopback, kept_logging, settings, start, stop
 
 
 async def test_a_turns_events_go_out_in_sequence_inside_a_progress(

@@ -76,7 +76,7 @@ def _line(params: Any, msg_id: Any = 0) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-def _pipe(
+def pipe(
     *chunks: bytes,
 ) -> tuple[Callable[[], Awaitable[bytes]], Callable[[bytes], Awaitable[None]], list[bytes]]:
     """A read function handing out ``chunks`` then the end, and a write
@@ -109,7 +109,7 @@ def _agent(project: Path) -> RhemaAcpAgent:
 
 async def _sdk_answer(agent: RhemaAcpAgent, line: bytes) -> list[bytes]:
     """What the SDK path (no handshake) writes for ``line``."""
-    read, write, written = _pipe(line)
+    read, write, written = pipe(line)
     await connect(agent, read, write)
     return written
 
@@ -121,7 +121,7 @@ async def test_the_early_answer_is_the_sdk_paths_byte_for_byte(
     assert vouched(params)
     for msg_id in (0, 7, "init-1"):
         line = _line(params, msg_id)
-        read, write, early = _pipe(line[:10], line[10:])
+        read, write, early = pipe(line[:10], line[10:])
         greeting, rest = await answer_first(read, write)
         assert greeting is not None and rest == b""
         assert early == await _sdk_answer(_agent(project), line)
@@ -132,7 +132,7 @@ async def test_the_early_answer_is_the_sdk_paths_byte_for_byte(
 async def test_params_it_cannot_vouch_for_are_left_to_the_sdk(params: Any, project: Path) -> None:
     assert not vouched(params)
     line = _line(params)
-    read, write, early = _pipe(line)
+    read, write, early = pipe(line)
     greeting, rest = await answer_first(read, write)
     assert (greeting, early, rest) == (None, [], line)
     answer = json.loads((await _sdk_answer(_agent(project), line))[0])
@@ -148,7 +148,7 @@ async def test_params_it_cannot_vouch_for_are_left_to_the_sdk(params: Any, proje
     ],
 )
 async def test_an_initialize_it_cannot_take_whole_is_left_to_the_sdk(first: bytes) -> None:
-    read, write, early = _pipe(first)
+    read, write, early = pipe(first)
     greeting, rest = await answer_first(read, write)
     assert (greeting, early, rest) == (None, [], first)
 
@@ -159,7 +159,7 @@ async def test_the_agent_learns_the_capabilities_and_nothing_is_sent_twice_or_lo
     params = {"protocolVersion": 1, "clientCapabilities": {"fs": FS}, "clientInfo": None}
     after = b'{"jsonrpc": "2.0", "id": 0, "method": "session/list", "params": {}}\n'
     more = b'{"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {}}\n'
-    read, write, written = _pipe(_line(params) + after[:20], after[20:] + more[:9], more[9:])
+    read, write, written = pipe(_line(params) + after[:20], after[20:] + more[:9], more[9:])
     greeting, rest = await answer_first(read, write)
     assert greeting is not None and rest == after + more[:9]
     agent = _agent(project)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from rhema_lsp.acp.ready import (
 )
 from rhema_lsp.runs.settings import Settings
 from tests.fakes.model_server import FakeModelServer
+from tests.unit.acp.test_handshake import pipe
 
 INITIALIZE = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": True}}}
 
@@ -35,24 +35,6 @@ INITIALIZE = {"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile"
 def _line(method: str, params: Any, msg_id: Any = 0) -> bytes:
     message = {"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}
     return json.dumps(message).encode() + b"\n"
-
-
-def _pipe(
-    *chunks: bytes,
-) -> tuple[Callable[[], Awaitable[bytes]], Callable[[bytes], Awaitable[None]], list[bytes]]:
-    """A read function handing out ``chunks`` then the end, and a write
-    function recording what it is given."""
-    pending = list(chunks)
-    written: list[bytes] = []
-
-    async def read() -> bytes:
-        await asyncio.sleep(0)
-        return pending.pop(0) if pending else b""
-
-    async def write(data: bytes) -> None:
-        written.append(data)
-
-    return read, write, written
 
 
 def _answers(written: list[bytes]) -> list[dict[str, Any]]:
@@ -65,7 +47,7 @@ def test_the_starting_mode_and_thinking_are_the_settings_defaults() -> None:
 
 
 async def test_a_request_before_initialize_is_refused_and_the_agent_serves_on() -> None:
-    read, write, written = _pipe(
+    read, write, written = pipe(
         _line("session/new", {"cwd": "/tmp", "mcpServers": []}, 1)
         + b'{"jsonrpc": "2.0", "method": "session/cancel", "params": {"sessionId": "x"}}\n'
         + b"{not json\n\n"
@@ -93,7 +75,7 @@ async def test_session_new_right_behind_initialize_is_answered_and_the_rest_hand
     both = _line("initialize", INITIALIZE) + _line(
         "session/new", {"cwd": str(project), "mcpServers": []}, 1
     )
-    read, write, written = _pipe(both + after[:7], after[7:])
+    read, write, written = pipe(both + after[:7], after[7:])
     early = await answer_early(read, write, {"mode": "ask", "thinking": "high"})
     first, second = _answers(written)
     assert first["id"] == 0 and second["id"] == 1
@@ -129,7 +111,7 @@ async def test_a_session_new_it_cannot_vouch_for_is_left_whole_to_the_sdk(
 ) -> None:
     params = {k: str(project) if v == "{project}" else v for k, v in params.items()}
     line = _line("session/new", params, 1)
-    read, write, written = _pipe(_line("initialize", INITIALIZE), line)
+    read, write, written = pipe(_line("initialize", INITIALIZE), line)
     early = await answer_early(read, write, {})
     assert early.greeting is not None and early.opened is None
     assert early.rest == line and len(written) == 1
@@ -165,12 +147,12 @@ async def test_the_early_answer_is_the_sdk_paths_for_a_session_without_a_provide
     unresolvable = {"sessionStore": "user", "provider": "custom", "protocol": "openai"}
     agent = RhemaAcpAgent(Settings.model_validate({**unresolvable, **settings}))
     new = _line("session/new", {"cwd": str(project), "mcpServers": []}, 5)
-    read, write, written = _pipe(_line("initialize", INITIALIZE) + new)
+    read, write, written = pipe(_line("initialize", INITIALIZE) + new)
     await connect(agent, read, write)
     sdk = [data for data in written if b'"id":5' in data]
     assert len(sdk) == 1
     session_id = json.loads(sdk[0])["result"]["sessionId"]
-    read, write, early = _pipe(_line("initialize", INITIALIZE) + new)
+    read, write, early = pipe(_line("initialize", INITIALIZE) + new)
     answered = await answer_early(read, write, flags)
     assert answered.opened is not None
     mode, thinking = settings.get("mode", "edit"), settings.get("thinking", "default")
@@ -197,7 +179,7 @@ async def test_the_agent_takes_the_session_over_and_tells_its_commands_then_its_
             "session/new", {"cwd": str(project), "mcpServers": []}, 1
         )
         listing = _line("session/list", {"cwd": str(project)}, 2)
-        read, write, written = _pipe(both)
+        read, write, written = pipe(both)
         early = await answer_early(read, write, {})
         assert early.opened is not None
         agent = RhemaAcpAgent(settings)
@@ -265,7 +247,7 @@ async def test_a_client_that_goes_on_at_once_does_not_start_the_load_early(
     project: Path,
 ) -> None:
     new = _line("session/new", {"cwd": str(project), "mcpServers": []})
-    read, write, _ = _pipe(_line("initialize", INITIALIZE), new)
+    read, write, _ = pipe(_line("initialize", INITIALIZE), new)
     idled: list[bool] = []
     early = await answer_early(read, write, {}, lambda: idled.append(True))
     assert early.opened is not None and idled == []

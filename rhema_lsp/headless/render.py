@@ -85,27 +85,40 @@ class TerminalRenderer:
     _args: dict[str, list[str]] = field(default_factory=dict)
     _fill: str = ""
     _plan: list[tuple[str, PlanStatus]] = field(default_factory=list)
+    _echoed: bool = False
     first_output: bool = False
 
     def _c(self, code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if self.color else text
 
-    def _end_thinking(self) -> None:
+    def _end_thinking(self) -> bool:
         if self._in_thinking:
             self.err.write("\n")
             self.err.flush()
             self._in_thinking = False
+            return True
+        return False
 
-    def _end_text(self) -> None:
+    def _end_text(self) -> bool:
         if self._text_open:
             self.out.write("\n")
             self.out.flush()
             self._text_open = False
+            return True
+        return False
+
+    def interrupted(self) -> None:
+        """The terminal echoed ``^C`` where the cursor was (and a second one
+        may have flushed output it had not shown yet): the next note starts
+        a line of its own."""
+        self._echoed = True
 
     def note(self, line: str) -> None:
         """A line of the client's own (diffs, confirmations)."""
-        self._end_thinking()
-        self._end_text()
+        ended = self._end_thinking() | self._end_text()
+        if self._echoed and not ended:
+            line = "\n" + line
+        self._echoed = False
         self.err.write(line + "\n")
         self.err.flush()
 
@@ -210,10 +223,16 @@ class JsonRenderer:
     out: TextIO
     err: TextIO
     first_output: bool = True
+    _echoed: bool = False
+
+    def interrupted(self) -> None:
+        """The terminal echoed ``^C``: the next note starts a line of its own."""
+        self._echoed = True
 
     def note(self, line: str) -> None:
         """Client notes are not part of the JSON stream: they go to stderr."""
-        self.err.write(line + "\n")
+        self.err.write(("\n" if self._echoed else "") + line + "\n")
+        self._echoed = False
         self.err.flush()
 
     def notification(self, params: RhemaEventParams) -> None:

@@ -67,8 +67,9 @@ class _Interrupts:
     """Ctrl-C, as the run is at the moment: before the turn, stop at once;
     during it, the first cancels the turn and the second stops everything."""
 
-    def __init__(self, note: Callable[[str], None]) -> None:
+    def __init__(self, note: Callable[[str], None], echoed: Callable[[], None]) -> None:
         self.note = note
+        self.echoed = echoed
         self.count = 0
         self.cancel_turn: Callable[[], None] | None = None
         self.stopped = asyncio.Event()
@@ -76,6 +77,7 @@ class _Interrupts:
 
     def fire(self) -> None:
         self.count += 1
+        self.echoed()
         if self.count == 1 and self.cancel_turn is not None:
             self.note("cancelling… (Ctrl-C again to stop the server now)")
             self.cancel_turn()
@@ -114,6 +116,10 @@ async def _spin(renderer: TerminalRenderer) -> None:
         await asyncio.sleep(0.1)
     renderer.err.write("\r\x1b[K")
     renderer.err.flush()
+
+
+def _nothing() -> None:
+    """Without a terminal nothing echoes ``^C``."""
 
 
 def _frames() -> Any:
@@ -188,7 +194,7 @@ async def ask(options: AskOptions) -> int:
         renderer = TerminalRenderer(
             sys.stdout, sys.stderr, color=tty, show_thinking=options.show_thinking
         )
-    interrupts = _Interrupts(renderer.note)
+    interrupts = _Interrupts(renderer.note, renderer.interrupted if tty else _nothing)
     loop.add_signal_handler(signal.SIGINT, interrupts.fire)
     try:
         if options.provider_note:

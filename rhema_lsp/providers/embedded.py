@@ -22,6 +22,7 @@ repeats itself.
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import threading
 from pathlib import Path
@@ -70,6 +71,23 @@ EMBEDDED_NOTE = "no tools: it answers only from the text it is given (files, a s
 _models: dict[tuple[Path, int], Any] = {}
 _load_lock = threading.Lock()
 _run_locks: dict[tuple[Path, int], threading.Lock] = {}
+
+
+@atexit.register
+def _free_models() -> None:
+    """Free the loaded models while llama.cpp is still whole: left to the
+    interpreter's teardown, its free function is already gone and the
+    exit prints a TypeError. A model still generating on a worker thread is
+    left alone: closing it under the thread would crash the process."""
+    with _load_lock:
+        for key, model in list(_models.items()):
+            lock = _run_locks[key]
+            if lock.acquire(blocking=False):
+                try:
+                    model.close()
+                    del _models[key]
+                finally:
+                    lock.release()
 
 
 def locate_embedded_model() -> Path | None:

@@ -152,3 +152,20 @@ async def test_holds_a_fifty_turn_conversation_without_a_context_error(model_pat
     assert sum(1 for m in session.history if m.role is Role.USER) == 50
     fills = sink.of(ContextFill)
     assert all(fill.tokens <= 2048 and fill.window == 2048 for fill in fills)
+
+
+def test_loaded_models_are_freed_at_exit_unless_generating(model_path: Path) -> None:
+    """Freed before the interpreter tears llama.cpp down (left to teardown,
+    a server's exit printed a TypeError); one mid-generation is left alone."""
+    from rhema_lsp.providers import embedded
+
+    busy = embedded._load(model_path, 256)
+    idle = embedded._load(model_path, 128)
+    with embedded._run_locks[(model_path, 256)]:
+        embedded._free_models()
+    assert (model_path, 256) in embedded._models
+    assert (model_path, 128) not in embedded._models
+    assert idle._model.model is None and busy._model.model is not None
+    embedded._free_models()
+    assert embedded._models == {}
+    del busy

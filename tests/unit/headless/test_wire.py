@@ -91,3 +91,23 @@ def test_results_are_read_by_the_commands_model() -> None:
         read_result(TurnResult, raw, "rhema.turn")
     with pytest.raises(ContractDrift, match="updatedAt"):
         read_result(list[SessionSummary], [{**SUMMARY, "updated": "x"}], "rhema.sessions")
+
+
+def test_a_note_after_a_ctrl_c_starts_its_own_line() -> None:
+    """The terminal echoes ``^C`` where the cursor is; a second one may
+    flush the newline already written, so the next note breaks the line."""
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(out, err, color=False)
+    renderer.notification(read_event(params(1, TextDelta("word word ").payload())))
+    renderer.interrupted()
+    renderer.note("cancelling…")
+    assert (out.getvalue(), err.getvalue()) == ("word word \n", "cancelling…\n")
+    renderer.interrupted()
+    renderer.note("— stopped")
+    assert err.getvalue() == "cancelling…\n\n— stopped\n"
+    renderer.note("after")
+    assert err.getvalue().endswith("— stopped\nafter\n")
+    plain = JsonRenderer(io.StringIO(), io.StringIO())
+    plain.interrupted()
+    plain.note("— stopped")
+    assert plain.err.getvalue() == "\n— stopped\n"

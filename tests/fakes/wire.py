@@ -61,6 +61,11 @@ class Reply:
     """Prompt-cache tokens ``(read, written)`` of the prompt, where the wire reports them."""
     drip: float = 0.0
     """After the body, one more byte (``x``) every ``drip`` seconds until the client leaves."""
+    hold: int | None = None
+    """After this many pieces of the body the answer waits for the test:
+    :meth:`FakeModelServer.release` (or a ``GET /release``, for a test body
+    running in an editor), a minute at most. On the OpenAI wire piece 1 is
+    the role and each later one a delta: ``hold=2`` shows the first."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the ``--script`` file format)."""
@@ -91,9 +96,11 @@ def text_reply(
     keepalive: bool = False,
     crlf: bool = False,
     end: End = "complete",
+    hold: int | None = None,
 ) -> Reply:
     """A streamed answer: optional thinking, then ``text`` in deltas of ``chunk``
-    characters, ``delay`` seconds apart. ``usage`` defaults to (10, deltas).
+    characters, ``delay`` seconds apart, held after ``hold`` pieces until the
+    test releases it (see :attr:`Reply.hold`). ``usage`` defaults to (10, deltas).
     With ``end`` other than ``complete`` the wire's closing events (finish,
     usage, terminator) are left out and the connection ends or resets."""
     return Reply(
@@ -106,6 +113,7 @@ def text_reply(
         keepalive=keepalive,
         crlf=crlf,
         end=end,
+        hold=hold,
     )
 
 

@@ -31,8 +31,10 @@ servers, the stores.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Awaitable, Callable, Hashable, Iterable
+from pathlib import Path
 from typing import Generic, Protocol, TypeVar
 
 from rhema_lsp.mcp.hub import McpHub
@@ -42,6 +44,7 @@ from rhema_lsp.runs.points import TURN_RESERVED
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import MsgId, Run, RunRegistry
 from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.slash import expand, read_commands
 from rhema_lsp.runs.stores import Notice, StoreRegistry
 from rhema_lsp.runs.turn import Turns
 from rhema_lsp.runs.workplace import Backend, Plan
@@ -101,6 +104,22 @@ class Door(Generic[K, B]):
             The store cannot be read.
         """
         return await session_settings(settings, store, session)
+
+    async def expand(self, plan: Plan, folder: Path) -> tuple[Plan, str | None]:
+        """``plan`` with its prompt expanded when what the user typed (its
+        title) is a custom slash command of ``folder``
+        (:mod:`~rhema_lsp.runs.slash`), and the model the command asks for.
+        Every door calls it before :meth:`start`; the title stays as typed."""
+        if plan.prompt is None or not plan.title.lstrip().startswith("/"):
+            return plan, None
+        commands = await read_commands(folder, self.mcp.config_path)
+        self.turns.skills.report(commands.problems)
+        expanded = expand(plan.title, commands)
+        if expanded is None:
+            return plan, None
+        rest = plan.prompt[len(plan.title) :] if plan.prompt.startswith(plan.title) else ""
+        mode = expanded.mode or plan.mode
+        return dataclasses.replace(plan, prompt=expanded.prompt + rest, mode=mode), expanded.model
 
     async def start(
         self,

@@ -83,6 +83,7 @@ from rhema_lsp.runs.prompts import system_prompt
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.skills import Skills, SkillShelf, skills_prompt
 from rhema_lsp.runs.workplace import Backend, BackendSource, Decorate, Plan, TurnOutput, Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, TurnStart, title_from_prompt
 from rhema_lsp.tools import Editor, Planning, Workspace, WorkspaceTools
@@ -139,6 +140,7 @@ class Turns:
         self._budgets: dict[str, _Budget] = {}
         self._rules: dict[Path, dict[str, RulesFile]] = {}
         """Per folder, the nested rules its turns gave (or refused), by name."""
+        self.skills = SkillShelf(mcp.config_path)
 
     def _point(self, name: str) -> None:
         if self.on_point is not None:
@@ -325,12 +327,16 @@ class Turns:
         resolver: ToolResolver | None = None
         instructions = ""
         rules = await self.rules(place, tools)
+        skills = await self.skills.read(place.folder) if plan.tools else None
         if plan.tools:
             resolver = await self._resolver(tools, plan.mode, place, backend, settings)
             instructions = mcp_instructions(resolver)
             if decorate is not None:
                 resolver = decorate(tools, resolver)
             resolver = RulesResolver(resolver, rules, [spec.name for spec in tools.specs()])
+            if skills is not None and skills.skills:
+                resolver = Skills(resolver, skills)
+                instructions += skills_prompt(skills)
             resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)

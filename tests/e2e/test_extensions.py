@@ -1,0 +1,52 @@
+"""Skills and custom slash commands through the headless client as a user
+runs it (a real ``rhema-lsp ask`` child process, its real server, the fake
+model over loopback): ``ask "/greet Ann"`` sends the expanded template (the
+command from ``.claude/commands``), a workspace skill's name and description
+are in the first request and its body only in the request after the
+``skill`` call; ``rhema-lsp status`` lists both."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.e2e.test_cli import ENTRY, ask_command, run
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
+
+BODY = "Write release notes: one line per change, newest first."
+
+
+def test_ask_expands_a_custom_command_and_loads_a_skill_only_when_called(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    commands = workspace / ".claude" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text(
+        "---\ndescription: Greet someone\nargument-hint: NAME\n---\n"
+        "Say a warm hello to $1 (asked: $ARGUMENTS).\n"
+    )
+    skill = workspace / ".claude" / "skills" / "release-notes" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(f"---\nname: release-notes\ndescription: Draft release notes.\n---\n{BODY}\n")
+    fake.script(
+        tool_reply(("skill", {"name": "release-notes"})),
+        text_reply("Hello, Ann!"),
+    )
+
+    done = run(ask_command(fake, workspace, "/greet Ann"), tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hello, Ann!\n"
+    first, second = fake.requests
+    user = [m for m in first["messages"] if m["role"] == "user"]
+    assert user[-1]["content"] == "Say a warm hello to Ann (asked: Ann)."
+    system = first["messages"][0]["content"]
+    assert "- release-notes: Draft release notes." in system
+    assert BODY not in json.dumps(first)
+    assert BODY in json.dumps(second["messages"][-1])
+
+    asked = ask_command(fake, workspace, "--json")
+    status = run([*ENTRY, "status", *asked[len(ENTRY) + 1 :]], tmp_path)
+    assert status.returncode == 0, status.stderr
+    listed = {(e["kind"], e["name"]) for e in json.loads(status.stdout)["extensions"]}
+    assert {("command", "greet"), ("skill", "release-notes")} <= listed

@@ -368,8 +368,8 @@ class RhemaAcpAgent:
             return PromptResponse(stop_reason="end_turn")
         settings = session.settings(self.settings)
         plan = Plan(text, text, session.mode, settings.max_steps, images=asked.images)
-        plan, model = await self.door.expand(plan, session.cwd)
         stored = session.id if session.stored else None
+        plan, model = await self.door.expand(plan, session.place, stored)
         run = await self.door.start(
             session.store, stored, plan, new_id=session.id, model=model or settings.model or ""
         )

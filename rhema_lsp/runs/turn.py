@@ -61,6 +61,8 @@ from rhema_lsp.mcp.catalog import MAX_TOOLS
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.runs.driver import Outcome, drive
+from rhema_lsp.runs.hook_config import Hooks, HookSet
+from rhema_lsp.runs.hook_events import HookedTools, until_stopped
 from rhema_lsp.runs.points import (
     COMPACTION_COMMITTED,
     INTENT_COMMITTED,
@@ -141,6 +143,7 @@ class Turns:
         self._rules: dict[Path, dict[str, RulesFile]] = {}
         """Per folder, the nested rules its turns gave (or refused), by name."""
         self.skills = SkillShelf(mcp.config_path)
+        self.hooks = Hooks(mcp.config_path)
 
     def _point(self, name: str) -> None:
         if self.on_point is not None:
@@ -328,6 +331,8 @@ class Turns:
         instructions = ""
         rules = await self.rules(place, tools)
         skills = await self.skills.read(place.folder) if plan.tools else None
+        hooks = await self.hooks.load(place.folder, place.editor) if plan.tools else HookSet()
+        roots = list(place.roots) or [place.folder]
         if plan.tools:
             resolver = await self._resolver(tools, plan.mode, place, backend, settings)
             instructions = mcp_instructions(resolver)
@@ -338,6 +343,7 @@ class Turns:
                 resolver = Skills(resolver, skills)
                 instructions += skills_prompt(skills)
             resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
+            resolver = HookedTools(resolver, hooks, ref.session, place.folder, roots, place.editor)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
         rules.start(session, sink)
@@ -358,16 +364,23 @@ class Turns:
         system = plan.system or system_prompt(plan.mode, place.folder)
         system += rules_prompt(rules.root) + instructions
         agent = self.agent(backend, settings, ref, resolver, system, store)
-        outcome = await drive(
-            agent,
+        outcome = await until_stopped(
+            lambda: drive(
+                agent,
+                session,
+                sink,
+                ctx,
+                run,
+                store=store,
+                max_steps=plan.max_steps,
+                single_step=plan.single_step,
+                on_point=self.on_point,
+            ),
             session,
-            sink,
-            ctx,
-            run,
-            store=store,
-            max_steps=plan.max_steps,
-            single_step=plan.single_step,
-            on_point=self.on_point,
+            HookSet() if plan.single_step else hooks,
+            place.folder,
+            roots,
+            ref.session,
         )
         if plan.prompt is not None:
             with anyio.CancelScope(shield=True):

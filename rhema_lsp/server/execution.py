@@ -140,7 +140,7 @@ class Execution:
         state = self.state
         folder_state = await state.folders.state(folder, state.settings.session_store)
         settings = await state.door.settings(state.settings, folder_state.store, session)
-        plan, model = await state.door.expand(plan, folder_state.path)
+        plan, model = await state.door.expand(plan, state.place(folder_state), session)
         if model is not None:
             settings = settings.model_copy(update={"model": model})
         run = await state.door.start(

@@ -65,7 +65,7 @@ async def test_the_door_kit_expands_the_typed_prompt_and_keeps_the_title(
     typed = "/greet Ann"
     plan = Plan(prompt=f"{typed}\n\n<context/>", title=typed, mode="edit", max_steps=3)
 
-    expanded, model = await bench.door.expand(plan, folder)
+    expanded, model = await bench.door.expand(plan, bench.place)
 
     assert (expanded.prompt, expanded.title, expanded.mode, model) == (
         "Greet Ann.\n\n<context/>",
@@ -73,5 +73,5 @@ async def test_the_door_kit_expands_the_typed_prompt_and_keeps_the_title(
         "ask",
         None,
     )
-    same, _ = await bench.door.expand(Plan("/nothing here", "/nothing here", "ask", 3), folder)
+    same, _ = await bench.door.expand(Plan("/nothing here", "/nothing here", "ask", 3), bench.place)
     assert same.prompt == "/nothing here"

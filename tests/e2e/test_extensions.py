@@ -50,3 +50,22 @@ def test_ask_expands_a_custom_command_and_loads_a_skill_only_when_called(
     assert status.returncode == 0, status.stderr
     listed = {(e["kind"], e["name"]) for e in json.loads(status.stdout)["extensions"]}
     assert {("command", "greet"), ("skill", "release-notes")} <= listed
+
+
+def test_a_user_pre_tool_use_hook_blocks_rm_and_the_model_reads_why(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "build").mkdir()
+    (workspace / "build" / "out.o").write_text("x")
+    config = tmp_path / "config" / "rhema-lsp" / "config.json"
+    config.parent.mkdir(parents=True)
+    hook = {"type": "command", "command": "echo 'no rm -rf here' >&2; exit 2"}
+    config.write_text(json.dumps({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [hook]}]}}))
+    fake.script(tool_reply(("run_command", {"command": "rm -rf build"})), text_reply("Kept it."))
+
+    done = run(ask_command(fake, workspace, "--mode", "agent", "--yes", "clean up"), tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert (workspace / "build" / "out.o").exists()
+    tool = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
+    assert "no rm -rf here" in tool[-1]["content"]

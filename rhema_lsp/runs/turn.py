@@ -86,6 +86,7 @@ from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.skills import Skills, SkillShelf, skills_prompt
+from rhema_lsp.runs.subagents import Tasks
 from rhema_lsp.runs.workplace import Backend, BackendSource, Decorate, Plan, TurnOutput, Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, TurnStart, title_from_prompt
 from rhema_lsp.tools import Editor, Planning, Workspace, WorkspaceTools
@@ -328,6 +329,7 @@ class Turns:
             return Outcome(stop_reason="error", error=refused)
         store, ref = place.store, run.ref
         resolver: ToolResolver | None = None
+        tasks: Tasks | None = None
         instructions = ""
         rules = await self.rules(place, tools)
         skills = await self.skills.read(place.folder) if plan.tools else None
@@ -343,6 +345,8 @@ class Turns:
                 resolver = Skills(resolver, skills)
                 instructions += skills_prompt(skills)
             resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
+            if plan.depth == 0:
+                resolver = tasks = Tasks(resolver, self, run, plan, place, backend_source, settings)
             resolver = HookedTools(resolver, hooks, ref.session, place.folder, roots, place.editor)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
@@ -382,6 +386,8 @@ class Turns:
             roots,
             ref.session,
         )
+        if tasks is not None:
+            outcome.usage = outcome.usage + tasks.usage
         if plan.prompt is not None:
             with anyio.CancelScope(shield=True):
                 await store.record_turn(ref.session, ref.turn, model=backend.model)

@@ -344,9 +344,9 @@ class Turns:
             if skills is not None and skills.skills:
                 resolver = Skills(resolver, skills)
                 instructions += skills_prompt(skills)
-            resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
             if plan.depth == 0:
                 resolver = tasks = Tasks(resolver, self, run, plan, place, backend_source, settings)
+            resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
             resolver = HookedTools(resolver, hooks, ref.session, place.folder, roots, place.editor)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)

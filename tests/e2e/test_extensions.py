@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.e2e.conftest import settings_for
+from tests.e2e.editor_client import start_editor
 from tests.e2e.test_cli import ENTRY, ask_command, run
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
@@ -69,3 +71,45 @@ def test_a_user_pre_tool_use_hook_blocks_rm_and_the_model_reads_why(
     assert (workspace / "build" / "out.o").exists()
     tool = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
     assert "no rm -rf here" in tool[-1]["content"]
+
+
+async def test_an_editor_lists_the_commands_with_the_servers_prompts_and_a_turn_expands_one(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    commands = workspace / ".rhema" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "greet.md").write_text(
+        "---\ndescription: Greet someone\nargument-hint: NAME\nmode: ask\n---\nGreet $1.\n"
+    )
+    editor = await start_editor(
+        "visual_studio_code",
+        [workspace],
+        settings_for(fake, mode="edit"),
+        env={"XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CONFIG_HOME": str(tmp_path / "c")},
+    )
+    try:
+        listed = await editor.command("rhema.mcpPrompts")
+        typed = await editor.command(
+            "rhema.mcpPrompt",
+            {"server": "rhema:commands", "name": "greet", "arguments": {"arguments": "Ann"}},
+        )
+        fake.script(text_reply("Hello, Ann."))
+        result = await editor.command("rhema.turn", {"prompt": typed["text"]})
+    finally:
+        await editor.shutdown_session()
+
+    assert listed == [
+        {
+            "server": "rhema:commands",
+            "name": "greet",
+            "title": "",
+            "description": "Greet someone",
+            "arguments": [{"name": "arguments", "description": "NAME", "required": False}],
+            "command": "greet",
+        }
+    ]
+    assert typed == {"text": "/greet Ann"} and result["stopReason"] == "end_turn"
+    [request] = fake.requests
+    assert request["messages"][-1] == {"role": "user", "content": "Greet Ann."}
+    tools = [tool["function"]["name"] for tool in request["tools"]]
+    assert "edit_file" not in tools  # the command's mode: ask

@@ -132,6 +132,8 @@ class Door(Generic[K, B]):
                 rest = plan.prompt[len(plan.title) :] if plan.prompt.startswith(plan.title) else ""
                 mode, model = expanded.mode or plan.mode, expanded.model
                 plan = dataclasses.replace(plan, prompt=expanded.prompt + rest, mode=mode)
+        if not plan.tools:  # rhema.edit's rewrite: no prompt of the user's own
+            return plan, model
         assert plan.prompt is not None
         hooks = await self.turns.hooks.load(place.folder, place.editor)
         roots = list(place.roots) or [place.folder]

@@ -14,8 +14,10 @@ read without asking; the rules every read keeps:
   real path is inside that folder's; the last component is opened with
   ``O_NOFOLLOW``, never a FIFO or device (``O_NONBLOCK``, then ``fstat``),
   never a workspace file with other hard links.
-- **Capped.** A file is read up to :data:`FILE_CAP` bytes (more is a
-  problem, the file unused); a folder gives at most :data:`MAX_ENTRIES`
+- **Capped.** A file is read up to :data:`FILE_CAP` bytes: a longer one
+  is cut there (on a character boundary) with a note saying so, or, for a
+  file that must be whole (``whole``: a settings file), is a problem, the
+  file unused; a folder gives at most :data:`MAX_ENTRIES`
   entries, in name order, so the result is the same every time.
 - **Never fatal.** Whatever is wrong with a file is a *problem* string the
   caller reports (log and ``rhema.status``); the others are still used.
@@ -80,9 +82,10 @@ def workspace_dir(folder: Path, relative: str) -> Path | None:
     return real
 
 
-def read_text_file(path: Path, inside: Path, *, workspace: bool) -> TextFile:
+def read_text_file(path: Path, inside: Path, *, workspace: bool, whole: bool = False) -> TextFile:
     """The UTF-8 text of ``path``, which must really be inside ``inside``
-    (see the module docstring; ``workspace`` refuses hard-linked files)."""
+    (see the module docstring; ``workspace`` refuses hard-linked files,
+    ``whole`` refuses a file over the cap rather than cut it)."""
     try:
         real = path.resolve(strict=True)
     except OSError:
@@ -99,21 +102,28 @@ def read_text_file(path: Path, inside: Path, *, workspace: bool) -> TextFile:
             return TextFile(path, problem="is not a regular file")
         if workspace and info.st_nlink > 1:
             return TextFile(path, problem="has other hard links")
-        if info.st_size > FILE_CAP:
+        if whole and info.st_size > FILE_CAP:
             return TextFile(path, problem=f"is {info.st_size:,} bytes (at most {FILE_CAP:,})")
-        data = os.read(fd, FILE_CAP + 1)
+        data = os.read(fd, FILE_CAP + 4)
     except OSError as exc:
         return TextFile(path, problem=f"cannot be read ({os.strerror(exc.errno or 0)})")
     finally:
         os.close(fd)
-    if len(data) > FILE_CAP:
+    if whole and len(data) > FILE_CAP:
         return TextFile(path, problem=f"is over {FILE_CAP:,} bytes")
-    if b"\x00" in data:
+    end = min(len(data), FILE_CAP)
+    while 0 < end < len(data) and (data[end] & 0xC0) == 0x80:
+        end -= 1
+    if b"\x00" in data[:end]:
         return TextFile(path, problem="is binary")
     try:
-        return TextFile(path, data.decode("utf-8"))
+        text = data[:end].decode("utf-8")
     except UnicodeDecodeError:
         return TextFile(path, problem="is not valid UTF-8")
+    if end < len(data):
+        size = max(info.st_size, len(data))
+        text += f"\n[rhema: {path.name} is {size:,} bytes; only its first {FILE_CAP:,} are given.]"
+    return TextFile(path, text)
 
 
 def _scalar(raw: str) -> str:

@@ -207,7 +207,7 @@ def _json_object(path: Path, text: str) -> dict[str, Any] | str:
 
 def read_user_hooks(config_path: Path) -> tuple[HookSet, dict[str, tuple[str, bool]]]:
     """The user config file's hooks, and its answers about workspace hooks."""
-    read = read_text_file(config_path, config_path.parent.resolve(), workspace=False)
+    read = read_text_file(config_path, config_path.parent.resolve(), workspace=False, whole=True)
     if read.problem is not None:
         missing = read.problem == "cannot be found"
         return HookSet(problems=() if missing else (f"{config_path} {read.problem}",)), {}
@@ -233,7 +233,7 @@ def read_workspace_hooks(folder: Path) -> tuple[HookSet, str]:
         if parent is None or not (parent / Path(relative).name).exists():
             continue
         path = parent / Path(relative).name
-        read = read_text_file(path, parent, workspace=True)
+        read = read_text_file(path, parent, workspace=True, whole=True)
         if read.problem is not None:
             found = found.joined(HookSet(problems=(f"{relative} {read.problem}",)))
             continue

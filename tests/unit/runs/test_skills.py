@@ -2,7 +2,7 @@
 as :mod:`rhema_lsp.runs.skills` finds them: names and descriptions in the
 system prompt of the first request, the body only after ``skill {name}``,
 the skill's other files read through the tool and confined to its folder;
-malformed, hostile and oversized skills left out, logged once, never fatal."""
+malformed and hostile skills left out, logged once, never fatal; a long one cut with a note."""
 
 from __future__ import annotations
 
@@ -96,7 +96,7 @@ async def test_without_skills_nothing_is_added(bench: Bench) -> None:
     assert "skill" not in [tool["function"]["name"] for tool in request["tools"]]
 
 
-def test_nearer_folders_win_and_malformed_or_hostile_skills_are_left_out(tmp_path: Path) -> None:
+def test_nearer_folders_win_hostile_skills_are_left_out_and_long_ones_cut(tmp_path: Path) -> None:
     folder = tmp_path / "ws"
     outside = tmp_path / "outside"
     skill(folder / ".rhema" / "skills", "x", good("x", "Near."))
@@ -113,12 +113,14 @@ def test_nearer_folders_win_and_malformed_or_hostile_skills_are_left_out(tmp_pat
 
     found = find_skills(folder, tmp_path / "missing")
 
-    assert [(s.name, s.description) for s in found.skills] == [("x", "Near.")]
+    assert [(s.name, s.description) for s in found.skills] == [("huge", "d"), ("x", "Near.")]
     problems = {p.shown: p.problem for p in found.problems}
     assert problems[".claude/skills/bare/SKILL.md"].startswith("has no front matter")
     assert "no closing" in problems[".claude/skills/open/SKILL.md"]
     assert "is not letters" in problems[".claude/skills/bad/SKILL.md"]
-    assert "bytes (at most" in problems[".claude/skills/huge/SKILL.md"]
+    huge = found.get("huge")
+    assert huge is not None and huge.body.startswith("x" * 1000)
+    assert huge.body.rstrip().endswith(f"only its first {FILE_CAP:,} are given.]")
     assert "link out" in problems[".claude/skills/leak/SKILL.md"]
     assert "not a regular file" in problems[".claude/skills/pipe/SKILL.md"]
 

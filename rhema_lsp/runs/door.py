@@ -127,7 +127,7 @@ class Door(Generic[K, B]):
         if plan.title.lstrip().startswith("/"):
             commands = await read_commands(place.folder, self.mcp.config_path)
             self.turns.skills.report(commands.problems)
-            expanded = expand(plan.title, commands)
+            expanded = expand(plan.title, commands, plan.mode)
             if expanded is not None:
                 rest = plan.prompt[len(plan.title) :] if plan.prompt.startswith(plan.title) else ""
                 mode, model = expanded.mode or plan.mode, expanded.model

@@ -5,8 +5,10 @@ folder's ``.rhema/commands/*.md``, ``.claude/commands/*.md`` and
 ``.github/prompts/*.prompt.md``, then the user's ``commands`` folder beside
 the user config file; then every skill (:mod:`~rhema_lsp.runs.skills`) is a
 command too, under its name. A command file is Markdown with optional front
-matter: ``description``, ``argument-hint``, ``mode`` (the turn's mode) and
-``model`` (the turn's model).
+matter: ``description``, ``argument-hint``, ``mode`` (the turn's mode; a
+workspace command's only when it gives no more tools than the mode the user
+chose, so a cloned repository cannot widen it) and ``model`` (the turn's
+model).
 
 :func:`expand` is the one expansion: the door kit calls it
 (:meth:`~rhema_lsp.runs.door.Door.expand`) before a prompt's turn is decided,
@@ -74,6 +76,8 @@ class Command:
     mode: Mode | None = None
     model: str | None = None
     skill: bool = False
+    workspace: bool = False
+    """Whether it comes from the workspace (its ``mode`` can only narrow)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +121,7 @@ def _read_command(
     described = text_of(matter, "description").strip() or body.strip().splitlines()[0][:120]
     hint = text_of(matter, "argument-hint").strip()
     model = text_of(matter, "model").strip() or None
-    return Command(name, described, body, shown, hint, mode, model)
+    return Command(name, described, body, shown, hint, mode, model, workspace=workspace)
 
 
 def _places(folder: Path, user: Path | None) -> list[tuple[Path, str, bool]]:
@@ -212,13 +216,18 @@ def fill(body: str, arguments: str) -> str:
     return f"{text}\n\nARGUMENTS: {arguments}" if arguments else text
 
 
-def expand(text: str, commands: CommandSet) -> Expansion | None:
+def expand(text: str, commands: CommandSet, chosen: Mode = "agent") -> Expansion | None:
     """``text`` expanded when it starts with ``/name`` naming a command;
-    ``None`` when it does not (it is sent as it is)."""
+    ``None`` when it does not (it is sent as it is). A workspace command's
+    ``mode`` is kept only when it gives no more tools than ``chosen`` (the
+    mode the user chose): a cloned repository's command cannot widen it."""
     parsed = parse_slash(text)
     if parsed is None:
         return None
     command = commands.get(parsed[0])
     if command is None:
         return None
-    return Expansion(command, fill(command.body, parsed[1]), command.mode, command.model)
+    mode = command.mode
+    if mode is not None and command.workspace and MODES.index(mode) > MODES.index(chosen):
+        mode = None
+    return Expansion(command, fill(command.body, parsed[1]), mode, command.model)

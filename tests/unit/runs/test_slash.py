@@ -47,6 +47,11 @@ def test_commands_from_every_folder_nearer_first_with_skills_as_commands(tmp_pat
     fix = expand("/fix hello.py", found)
     assert fix is not None
     assert (fix.prompt, fix.mode, fix.model) == ("Fix hello.py", "edit", "big")
+    narrowed = expand("/fix it", found, "ask")  # a workspace command never widens the mode
+    assert narrowed is not None and narrowed.mode is None
+    write(config.parent / "commands" / "wide.md", "---\nmode: agent\n---\nGo\n")
+    wide = expand("/wide", find_commands(folder, config), "ask")  # the user's own may
+    assert wide is not None and wide.mode == "agent"
     assert found.get("review") is not None and found.get("review").description == "Rev"  # type: ignore[union-attr]
     tidy = expand("/tidy now", found)
     assert tidy is not None and tidy.prompt == "Sort the imports.\n\nARGUMENTS: now"

@@ -141,6 +141,8 @@ class Plan:
     images
         The images attached to the prompt (from ``context``, the command's
         ``images``, an ACP prompt), after its text in the user's message.
+    depth
+        0 for a user's turn; 1 for a subagent's (which gets no ``task`` tool).
     """
 
     prompt: str | None
@@ -151,6 +153,7 @@ class Plan:
     system: str | None = None
     tools: bool = True
     images: tuple[ImagePart, ...] = ()
+    depth: int = 0
 
     def message(self) -> Message | None:
         """The user's message of the prompt: its text, then its images."""

@@ -194,7 +194,7 @@ async def test_a_mode_switch_changes_the_tools_offered(
         return {t["function"]["name"] for t in request["tools"]}  # type: ignore[attr-defined]
 
     assert "edit_file" in tools(fake.requests[0])
-    assert tools(fake.requests[1]) == {*TOOLS_BY_MODE["ask"], "update_plan"}
+    assert tools(fake.requests[1]) == {*TOOLS_BY_MODE["ask"], "task", "update_plan"}
     assert "edit_file" not in tools(fake.requests[1])
 
 

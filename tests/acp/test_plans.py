@@ -56,7 +56,7 @@ async def test_plan_mode_sends_plan_updates_and_edit_mode_runs_the_plan(
         ran = await conn.prompt(session_id=sid, prompt=[text_block("go")])
 
     assert planned.stop_reason == "end_turn" and ran.stop_reason == "end_turn"
-    assert offered == [*TOOLS_BY_MODE["plan"], "update_plan"]
+    assert offered == [*TOOLS_BY_MODE["plan"], "task", "update_plan"]
     assert [_shown(u) for u in client.of(AgentPlanUpdate)] == [
         [(STEPS[0], "pending", "medium"), (STEPS[1], "pending", "medium")],
         [(STEPS[0], "completed", "medium"), (STEPS[1], "in_progress", "medium")],

@@ -230,6 +230,17 @@ export interface ErrorPayload {
   message: string;
 }
 
+/** One skill or custom slash command of a folder (`kind`), by `name` (`/name` types it), its `description` and the file it comes from (`path`, relative to the folder; the user's own by its full path); or a file left out (`problem`: malformed, too large, a link out of the workspace, ...; then `name` is empty). */
+export interface ExtensionStatus {
+  folder: string;
+  kind: 'skill' | 'command';
+  name: string;
+  path: string;
+  description: string;
+  argumentHint: string;
+  problem: string | null;
+}
+
 /** A file a rewind left alone, and why. */
 export interface FileConflict {
   uri: string;
@@ -573,6 +584,7 @@ export interface StatusResult {
   running: string[];
   mcpServers: McpServerStatus[];
   rules: RulesStatus[];
+  extensions: ExtensionStatus[];
   languageServers: LanguageServerStatus[];
   languageAnswers: 'editor' | 'agent';
 }

@@ -21,6 +21,7 @@ from rhema_lsp.contract import (
 )
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.providers import survey_setup
+from rhema_lsp.server.extensions import extensions_status
 from rhema_lsp.server.router import Request, Service, serves
 
 __all__: list[str] = []
@@ -71,6 +72,7 @@ async def status(service: Service, args: StatusArgs, request: Request) -> Status
             )
         ],
         rules=rules,
+        extensions=await extensions_status(state.turns, roots),
         language_servers=[
             LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
             for entry in languages

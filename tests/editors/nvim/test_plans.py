@@ -73,6 +73,7 @@ def test_the_plan_shows_in_the_panel_and_rhema_run_plan_ticks_it(
     assert "Two steps." in planned
     assert [tool["function"]["name"] for tool in fake.requests[0]["tools"]] == [
         *TOOLS_BY_MODE["plan"],
+        "task",
         "update_plan",
     ]
     ran = r["ran"][len(planned) :]

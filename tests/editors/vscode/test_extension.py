@@ -292,4 +292,4 @@ def test_explain_selection_code_action_streams_an_ask_turn(
     (request,) = model.requests
     assert 'print("hello")' in user_texts(request)[0]
     tools = sorted(tool["function"]["name"] for tool in request["tools"])
-    assert tools == sorted([*TOOLS_BY_MODE["ask"], "update_plan"])  # ask mode: no edit tool
+    assert tools == sorted([*TOOLS_BY_MODE["ask"], "task", "update_plan"])  # ask mode: no edit tool

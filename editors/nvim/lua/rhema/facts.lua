@@ -21,6 +21,8 @@ M.tools = {
   rename_symbol = { title = 'Rename symbol in', kind = 'edit', main = 'path', changes_files = true },
   run_command = { title = 'Run', kind = 'execute', main = 'command', changes_files = false },
   update_plan = { title = 'Update the plan', kind = 'think', changes_files = false },
+  skill = { title = 'Use skill', kind = 'read', main = 'name', changes_files = false },
+  task = { title = 'Task', kind = 'other', main = 'description', changes_files = false },
 }
 
 --- For a tool not in `tools` (an MCP server's): the first of these it has is shown.

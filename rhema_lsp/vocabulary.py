@@ -14,9 +14,11 @@ from typing import Literal, get_args
 
 __all__ = [
     "MODES",
+    "PLAN_PRIORITIES",
     "PLAN_STATUSES",
     "TRUST_CHOICES",
     "Mode",
+    "PlanPriority",
     "PlanStatus",
     "RewindWhat",
     "TrustChoice",
@@ -34,6 +36,13 @@ PlanStatus = Literal["pending", "in_progress", "completed"]
 
 PLAN_STATUSES: tuple[PlanStatus, ...] = get_args(PlanStatus)
 """Every plan entry status, in the order an entry goes through them."""
+
+PlanPriority = Literal["high", "medium", "low"]
+"""How much one entry of a plan matters (ACP shows it; ``medium`` when the
+model gives none)."""
+
+PLAN_PRIORITIES: tuple[PlanPriority, ...] = get_args(PlanPriority)
+"""Every plan entry priority, the highest first."""
 
 RewindWhat = Literal["code", "conversation", "both"]
 """What a rewind takes back: the files, the conversation, or both."""

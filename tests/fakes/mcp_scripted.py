@@ -14,6 +14,7 @@ What it does otherwise comes from its environment:
 - ``FAKE_SCRIPT_IGNORE``: methods never answered;
 - ``FAKE_SCRIPT_SLOW_START``: seconds to wait before answering
   ``initialize`` on every start but the first (a restart that takes time);
+- ``FAKE_SCRIPT_SLOW_FIRST``: the same, for the first start only;
 - ``FAKE_SCRIPT_PING``: ``error`` answers ``ping`` with an error (still
   alive).
 """
@@ -97,7 +98,9 @@ def main() -> None:
     with (marks / "starts").open("a") as handle:
         handle.write(f"{os.getpid()}\n")
     refuse, ignore = _methods("FAKE_SCRIPT_REFUSE"), _methods("FAKE_SCRIPT_IGNORE")
-    slow = float(os.environ.get("FAKE_SCRIPT_SLOW_START", "0"))
+    slow = float(
+        os.environ.get("FAKE_SCRIPT_SLOW_FIRST" if first else "FAKE_SCRIPT_SLOW_START", "0")
+    )
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -105,7 +108,7 @@ def main() -> None:
         method, msg_id = message.get("method"), message.get("id")
         if msg_id is None or method is None or method in ignore:
             continue
-        if method == "initialize" and slow and not first:
+        if method == "initialize" and slow:
             time.sleep(slow)
         if method in refuse or (method == "ping" and os.environ.get("FAKE_SCRIPT_PING")):
             _send({"id": msg_id, "error": {"code": -32603, "message": f"{method} refused"}})

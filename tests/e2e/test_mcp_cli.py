@@ -158,4 +158,4 @@ def test_a_hung_server_costs_ask_at_most_its_wait_and_is_then_remembered(
     assert (marks / "starts").exists()
     # remembered for the next ask (which then does not wait for it at all)
     assert len(json.loads((tmp_path / "state" / "rhema-lsp" / SLOW_FILE).read_text())) == 1
-    assert done.elapsed < 40  # type: ignore[attr-defined]  # its wait was 2 s, not the minute
+    assert done.elapsed < 40  # its wait was 2 s, not the minute

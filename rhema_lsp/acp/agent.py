@@ -64,7 +64,7 @@ from rhema_lsp.acp.config import MODE, SessionModels
 from rhema_lsp.acp.custom_commands import offered, offered_message
 from rhema_lsp.acp.editor import AcpClient
 from rhema_lsp.acp.errors import AcpAgentError, BadParams, UnknownSession, answers
-from rhema_lsp.acp.handshake import initialize_result
+from rhema_lsp.acp.handshake import images_offered, initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.options import SessionOptions, restore_choices
 from rhema_lsp.acp.prompt import PromptBlock, user_prompt
@@ -161,8 +161,8 @@ class RhemaAcpAgent:
         self._capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
-        # the answer rhema_lsp.acp.handshake sends before the SDK loads, the same
-        return InitializeResponse.model_validate(initialize_result())
+        images = images_offered(self.settings.model_dump(by_alias=True))  # = the early answer
+        return InitializeResponse.model_validate(initialize_result(images))
 
     @answers
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:

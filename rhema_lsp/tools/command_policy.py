@@ -116,7 +116,9 @@ class CommandPolicy:
 
 def _plain(command: str, folder: Path, why: str) -> str:
     unconfined = "the sandbox is off" if why == "off" else f"there is no sandbox here: {why}"
-    return f"Rhema wants to run a command in {folder} ({unconfined}; it runs unconfined):\n{command}"
+    return (
+        f"Rhema wants to run a command in {folder} ({unconfined}; it runs unconfined):\n{command}"
+    )
 
 
 def _outside(command: str, folder: Path, reason: str) -> str:
@@ -145,4 +147,3 @@ def denial_note(output: str, sandbox: Sandbox) -> str:
         f"escalate: true and a reason; the user will be asked to run it outside the "
         f"sandbox]\n"
     )
-

@@ -31,8 +31,7 @@ Inside the sandbox (:meth:`Sandbox.wrap`):
   its parent dies (``--die-with-parent``); when the command's shell exits,
   the namespace's init exits and the kernel kills whatever it left running
   (a daemon included). At most :data:`MAX_PROCESSES` processes (a fork bomb
-  stops there), set inside the new user namespace so it counts only the
-  sandbox's own.
+  stops there: :mod:`~rhema_lsp.tools.process_limit`).
 - The environment is the spawn gate's (provider keys scrubbed); the
   sandbox adds nothing to it.
 
@@ -53,6 +52,14 @@ from pathlib import Path
 from typing import Literal
 
 from platformdirs import user_config_dir, user_state_dir
+
+from rhema_lsp.tools.process_limit import (
+    MAX_PROCESSES,
+    RLIMIT_PREFIX,
+    cgroup_prefix,
+    limit_note,
+    pids_cgroup,
+)
 
 __all__ = [
     "HOME_SECRETS",
@@ -85,15 +92,9 @@ HOME_SECRETS = (
 )
 """Paths under the home directory no sandboxed command sees."""
 
-MAX_PROCESSES = 1024
-"""The most processes (threads included) a sandboxed command may have at once."""
-
 _READ_ONLY_IN_ROOT = (".git", ".github", ".vscode", ".devcontainer")
 _MASKED_IN_ROOT = (".rhema",)
 _SYSTEM_BWRAP = ("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
-_LIMIT = 'ulimit -u "$0" 2>/dev/null || ulimit -p "$0" 2>/dev/null; exec "$@"'
-"""Sets the process limit inside the sandbox, then runs the command: ``-u``
-is bash's spelling, ``-p`` dash's and busybox's."""
 
 
 def find_bwrap() -> str | None:
@@ -269,7 +270,9 @@ class Sandbox:
             out += _mask(path)
         if cwd is not None:
             out += ["--chdir", str(cwd)]
-        return [*out, "--", "/bin/sh", "-c", _LIMIT, str(MAX_PROCESSES), *argv]
+        cgroup = pids_cgroup()
+        entering = cgroup_prefix(cgroup) if cgroup is not None else []
+        return [*entering, *out, "--", *RLIMIT_PREFIX, *argv]
 
     def describe(self) -> str:
         """What this sandbox blocks, in one line."""
@@ -277,7 +280,7 @@ class Sandbox:
         more = f", and {len(self.writable)} more folder(s)" if self.writable else ""
         return (
             f"bubblewrap ({self.program}): writes only in the workspace folders{more} and a "
-            f"private /tmp, home secrets hidden, {net}"
+            f"private /tmp, home secrets hidden, {net}, {limit_note()}"
         )
 
 
@@ -295,4 +298,3 @@ def _inside_root(root: Path) -> list[str]:
         elif name in _MASKED_IN_ROOT or (name.startswith(".env") and not path.is_dir()):
             out += _mask(path)
     return out
-

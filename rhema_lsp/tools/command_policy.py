@@ -122,11 +122,8 @@ def _plain(command: str, folder: Path, why: str) -> str:
 
 
 def _outside(command: str, folder: Path, reason: str) -> str:
-    why = reason.strip() or "no reason given"
-    return (
-        f"Rhema wants to run a command in {folder} outside the sandbox (with your access to "
-        f"files and the network), because: {why}\n{command}"
-    )
+    because = f", because: {reason.strip()}" if reason.strip() else ""
+    return f"Rhema wants to run a command in {folder} outside the sandbox{because}:\n{command}"
 
 
 def denial_note(output: str, sandbox: Sandbox) -> str:

@@ -14,8 +14,10 @@ Two mechanisms, because neither works everywhere:
   is in the root cgroup), its ``pids.max`` set to :data:`MAX_PROCESSES`;
   every sandboxed command of the server enters it before ``bwrap`` starts
   (:func:`cgroup_prefix`), so they share the limit. It is removed when the
-  server exits (if empty). Where it cannot be made, there is no limit for
-  root, and :func:`limit_note` says so.
+  server exits (if empty). Entering a cgroup is slow (cgroup v1 waits for
+  an RCU grace period: 5 to 20 ms), so only a root server pays it. Where
+  it cannot be made, there is no limit for root, and :func:`limit_note`
+  says so.
 
 Blocking (``mkdir``, file writes): call from a worker thread.
 """

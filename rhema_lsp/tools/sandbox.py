@@ -26,7 +26,7 @@ Inside the sandbox (:meth:`Sandbox.wrap`):
 - **Network:** a new, empty network namespace (``--unshare-net``: only a
   loopback of its own, so even the host's ``127.0.0.1`` is unreachable)
   unless the network is allowed.
-- **Processes:** new user, PID, IPC, UTS (and cgroup) namespaces, every
+- **Processes:** new user, PID and IPC namespaces, every
   capability dropped, a new session (no terminal injection), killed when
   its parent dies (``--die-with-parent``); when the command's shell exits,
   the namespace's init exits and the kernel kills whatever it left running
@@ -237,8 +237,6 @@ class Sandbox:
             "--unshare-user",
             "--unshare-pid",
             "--unshare-ipc",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
             "--die-with-parent",
             "--new-session",
             "--cap-drop",
@@ -271,8 +269,9 @@ class Sandbox:
         if cwd is not None:
             out += ["--chdir", str(cwd)]
         cgroup = pids_cgroup()
-        entering = cgroup_prefix(cgroup) if cgroup is not None else []
-        return [*entering, *out, "--", *RLIMIT_PREFIX, *argv]
+        if cgroup is not None:  # root: the rlimit would not count
+            return [*cgroup_prefix(cgroup), *out, "--", *argv]
+        return [*out, "--", *RLIMIT_PREFIX, *argv]
 
     def describe(self) -> str:
         """What this sandbox blocks, in one line."""

@@ -58,14 +58,15 @@ def main() -> list[Row]:
             [base], base, "agent", editor, command_allowlist=["true"], commands=CommandPolicy("off")
         )
 
-        limit = sandbox.pids_cgroup
+        names = vars(sandbox)  # where wrap() looks the cgroup up
+        limit = names["pids_cgroup"]
 
         async def user_once() -> float:
-            sandbox.pids_cgroup = lambda: None  # type: ignore[assignment]
+            names["pids_cgroup"] = lambda: None
             try:
                 return await _once(boxed, base)
             finally:
-                sandbox.pids_cgroup = limit
+                names["pids_cgroup"] = limit
 
         async def measure() -> tuple[list[float], list[float], list[float]]:
             await _once(boxed, base)

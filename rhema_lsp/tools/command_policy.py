@@ -26,6 +26,7 @@ from a worker thread.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,9 @@ from rhema_lsp.tools.commands import is_allowlisted
 from rhema_lsp.tools.sandbox import Sandbox, SandboxMode, availability
 
 __all__ = ["DENIAL_MARKS", "CommandPolicy", "Decision", "denial_note"]
+
+logger = logging.getLogger(__name__)
+_told: set[str] = set()
 
 DENIAL_MARKS = (
     "read-only file system",
@@ -101,6 +105,9 @@ class CommandPolicy:
         sandbox = self.sandbox()
         if sandbox is None:
             why = availability().reason
+            if why not in _told:  # said plainly, once per server
+                _told.add(why)
+                logger.warning("commands are not sandboxed: %s", why)
             if self.mode == "require":
                 return Decision(
                     refused=(

@@ -22,7 +22,9 @@ Inside the sandbox (:meth:`Sandbox.wrap`):
   (an empty directory, an empty file).
 - **Secrets of the home directory are masked**: :data:`HOME_SECRETS` and the
   user's rhema-lsp config and state directories (an empty directory or
-  file in their place). Only paths that exist are masked.
+  file in their place). Only paths that exist are masked. A root inside a
+  masked folder (a worktree in the state directory) is still the root:
+  that mask goes under the roots' binds, every other one over them.
 - **Network:** a new, empty network namespace (``--unshare-net``: only a
   loopback of its own, so even the host's ``127.0.0.1`` is unreachable)
   unless the network is allowed.
@@ -254,6 +256,12 @@ class Sandbox:
         if not self.network:
             out.append("--unshare-net")
         real_roots = [Path(os.path.realpath(root)) for root in roots]
+        masks = masked_paths(env)
+        # a root inside a masked folder (a worktree in the state directory)
+        # is bound over the mask; every other mask goes over the roots
+        holding = [m for m in masks if any(r.is_relative_to(m) for r in real_roots)]
+        for path in holding:
+            out += _mask(path)
         tmp = Path("/tmp")
         for root in real_roots:
             parent = root.parent
@@ -264,8 +272,9 @@ class Sandbox:
                 out += ["--bind", str(root), str(root)]
         for root in real_roots:
             out += _inside_root(root)
-        for path in masked_paths(env):
-            out += _mask(path)
+        for path in masks:
+            if path not in holding:
+                out += _mask(path)
         if cwd is not None:
             out += ["--chdir", str(cwd)]
         cgroup = pids_cgroup()

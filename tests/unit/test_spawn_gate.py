@@ -244,6 +244,7 @@ THROUGH_THE_GATE = {
     "tools/commands.py",
     "tools/ripgrep.py",
     "mcp/transports.py",
+    "cli/worktrees.py",
 }
 """Modules that start processes: each takes its program and environment from the gate."""
 PROBE = "tools/sandbox.py"

@@ -154,7 +154,7 @@ class ExtensionStatus(Wire):
 class StatusResult(Wire):
     """The server's version, provider (with the choices for setting one up),
     folders, default mode, running sessions, MCP servers, the project
-    rules in use and who answers the language tools."""
+    rules in use, who answers the language tools and the command sandbox."""
 
     version: str
     provider: ProviderStatus
@@ -172,3 +172,7 @@ class StatusResult(Wire):
     """Who answers the language tools: the editor's own language servers
     (``editor``: the client declared ``language``; the agent's own serve the
     files the editor has no server for) or the agent's own (``agent``)."""
+    sandbox: str = ""
+    """Whether ``run_command`` runs sandboxed and by what, one line starting
+    ``sandbox:`` (``sandbox: off (setting) — ...``, ``sandbox: bubblewrap
+    (...)``)."""

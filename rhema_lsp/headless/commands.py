@@ -170,6 +170,8 @@ async def status(
         where = f" in {language.folder}" if language.folder else ""
         pid = f" (pid {language.pid})" if language.pid else ""
         print(f"  {language.language}: {language.name}, {language.state}{where}{pid}")
+    if result.sandbox:
+        print(f"sandbox:  {result.sandbox.removeprefix('sandbox: ')}")
     return exit_code
 
 

@@ -105,9 +105,9 @@ async def test_the_typescript_sdks_client_tours_the_agent(
         await store.close()
     models.script(
         text_reply("Explained."),
-        tool_reply(("run_command", {"command": "echo rhema-$((6*7))"})),
+        tool_reply(("run_command", {"command": "echo rhema-$((6*7))", "escalate": True})),
         text_reply("Ran."),
-        tool_reply(("run_command", {"command": "sleep 60"})),
+        tool_reply(("run_command", {"command": "sleep 60", "escalate": True})),
         text_reply("word " * 3000, chunk=5, delay=0.005),
     )
     seen = await drive(
@@ -180,7 +180,7 @@ async def test_codecompanions_set_up_switches_to_agent_by_option_and_runs_a_comm
 ) -> None:
     fake.script(
         text_reply("I cannot run commands in edit mode."),
-        tool_reply(("run_command", {"command": "echo from-codecompanion"})),
+        tool_reply(("run_command", {"command": "echo from-codecompanion", "escalate": True})),
         text_reply("It printed from-codecompanion."),
     )
     seen = await drive(

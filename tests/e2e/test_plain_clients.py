@@ -202,7 +202,7 @@ async def test_an_eglot_user_types_the_approval_answer_into_an_empty_prompt(
     first is unnamed, so the prompt starts empty and what the user types is
     the answer ("Run" runs); an empty answer (RET) denies, as "Deny" does."""
     fake.script(
-        tool_reply(("run_command", {"command": "touch ran.txt"})),
+        tool_reply(("run_command", {"command": "touch ran.txt", "escalate": True})),
         text_reply("Done."),
     )
     rhema = settings_for(fake, mode="agent")

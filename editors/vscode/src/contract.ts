@@ -574,7 +574,7 @@ export interface StatusArgs {
   signIn?: boolean;
 }
 
-/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers, the project rules in use and who answers the language tools. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers, the project rules in use, who answers the language tools and the command sandbox. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
@@ -587,6 +587,7 @@ export interface StatusResult {
   extensions: ExtensionStatus[];
   languageServers: LanguageServerStatus[];
   languageAnswers: 'editor' | 'agent';
+  sandbox: string;
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

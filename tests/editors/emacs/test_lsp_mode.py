@@ -316,7 +316,7 @@ def test_an_approval_answered_late_runs_and_one_left_unanswered_denies(
     answered: bool, workspace: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
     fake.script(
-        tool_reply(("run_command", {"command": "touch ran.txt"})),
+        tool_reply(("run_command", {"command": "touch ran.txt", "escalate": True})),
         text_reply("Ran it." if answered else "Not run: you denied it."),
     )
     body = APPROVE_LATE if answered else LEAVE_UNANSWERED

@@ -15,8 +15,9 @@ handlers for an ask without a ``session``:
   recently updated one), so its history is the model's context and its
   transcript (one file per session) is the one shown and updated again;
 - unless the user started a new conversation (the code action "Rhema: new
-  conversation", ``rhema.newConversation``): the folder's next ask starts a
-  new session, and the asks after it continue that one;
+  conversation", ``rhema.newConversation``, which a plain client is told
+  of): the folder's next ask starts a new session, and the asks after it
+  continue that one;
 - or that session is running a turn: the ask starts a new session and the
   user is told so (``window/showMessage``), never refused.
 """
@@ -32,10 +33,13 @@ from lsprotocol import types
 if TYPE_CHECKING:
     from rhema_lsp.server.state import ServerState
 
-__all__ = ["NEW_CONVERSATION_TITLE", "Continued", "Conversations"]
+__all__ = ["NEW_CONVERSATION_SAID", "NEW_CONVERSATION_TITLE", "Continued", "Conversations"]
 
 NEW_CONVERSATION_TITLE = "Rhema: new conversation"
 """The code action a plain client is offered to start over."""
+
+NEW_CONVERSATION_SAID = "Rhema: your next question starts a new conversation"
+"""What a plain client is told when it starts over (the folder's name follows)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,9 +57,12 @@ class Conversations:
     def __init__(self) -> None:
         self._fresh: set[Path] = set()
 
-    def start_new(self, folder: Path) -> None:
-        """The folder's next ask starts a new conversation."""
+    def start_new(self, folder: Path, state: ServerState) -> None:
+        """The folder's next ask starts a new conversation; a plain client
+        is told so (it has no other sign that the code action did anything)."""
         self._fresh.add(folder)
+        if state.client.continues_sessions:
+            _tell(state, f"{NEW_CONVERSATION_SAID} ({folder.name})")
 
     async def session_for(self, state: ServerState, folder: Path) -> Continued:
         """The session an ask without ``session`` in ``folder`` continues
@@ -74,10 +81,14 @@ class Conversations:
                     f"Rhema: the conversation “{info.title}” is still running a turn; "
                     "this question starts a new one."
                 )
-                state.server.window_show_message(
-                    types.ShowMessageParams(type=types.MessageType.Info, message=note)
-                )
+                _tell(state, note)
                 return Continued(None, note)
             state.folders.remember(info.id, folder)
             return Continued(info.id)
         return Continued(None)
+
+
+def _tell(state: ServerState, message: str) -> None:
+    state.server.window_show_message(
+        types.ShowMessageParams(type=types.MessageType.Info, message=message)
+    )

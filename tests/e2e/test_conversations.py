@@ -74,6 +74,7 @@ async def test_a_plain_client_s_asks_are_one_conversation_until_it_starts_a_new_
         assert command["command"] == "rhema.newConversation" and command["arguments"] == [{}]
         started = await client.command(command["command"], command["arguments"][0])
         assert started == {"folders": [str(workspace)]}
+        await _closed(client, f"next question starts a new conversation ({workspace.name})")
         fake.script(text_reply("Nice to meet you.", chunk=1, delay=0.1))
         third = await client.command("rhema.turn", {"prompt": "Hi, I am Bo."})
         assert third["session"] != first["session"] and third["turn"] == 1

@@ -163,10 +163,10 @@ async def step(service: Service, args: StepArgs, request: Request) -> StepResult
 async def new_conversation(
     service: Service, args: SessionsArgs, request: Request
 ) -> NewConversationResult:
-    folders = service.state.folders
-    chosen = [folders.resolve(args.folder, [])] if args.folder else folders.roots()
+    state = service.state
+    chosen = [state.folders.resolve(args.folder, [])] if args.folder else state.folders.roots()
     for folder in chosen:
-        service.state.conversations.start_new(folder)
+        state.conversations.start_new(folder, state)
     return NewConversationResult(folders=[str(folder) for folder in chosen])
 
 

@@ -12,7 +12,9 @@ import ast
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
 
 from tests.e2e.conftest import settings_for
 from tests.e2e.editor_client import EditorClient, start_editor
@@ -101,6 +103,10 @@ async def test_a_client_that_renders_events_starts_a_session_per_ask(
         second = await client.command("rhema.turn", {"prompt": "Two?"})
         assert first["session"] != second["session"] and second["turn"] == 1
         assert "One?" not in _said(fake.requests[1])
+        # Hostile: a folder that is no workspace folder, a wrong argument type.
+        for bad in ({"folder": "/etc"}, {"folder": 7}, {"other": True}):
+            with pytest.raises(JsonRpcInvalidParams):
+                await client.command("rhema.newConversation", bad)
     finally:
         await client.shutdown_session()
 

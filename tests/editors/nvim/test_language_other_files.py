@@ -1,6 +1,6 @@
-"""Real Neovim with basedpyright attached (and on the server's ``PATH``): a
-review turn that edits a file no language server serves (README.md) waits
-for no diagnostics: it takes under 1 s more than the same turn without
+"""Real Neovim with basedpyright attached (to hello.py, and by hand to
+README.md; on the server's ``PATH`` too): a review turn that edits a file
+no language server serves (README.md) waits for no diagnostics: it takes under 1 s more than the same turn without
 basedpyright attached, and the model hears of no missing report (it waited
 20 s twice, on the server's own basedpyright, which was never given the
 file)."""
@@ -28,10 +28,19 @@ T.wait('basedpyright to attach', function()
   local c = vim.lsp.get_clients({ name = 'basedpyright', bufnr = 0 })[1]
   return c ~= nil and c.initialized == true
 end)
+-- Attached by hand to README.md too: it is still not a server of Markdown.
+local pyright = vim.lsp.get_clients({ name = 'basedpyright' })[1]
+vim.cmd.edit(T.workspace .. '/README.md')
+vim.lsp.buf_attach_client(0, pyright.id)
+T.wait('basedpyright on README.md', function()
+  return vim.lsp.get_clients({ name = 'basedpyright', bufnr = 0 })[1] ~= nil
+end)
+vim.cmd.edit(T.workspace .. '/hello.py')
 """
 
 TURN = r"""
 if not BASEDPYRIGHT then
+  vim.cmd.edit(T.workspace .. '/README.md')
   vim.cmd.edit(T.workspace .. '/hello.py')
   T.attached()
 end

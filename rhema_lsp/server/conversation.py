@@ -26,12 +26,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lsprotocol import types
 
 if TYPE_CHECKING:
-    from rhema_lsp.server.state import ServerState
+    from rhema_lsp.runs.registry import RunRegistry
+    from rhema_lsp.runs.settings import Settings
+    from rhema_lsp.server.clients import ClientFeatures
+    from rhema_lsp.server.folders import Folders
 
 __all__ = ["NEW_CONVERSATION_SAID", "NEW_CONVERSATION_TITLE", "Continued", "Conversations"]
 
@@ -40,6 +43,26 @@ NEW_CONVERSATION_TITLE = "Rhema: new conversation"
 
 NEW_CONVERSATION_SAID = "Rhema: your next question starts a new conversation"
 """What a plain client is told when it starts over (the folder's name follows)."""
+
+
+class _Shows(Protocol):
+    def window_show_message(self, params: types.ShowMessageParams) -> None: ...
+
+
+class StateView(Protocol):
+    """What the rule reads of the server's state
+    (:class:`~rhema_lsp.server.state.ServerState`, which holds the rule)."""
+
+    @property
+    def client(self) -> ClientFeatures: ...
+    @property
+    def folders(self) -> Folders: ...
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def runs(self) -> RunRegistry: ...
+    @property
+    def server(self) -> _Shows: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,14 +80,14 @@ class Conversations:
     def __init__(self) -> None:
         self._fresh: set[Path] = set()
 
-    def start_new(self, folder: Path, state: ServerState) -> None:
+    def start_new(self, folder: Path, state: StateView) -> None:
         """The folder's next ask starts a new conversation; a plain client
         is told so (it has no other sign that the code action did anything)."""
         self._fresh.add(folder)
         if state.client.continues_sessions:
             _tell(state, f"{NEW_CONVERSATION_SAID} ({folder.name})")
 
-    async def session_for(self, state: ServerState, folder: Path) -> Continued:
+    async def session_for(self, state: StateView, folder: Path) -> Continued:
         """The session an ask without ``session`` in ``folder`` continues
         (see the module docstring); a note is shown at once."""
         if not state.client.continues_sessions:
@@ -88,7 +111,7 @@ class Conversations:
         return Continued(None)
 
 
-def _tell(state: ServerState, message: str) -> None:
+def _tell(state: StateView, message: str) -> None:
     state.server.window_show_message(
         types.ShowMessageParams(type=types.MessageType.Info, message=message)
     )

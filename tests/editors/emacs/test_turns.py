@@ -152,6 +152,10 @@ CONVERSATION = r"""
  (lambda () (goto-char (point-min)))
  (T-code-action "Rhema: new conversation")
  (T-until "the new conversation" (lambda () (T-shown "next question starts a new conversation")))
+ ;; The action's command answered too: a request sent while eglot still waits
+ ;; on it would be unwound by its answer (jsonrpc's catch and throw).
+ (T-until "the action's command to be answered"
+          (lambda () (zerop (hash-table-count (jsonrpc--request-continuations T-server)))))
  (lambda () (T-set "third" (T-command 'rhema.turn '(:prompt "Hi, I am Bo."))))
  (T-until "the third answer" (lambda () (T-shown "Nice to meet you."))))
 """

@@ -27,6 +27,7 @@ export const ServerCommand = {
   mcpPrompts: 'rhema.mcpPrompts',
   mcpPrompt: 'rhema.mcpPrompt',
   mcpResources: 'rhema.mcpResources',
+  newConversation: 'rhema.newConversation',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
@@ -50,6 +51,7 @@ export interface CommandTypes {
   'rhema.mcpPrompts': { args: McpPromptsArgs; result: McpPromptInfo[] };
   'rhema.mcpPrompt': { args: McpPromptArgs; result: McpPromptResult };
   'rhema.mcpResources': { args: McpResourcesArgs; result: McpResourcesResult };
+  'rhema.newConversation': { args: SessionsArgs; result: NewConversationResult };
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -380,6 +382,11 @@ export interface McpServerStatus {
 export interface Message {
   role: Role;
   content: (TextPart | ImagePart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
+}
+
+/** The folders whose next ask without a `session` starts a new session (clients that render no events; see "Conversations"). */
+export interface NewConversationResult {
+  folders: string[];
 }
 
 /** One session; `full`: every stored message rather than the compacted view the model is sent. */

@@ -48,6 +48,7 @@ M.commands = {
   mcpPrompts = 'rhema.mcpPrompts',
   mcpPrompt = 'rhema.mcpPrompt',
   mcpResources = 'rhema.mcpResources',
+  newConversation = 'rhema.newConversation',
 }
 
 --- Every server setting (the `rhema` section) and its default; `vim.NIL`: unset,

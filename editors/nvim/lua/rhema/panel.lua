@@ -542,6 +542,7 @@ function Panel:on_event(params)
       block.status = 'failed: ' .. reason
     else
       block.status = 'done'
+      block.notes = render.problem_notes(block.name, event.content)
     end
     self:touch_block(block)
   elseif kind == 'plan' then
@@ -693,6 +694,7 @@ function Panel:show_messages(messages)
             block.status = 'failed: ' .. reason
           else
             block.status = 'done'
+            block.notes = render.problem_notes(block.name, part.content)
           end
         end
       end

@@ -11,6 +11,17 @@ local facts = require('rhema.facts')
 
 local M = {}
 
+--- How the server's report of what an edit did to the problems of the files
+--- it touched starts a line (rhema_lsp/tools/after_edit.py: "1 new error: …",
+--- "2 problems gone:", "basedpyright did not report diagnostics for …").
+local PROBLEM_HEADS = {
+  '^%d+ new ',
+  '^%d+ %a+ gone',
+  '^%d+ problems? in ',
+  '^diagnostics unavailable: ',
+  ' did not report diagnostics for the edited ',
+}
+
 function M.split(text)
   local lines = vim.split(text, '\n', { plain = true })
   while #lines > 1 and lines[#lines]:match('^%s*$') do
@@ -21,6 +32,33 @@ end
 
 function M.plural(n, word)
   return ('%d %s%s'):format(n, word, n == 1 and '' or 's')
+end
+
+--- The lines of a file-changing tool's result that say what it did to the
+--- problems of the files it touched (shown under its line in the panel), or nil.
+--- @param name string|nil
+--- @param content any
+--- @return string[]|nil
+function M.problem_notes(name, content)
+  local tool = facts.tools[name or '']
+  if not tool or not tool.changes_files or type(content) ~= 'string' then
+    return nil
+  end
+  local notes, within = {}, false
+  for index, line in ipairs(M.split(content)) do
+    local head = false
+    for _, pattern in ipairs(PROBLEM_HEADS) do
+      if index > 1 and line:find(pattern) then
+        head = true
+        break
+      end
+    end
+    within = head or (within and line:match('^  %S') ~= nil)
+    if within then
+      table.insert(notes, line)
+    end
+  end
+  return #notes > 0 and notes or nil
 end
 
 local stop_words = {
@@ -106,6 +144,9 @@ function M.lines(block)
       for _, line in ipairs(M.split(block.output)) do
         table.insert(lines, '  │ ' .. line)
       end
+    end
+    for _, note in ipairs(block.notes or {}) do
+      table.insert(lines, '  ' .. note)
     end
     return lines
   elseif kind == 'plan' then

@@ -42,8 +42,10 @@ describe('statusSummary', () => {
     running: [],
     mcpServers: [],
     rules: [],
+    extensions: [],
     languageServers: [],
     languageAnswers: 'agent',
+    sandbox: 'commands run in a sandbox: bubblewrap',
   };
 
   it('names the provider, model, how it was chosen, and the mode', () => {

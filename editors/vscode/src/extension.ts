@@ -55,6 +55,7 @@ import { answerAskText, pickMcpServer } from './mcp';
 import { Runs } from './runs';
 import { statusText, type StatusState } from './status';
 import { ChatSide } from './chat/host';
+import type { Mode } from './chat/messages';
 
 const PROVIDER_SETTINGS = ['rhema.provider', 'rhema.model', 'rhema.baseUrl', 'rhema.protocol'];
 
@@ -122,6 +123,7 @@ export class Rhema implements vscode.Disposable {
         if (change.affectsConfiguration('rhema.server')) {
           void this.guard(() => this.restart());
         } else if (change.affectsConfiguration('rhema') && this.client?.isRunning()) {
+          if (change.affectsConfiguration('rhema.mode')) this.chat.followModeSetting();
           void notifySettingsChanged(this.client, (problem) => this.problem(problem));
           if (PROVIDER_SETTINGS.some((key) => change.affectsConfiguration(key))) {
             setTimeout(() => void this.chat.refreshSetup(), 300);
@@ -348,6 +350,15 @@ export class Rhema implements vscode.Disposable {
     await shown;
   }
 
+  /** The current session in the chat again, as the store has it now (after a rewind), and `notice`. */
+  async redrawChat(notice: string): Promise<void> {
+    const session = this.status.session;
+    if (session === undefined) return;
+    const opened = await execute<OpenSessionResult>(await this.start(), ServerCommand.openSession, { session });
+    await this.chat.showSession(opened);
+    this.chat.view.apply({ kind: 'notice', text: notice });
+  }
+
   newSession(): Promise<void> {
     this.setSession(undefined);
     this.runs.forget();
@@ -382,7 +393,7 @@ export class Rhema implements vscode.Disposable {
     prompt: string,
     context: ContextItem[],
     mentions: string[],
-    mode?: 'edit' | 'agent',
+    mode?: Mode,
     images: ImageArg[] = [],
   ): Promise<void> {
     const folder =

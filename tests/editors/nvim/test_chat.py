@@ -126,7 +126,7 @@ def test_chat_sends_streams_follows_up_and_recalls_history(
     assert (r["buftype"], r["filetype"]) == ("acwrite", "markdown")
     assert r["input_col"] == r["panel_col"] and r["input_row"] > r["panel_row"]
     assert r["input_height"] == 6
-    assert r["winbar"] == "Rhema · <CR> or :w sends · #buffer: hello.py"
+    assert r["winbar"] == "Rhema · edit · <CR> or :w sends · #buffer: hello.py"
     # <CR> sent the input and emptied it; the answer streamed while the turn ran.
     assert r["input_after_send"] == [""]
     assert r["running_while_streaming"] is True
@@ -418,7 +418,7 @@ def test_ctrl_c_in_the_chat_stops_the_turn(
 
     r = run_nvim(STOP, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url))
 
-    assert r["winbar"] == "Rhema · running, <C-c> stops · #buffer: hello.py"
+    assert r["winbar"] == "Rhema · edit · running, <C-c> stops · #buffer: hello.py"
     assert r["at_stop"][-2:] == ["", "── cancelled ──"]
     assert r["result"]["stopReason"] == "cancelled"
     assert r["status"]["running"] == []

@@ -62,6 +62,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaEdit",
         "RhemaMcp",
         "RhemaMcpRestart",
+        "RhemaMode",
         "RhemaNew",
         "RhemaPrompt",
         "RhemaRetry",

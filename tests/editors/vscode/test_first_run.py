@@ -108,7 +108,7 @@ def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_cho
         timeout_s=120,
     )
     ((label,),) = [step["elements"] for step in steps if "query" in step]
-    assert label["text"] == "embedded · SmolLM2-135M-Instruct · edit"
+    assert label["text"] == "embedded · SmolLM2-135M-Instruct"
     assert user_settings(vscode)["rhema.provider"] == "embedded"
 
 

@@ -160,6 +160,20 @@ function M.define()
     end,
     desc = "Run the session's plan (edit, or agent), ticking its steps",
   })
+  command('RhemaMode', function(opts)
+    local modes = require('rhema.modes')
+    if opts.args == '' then
+      modes.pick()
+    else
+      modes.set(opts.args)
+    end
+  end, {
+    nargs = '?',
+    complete = function()
+      return require('rhema.facts').modes
+    end,
+    desc = "Pick the mode of the chat's prompts (ask, plan, edit, agent)",
+  })
   command('RhemaEdit', edit, {
     nargs = '*',
     range = true,

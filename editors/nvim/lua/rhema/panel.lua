@@ -51,6 +51,7 @@ local quiet_events = { step_start = true, step_end = true, usage = true, context
 --- @field updates integer buffer writes so far (a test hook: it stops after a cancel)
 --- @field usage {input: integer, output: integer}|nil
 --- @field waiting rhema.Block|nil the "waiting for the model" line, while shown
+--- @field mode string|nil the mode the turn streaming runs in (for the plan hint)
 --- @field retrying rhema.Block|nil the retry line of the retries in progress
 --- @field quiet boolean|nil never notify its end (`rhema.edit`'s hidden panels)
 --- @field retry table|nil what `:RhemaRetry` runs again (set by rhema.runs)
@@ -280,7 +281,7 @@ end
 --- @param context string|nil where the context came from
 function Panel:begin_turn(prompt, context)
   self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
-  self.open, self.turn, self.plan = true, nil, nil
+  self.open, self.turn, self.plan, self.mode = true, nil, nil, nil
   self:add({ kind = 'you', text = prompt, context = context })
   self:add({ kind = 'rhema' })
   self:wait_for_model()
@@ -365,6 +366,9 @@ function Panel:close_turn(stop, steps, usage)
   self.open = false
   local text = render.closing_text(stop, steps, usage)
   self:add({ kind = 'closing', text = text })
+  if self.plan and self.mode == 'plan' and stop == 'end_turn' then
+    self:add({ kind = 'notice', text = require('rhema.modes').plan_hint() })
+  end
   self:flush()
   if stop ~= 'cancelled' and not self.quiet and #vim.fn.win_findbuf(self.buf) == 0 then
     self:tell_hidden(stop, text)

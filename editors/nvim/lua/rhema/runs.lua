@@ -238,6 +238,7 @@ function M.run(kind, args, bufnr)
     p.retry = nil
     if args.prompt then
       p:begin_turn(args.prompt, context_label(context))
+      p.mode = require('rhema.modes').of_run(args.mode)
     else
       p:continue_turn()
     end

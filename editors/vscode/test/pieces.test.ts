@@ -114,6 +114,11 @@ describe('errors in plain words', () => {
     const none = explainError('no model provider is set up (the demo model is used only when rhema.provider names it); choose one: ...');
     assert.equal(none.setup, true);
     assert.equal(none.retry, false);
+    const image = explainError(
+      'image pasted-1.png not sent: the local model fake-model is not known to read images (run a vision model such as llava, qwen2.5vl or gemma3, or set the rhema.vision setting to true if this one reads them); choose a provider and model that read images, or send the prompt without it',
+    );
+    assert.equal(image.headline, 'The image was not sent: the local model fake-model is not known to read images.');
+    assert.match(image.fix, /set rhema\.vision to "Reads images" in Settings/);
     const unknown = explainError('something odd');
     assert.deepEqual(unknown, { headline: 'something odd', fix: '', detail: 'something odd', retry: true });
   });

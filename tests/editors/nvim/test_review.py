@@ -293,6 +293,7 @@ while handled < 2 do
 end
 T.idle()
 vim.cmd('silent wall')
+r.panel = T.panel_lines()
 T.result = r
 """
 
@@ -329,6 +330,10 @@ def test_review_covers_creating_and_deleting_files(
         "In review the user declined deleting old.py; that is their choice" in text
         for text in results
     )
+    # The panel says what became of each: the declined delete reads "rejected", not "done".
+    tools = [line for line in r["panel"] if line.startswith("▸ ")]
+    assert any("new.py" in line and line.endswith(" · done") for line in tools), tools
+    assert any("old.py" in line and line.endswith(" · rejected") for line in tools), tools
 
 
 CANCELLED = r"""

@@ -541,12 +541,7 @@ function Panel:on_event(params)
     self:touch_block(block)
   elseif kind == 'tool_result' then
     local block = self:tool(event.id, event.name)
-    if event.isError then
-      local reason = tostring(event.content or ''):gsub('\n.*', '')
-      block.status = 'failed: ' .. reason
-    else
-      block.status = 'done'
-    end
+    block.status = render.result_status(event.content, event.isError)
     self:touch_block(block)
   elseif kind == 'plan' then
     self:show_plan(event.entries)
@@ -691,13 +686,7 @@ function Panel:show_messages(messages)
       for _, part in ipairs(content) do
         if part.type == 'tool_result' then
           local block = self:tool(part.id, nil)
-          if part.is_error then
-            local reason =
-              tostring(type(part.content) == 'string' and part.content or ''):gsub('\n.*', '')
-            block.status = 'failed: ' .. reason
-          else
-            block.status = 'done'
-          end
+          block.status = render.result_status(part.content, part.is_error)
         end
       end
     end

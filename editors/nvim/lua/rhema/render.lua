@@ -4,8 +4,10 @@
 --- blank, and for blocks whose lines differ in kind (an error's title, fix
 --- and detail) the highlight group of each line; `highlight_of` maps the
 --- other kinds to the group of all their lines. `closing_text` is the closing
---- line of a turn, in words (`done`, never `end_turn`); `when` a stored
---- timestamp as a person reads it. Nothing here touches a buffer.
+--- line of a turn, in words (`done`, never `end_turn`); `result_status` a
+--- tool call's status from its result (`done`, `failed: …`, `rejected` when
+--- the user declined the whole change in review, `partly accepted: K of N`);
+--- `when` a stored timestamp as a person reads it. Nothing here touches a buffer.
 local errors = require('rhema.errors')
 local facts = require('rhema.facts')
 
@@ -32,6 +34,27 @@ local stop_words = {
   cancelled = 'cancelled',
   error = 'failed',
 }
+
+--- A tool call's status from its result. The review's accounts are the
+--- server's words (rhema_lsp/tools/edit_base.py, editing.py): "In review the
+--- user declined …" (all of it) and "… applied K of N changes … declined …".
+--- @param content string|nil
+--- @param is_error boolean|nil
+--- @return string
+function M.result_status(content, is_error)
+  content = type(content) == 'string' and content or ''
+  if is_error then
+    return 'failed: ' .. content:gsub('\n.*', '')
+  end
+  if content:find('In review the user declined', 1, true) then
+    return 'rejected'
+  end
+  local kept, total = content:match('In review the user applied (%d+) of (%d+) changes')
+  if kept then
+    return kept == '0' and 'rejected' or ('partly accepted: %s of %s'):format(kept, total)
+  end
+  return 'done'
+end
 
 --- The words of a closing line.
 --- @param stop string

@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ImageArg, McpPromptInfo, McpResourceInfo, SessionSummary } from '../contract';
 import type { Action, FromView, Mode, SetupState, ToView, TranscriptState } from './messages';
-import { apply, emptyState } from './transcript';
+import { apply, emptyState, withoutLastPrompt } from './transcript';
 
 export const CHAT_VIEW_ID = 'rhema.chat';
 
@@ -79,6 +79,12 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   reset(state: TranscriptState): void {
     this.state = state;
     this.post({ type: 'reset', state });
+  }
+
+  /** Take the last prompt and what followed it out (its retry sends it again), and show the rest. */
+  retractLastPrompt(): void {
+    withoutLastPrompt(this.state);
+    this.post({ type: 'reset', state: this.state });
   }
 
   /** Show `mode` in the bar's mode picker, with its choices. */

@@ -55,6 +55,7 @@ import { answerAskText, pickMcpServer } from './mcp';
 import { Runs } from './runs';
 import { statusText, type StatusState } from './status';
 import { ChatSide } from './chat/host';
+import { Keys } from './keys';
 import type { Mode } from './chat/messages';
 
 const PROVIDER_SETTINGS = ['rhema.provider', 'rhema.model', 'rhema.baseUrl', 'rhema.protocol'];
@@ -67,9 +68,11 @@ export class Rhema implements vscode.Disposable {
   /** What the status bar shows (the runs keep its run-time part). */
   readonly status: StatusState = { running: false, usage: { input: 0, output: 0 }, serverState: 'stopped' };
   readonly chat: ChatSide;
+  private readonly keys: Keys;
   private readonly runs: Runs;
 
   constructor(private readonly context: vscode.ExtensionContext) {
+    this.keys = new Keys(context.secrets, context.globalState);
     this.chat = new ChatSide(this, context);
     this.runs = new Runs(this);
     this.statusItem.command = 'rhema.openChat';
@@ -149,7 +152,7 @@ export class Rhema implements vscode.Disposable {
       }
       if (this.client.isRunning()) return this.client;
     }
-    const client = createClient((problem) => this.problem(problem));
+    const client = createClient((problem) => this.problem(problem), await this.keys.env());
     this.client = client;
     this.disposables.push(
       client.onDidChangeState((change) => {
@@ -186,6 +189,10 @@ export class Rhema implements vscode.Disposable {
     } finally {
       this.chat.view.apply({ kind: 'approval', waiting: false });
     }
+  }
+
+  askKey(variable: string, label: string): Promise<boolean> {
+    return this.keys.ask(variable, label);
   }
 
   async restart(): Promise<void> {

@@ -99,6 +99,9 @@ def test_the_chat_opens_on_the_setup_choices_when_the_provider_cannot_be_resolve
     assert after[: len(notice)] == notice
     errors = [line for line in after if line.startswith("✗ ")]
     assert errors == ["✗ The provider has no API key."]
+    # The choices are not repeated under the error, and no retry is offered that cannot help.
+    assert after.count("## Set up a model") == 1
+    assert not [line for line in after if "RhemaRetry" in line]
     assert after[-1] == "── failed · 0 steps · 0 in / 0 out tokens ──"
 
 

@@ -18,7 +18,8 @@
 --- "went through" once the stream goes on (removed when the turn fails or
 --- stops). An error reads in plain words (rhema.errors): what failed, what
 --- to do, the detail; the setup choices follow an error that no provider is
---- set up. A turn that ends while no window shows its panel is notified.
+--- set up (unless the panel shows them already); an error a retry cannot
+--- help (no provider, no key: `fix_first` in rhema.errors) offers none. A turn that ends while no window shows its panel is notified.
 local config = require('rhema.config')
 local render = require('rhema.render')
 
@@ -147,6 +148,9 @@ function Panel:flush()
   for index = first, #self.blocks do
     local block = self.blocks[index]
     block.start = row
+    if block.kind == 'thinking' then
+      block.width = self:text_width()
+    end
     local body, groups = render.lines(block)
     if leads_blank(self.blocks, index) then
       table.insert(lines, '')
@@ -215,6 +219,18 @@ function Panel:flush()
     })
   end
   self:follow()
+end
+
+--- The width text has in the panel's window (the configured size while it is not shown).
+--- @return integer
+function Panel:text_width()
+  local win = vim.fn.win_findbuf(self.buf)[1]
+  if win then
+    local info = vim.fn.getwininfo(win)[1]
+    return vim.api.nvim_win_get_width(win) - (info and info.textoff or 0)
+  end
+  local position = config.options.panel.position
+  return (position == 'left' or position == 'right') and config.options.panel.size or vim.o.columns
 end
 
 --- Keep the panel window at the end of the buffer while the turn streams.
@@ -408,6 +424,9 @@ function Panel:offer_retry(key)
   for index = #self.blocks, 1, -1 do
     local block = self.blocks[index]
     if block.kind == 'error' then
+      if require('rhema.errors').explain(block.text or '').fix_first then
+        return -- a retry fails the same way until the fix is made: none is offered
+      end
       block.retry = key
       self:touch(index)
       self:flush()
@@ -437,9 +456,21 @@ end
 --- @param text string
 function Panel:error(text)
   self:add({ kind = 'error', text = text })
-  if require('rhema.errors').explain(text).setup then
+  if require('rhema.errors').explain(text).setup and not self:shows('setup') then
     self:add({ kind = 'setup', lines = require('rhema.first_run').lines(nil) })
   end
+end
+
+--- Whether the panel shows a block of `kind` (the setup choices are shown once).
+--- @param kind string
+--- @return boolean
+function Panel:shows(kind)
+  for _, block in ipairs(self.blocks) do
+    if block.kind == kind then
+      return true
+    end
+  end
+  return false
 end
 
 function Panel:stop_countdown()

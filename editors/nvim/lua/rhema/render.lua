@@ -56,6 +56,31 @@ function M.result_status(content, is_error)
   return 'done'
 end
 
+--- `line` cut at spaces into pieces of at most `width` display cells (a
+--- word longer than that stays whole); no width: `line` as it is.
+--- @param line string
+--- @param width integer|nil
+--- @return string[]
+function M.wrap(line, width)
+  if not width or width < 10 or vim.fn.strdisplaywidth(line) <= width then
+    return { line }
+  end
+  local pieces, current = {}, ''
+  for word in line:gmatch('%S+') do
+    local joined = current == '' and word or (current .. ' ' .. word)
+    if current ~= '' and vim.fn.strdisplaywidth(joined) > width then
+      table.insert(pieces, current)
+      current = word
+    else
+      current = joined
+    end
+  end
+  if current ~= '' then
+    table.insert(pieces, current)
+  end
+  return pieces
+end
+
 --- The words of a closing line.
 --- @param stop string
 --- @param steps integer|nil
@@ -117,9 +142,18 @@ function M.lines(block)
   elseif kind == 'rhema' then
     return { '## Rhema' }
   elseif kind == 'thinking' then
-    return vim.tbl_map(function(line)
-      return line == '' and '>' or '> ' .. line
-    end, M.split(block.text))
+    -- Wrapped here, at the panel's width, so every line keeps its "> ".
+    local out = {}
+    for _, line in ipairs(M.split(block.text)) do
+      if line == '' then
+        table.insert(out, '>')
+      else
+        for _, piece in ipairs(M.wrap(line, block.width and block.width - 2 or nil)) do
+          table.insert(out, '> ' .. piece)
+        end
+      end
+    end
+    return out
   elseif kind == 'text' or kind == 'note' or kind == 'notice' then
     return M.split(block.text)
   elseif kind == 'tool' then

@@ -37,6 +37,10 @@ export interface Extension {
   cancel(): Promise<void>;
   newSession(): Promise<void>;
   openSessionById(session: string): Promise<void>;
+  /** Ask for an API key and keep it (`keys.ts`); whether one was stored. */
+  askKey(variable: string, label: string): Promise<boolean>;
+  /** Start the server again (a key stored goes into its environment). */
+  restart(): Promise<void>;
 }
 
 const SESSION_KEY = 'rhema.chat.session';
@@ -268,6 +272,12 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       case 'choose':
         if (message.provider === undefined) {
           await openEndpointSettings();
+          return;
+        }
+        if (message.keyVar !== undefined && (await this.extension.askKey(message.keyVar, message.provider))) {
+          await writeChoice({ provider: message.provider });
+          await this.extension.restart();
+          await this.settle();
           return;
         }
         await writeChoice({ provider: message.provider, ...(message.model ? { model: message.model } : {}) });

@@ -157,7 +157,7 @@ export type FromView =
   /** Re-apply what the agent left in a rejected file. */
   | { type: 'undoReject'; turn: number; uri: string }
   /** A setup card row: write its choice, or (no choice) open the settings; `checkSetup` asks the server again. */
-  | { type: 'choose'; row: string; provider?: string; model?: string }
+  | { type: 'choose'; row: string; provider?: string; model?: string; keyVar?: string }
   | { type: 'checkSetup' }
   /** `/` typed at the start of the input: the slash commands, please. */
   | { type: 'listPrompts' }

@@ -60,6 +60,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaCompact",
         "RhemaDiff",
         "RhemaEdit",
+        "RhemaKey",
         "RhemaMcp",
         "RhemaMcpRestart",
         "RhemaMode",

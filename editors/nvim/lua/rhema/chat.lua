@@ -600,6 +600,7 @@ function M.open(opts)
   if #shown.blocks == 0 then
     -- A first run with no real model says so, with the choices.
     require('rhema.first_run').on_chat_open(shown, M.source_buffer() or current)
+    M.hint(shown)
   end
   local input = M.input_buffer()
   if not M.is_open() then
@@ -631,10 +632,43 @@ function M.open(opts)
   end
 end
 
+--- The lines an empty chat panel shows (virtual: the buffer stays empty, and
+--- the first block written clears them, see Panel:flush).
+--- @return string[]
+function M.hint_lines()
+  local keys = config.options.chat.keys
+  local send = keys.send and (keys.send .. ' or :w') or ':w'
+  local pick = keys.mode and (keys.mode .. ' or :RhemaMode') or ':RhemaMode'
+  return {
+    ('Ask about your code below; %s sends, and every message follows up in this session.'):format(send),
+    '#buffer, #selection and #diagnostics attach the file you came from; #image:path an image.',
+    ('Mode: %s (%s picks another) · :RhemaSessions reopens a session · :help rhema-chat'):format(
+      require('rhema.modes').current(),
+      pick
+    ),
+  }
+end
+
+--- Show how to use the chat in `p`, an empty panel.
+--- @param p rhema.Panel
+function M.hint(p)
+  if #p.blocks > 0 or not vim.api.nvim_buf_is_valid(p.buf) then
+    return
+  end
+  local ns = vim.api.nvim_create_namespace('rhema.chat.hint')
+  vim.api.nvim_buf_clear_namespace(p.buf, ns, 0, -1)
+  local lines = vim.tbl_map(function(line)
+    return { { line, 'Comment' } }
+  end, M.hint_lines())
+  vim.api.nvim_buf_set_extmark(p.buf, ns, 0, 0, { virt_lines = lines })
+end
+
 --- A new session began (`:RhemaNew`): an open chat shows an empty panel.
 function M.on_new_session()
   if M.is_open() then
-    chat_panel():show()
+    local p = chat_panel()
+    p:show()
+    M.hint(p)
   end
 end
 

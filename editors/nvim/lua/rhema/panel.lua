@@ -171,6 +171,8 @@ function Panel:flush()
     block.count = row - block.start
   end
   local buf = self.buf
+  -- The empty chat's hint (rhema.chat) goes with the first block.
+  vim.api.nvim_buf_clear_namespace(buf, vim.api.nvim_create_namespace('rhema.chat.hint'), 0, -1)
   -- Only the lines that changed are written: a streaming answer costs its new
   -- lines, the window keeps its place, and the foldexpr runs on those alone.
   local old = vim.api.nvim_buf_get_lines(buf, start, -1, false)

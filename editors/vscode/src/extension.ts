@@ -56,6 +56,8 @@ import { Runs } from './runs';
 import { statusText, type StatusState } from './status';
 import { ChatSide } from './chat/host';
 import { Keys } from './keys';
+import { STATUS_SCHEME, StatusDocument } from './statusDocument';
+import { statusReport } from './statusReport';
 import type { Mode } from './chat/messages';
 
 const PROVIDER_SETTINGS = ['rhema.provider', 'rhema.model', 'rhema.baseUrl', 'rhema.protocol'];
@@ -69,6 +71,7 @@ export class Rhema implements vscode.Disposable {
   readonly status: StatusState = { running: false, usage: { input: 0, output: 0 }, serverState: 'stopped' };
   readonly chat: ChatSide;
   private readonly keys: Keys;
+  private readonly statusDocument = new StatusDocument();
   private readonly runs: Runs;
 
   constructor(private readonly context: vscode.ExtensionContext) {
@@ -120,6 +123,8 @@ export class Rhema implements vscode.Disposable {
     this.disposables.push(this.chat.register());
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointContent(() => this.start())),
+      vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, this.statusDocument),
+      this.statusDocument,
     );
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((change) => {
@@ -326,9 +331,10 @@ export class Rhema implements vscode.Disposable {
     if (picked !== undefined) await this.openSessionById(picked, true);
   }
 
-  /** "Rhema: Show Status": the status in the channel; with no provider working, the chat's setup card. */
+  /** "Rhema: Show Status": the status in its own tab and the channel; with no provider working, the chat's setup card. */
   private async showStatus(): Promise<void> {
     const status = await showStatus(this);
+    await this.statusDocument.show(statusReport(status, this.session));
     if (status.provider.error) {
       await this.chat.view.focus();
       await this.chat.refreshSetup();

@@ -120,7 +120,7 @@ export async function compactSession(host: SessionHost): Promise<void> {
   }
 }
 
-/** The status in the channel, and a one-line message; the status, for the caller. */
+/** The status in the channel (a warning when no provider works); the status, for the caller (its tab). */
 export async function showStatus(host: SessionHost): Promise<StatusResult> {
   const status = await execute<StatusResult>(await host.start(), ServerCommand.status, {});
   const summary = statusSummary(status);
@@ -133,8 +133,6 @@ export async function showStatus(host: SessionHost): Promise<StatusResult> {
   for (const line of mcpStatusLines(status)) host.output.appendLine(line);
   if (status.provider.error) {
     void vscode.window.showWarningMessage('Rhema: no model provider works yet: choose one in the chat.');
-  } else {
-    void vscode.window.showInformationMessage(summary);
   }
   return status;
 }

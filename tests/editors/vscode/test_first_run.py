@@ -145,15 +145,18 @@ def test_the_chat_has_its_own_view_a_keybinding_and_the_status_item_and_ask_runs
             {"input": "And again", "title": "Rhema: Ask"},
             chat({"waitFor": ".answer", "hasText": "Second."}),
             chat({"query": ".user"}),
+            chat({"query": ".user .chip"}),
             {"query": ".part.panel .output-view"},
         ],
         timeout_s=120,
     )
     queries = [step["elements"] for step in steps if "query" in step]
-    (typed,), (icon,), prompts, output = queries
+    (typed,), (icon,), prompts, (chip,), output = queries
     assert typed["value"] == "Say hello"
     assert icon["label"].startswith("Rhema")
-    assert [p["text"] for p in prompts] == ["Say hello", "And again"]
+    # The active editor went along with the chat's prompt: its chip says so.
+    assert chip["text"] == "hello.py (active editor)"
+    assert [p["text"] for p in prompts] == ["Say hellohello.py (active editor)", "And again"]
     assert output == []  # the Output panel was never brought up
     assert user_texts(model.requests[1])[-1].startswith("And again")
     assert shot.stat().st_size > 0

@@ -153,6 +153,8 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     const mentions = parseMentions(text);
     const context = await mentionContext(mentions);
     const labels = mentions.map((mention) => chipLabel(mention, context));
+    // Without a mention the active editor goes along: its chip says so, like any context.
+    if (mentions.length === 0) labels.push(...context.map(implicitLabel));
     labels.push(...images.map((image) => `image ${image.name ?? ''}`.trim()));
     await this.extension.chatTurn(text, context, labels, this.modes.chosen, images);
   }
@@ -358,6 +360,15 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       for (const selection of editor.selections) edit.replace(selection, text);
     });
   }
+}
+
+/** The chip of the context that goes along without a mention: the active editor's file, and its selected lines. */
+function implicitLabel(ref: ContextItem): string {
+  const name = vscode.workspace.asRelativePath(vscode.Uri.parse(ref.uri));
+  if (ref.range === undefined || ref.range === null) return `${name} (active editor)`;
+  const { start, end } = ref.range;
+  const lines = start.line === end.line ? `${start.line + 1}` : `${start.line + 1}-${end.line + 1}`;
+  return `${name}:${lines} (selection)`;
 }
 
 /** A mention's chip on the prompt: what it attached (the file, the selected lines, how many files). */

@@ -58,8 +58,8 @@ def image_support(
     if vision is None and local and not reads_images(model):
         return ImageSupport.none(
             f"the local model {model or '(unnamed)'} is not known to read images "
-            "(run a vision model such as llava, qwen2.5vl or gemma3, or set vision "
-            "to true if this one reads them)"
+            "(run a vision model such as llava, qwen2.5vl or gemma3, or set the "
+            "rhema.vision setting to true if this one reads them)"
         )
     return ImageSupport(limit)
 

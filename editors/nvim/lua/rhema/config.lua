@@ -57,6 +57,7 @@ M.defaults = {
       goto_file = 'gf',
       input = 'i',
       retry = 'R',
+      mode = 'gm',
     },
   },
   keymaps = false,

@@ -82,4 +82,7 @@ M.settings = {
   languageServers = {},
 }
 
+--- The modes a turn runs in (the `mode` setting's choices), in this order.
+M.modes = { 'ask', 'plan', 'edit', 'agent' }
+
 return M

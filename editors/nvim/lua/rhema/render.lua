@@ -4,8 +4,10 @@
 --- blank, and for blocks whose lines differ in kind (an error's title, fix
 --- and detail) the highlight group of each line; `highlight_of` maps the
 --- other kinds to the group of all their lines. `closing_text` is the closing
---- line of a turn, in words (`done`, never `end_turn`); `when` a stored
---- timestamp as a person reads it. Nothing here touches a buffer.
+--- line of a turn, in words (`done`, never `end_turn`); `result_status` a
+--- tool call's status from its result (`done`, `failed: …`, `rejected` when
+--- the user declined the whole change in review, `partly accepted: K of N`);
+--- `when` a stored timestamp as a person reads it. Nothing here touches a buffer.
 local errors = require('rhema.errors')
 local facts = require('rhema.facts')
 
@@ -71,6 +73,52 @@ local stop_words = {
   error = 'failed',
 }
 
+--- A tool call's status from its result. The review's accounts are the
+--- server's words (rhema_lsp/tools/edit_base.py, editing.py): "In review the
+--- user declined …" (all of it) and "… applied K of N changes … declined …".
+--- @param content string|nil
+--- @param is_error boolean|nil
+--- @return string
+function M.result_status(content, is_error)
+  content = type(content) == 'string' and content or ''
+  if is_error then
+    return 'failed: ' .. content:gsub('\n.*', '')
+  end
+  if content:find('In review the user declined', 1, true) then
+    return 'rejected'
+  end
+  local kept, total = content:match('In review the user applied (%d+) of (%d+) changes')
+  if kept then
+    return kept == '0' and 'rejected' or ('partly accepted: %s of %s'):format(kept, total)
+  end
+  return 'done'
+end
+
+--- `line` cut at spaces into pieces of at most `width` display cells (a
+--- word longer than that stays whole); no width: `line` as it is.
+--- @param line string
+--- @param width integer|nil
+--- @return string[]
+function M.wrap(line, width)
+  if not width or width < 10 or vim.fn.strdisplaywidth(line) <= width then
+    return { line }
+  end
+  local pieces, current = {}, ''
+  for word in line:gmatch('%S+') do
+    local joined = current == '' and word or (current .. ' ' .. word)
+    if current ~= '' and vim.fn.strdisplaywidth(joined) > width then
+      table.insert(pieces, current)
+      current = word
+    else
+      current = joined
+    end
+  end
+  if current ~= '' then
+    table.insert(pieces, current)
+  end
+  return pieces
+end
+
 --- The words of a closing line.
 --- @param stop string
 --- @param steps integer|nil
@@ -132,9 +180,18 @@ function M.lines(block)
   elseif kind == 'rhema' then
     return { '## Rhema' }
   elseif kind == 'thinking' then
-    return vim.tbl_map(function(line)
-      return line == '' and '>' or '> ' .. line
-    end, M.split(block.text))
+    -- Wrapped here, at the panel's width, so every line keeps its "> ".
+    local out = {}
+    for _, line in ipairs(M.split(block.text)) do
+      if line == '' then
+        table.insert(out, '>')
+      else
+        for _, piece in ipairs(M.wrap(line, block.width and block.width - 2 or nil)) do
+          table.insert(out, '> ' .. piece)
+        end
+      end
+    end
+    return out
   elseif kind == 'text' or kind == 'note' or kind == 'notice' then
     return M.split(block.text)
   elseif kind == 'tool' then

@@ -189,9 +189,9 @@ def test_a_key_typed_in_neovim_is_kept_outside_the_workspace_and_used(
     assert "error" not in r, r.get("error")
     assert "needs its key" in str(r["before"]["error"])
     assert r["after"].get("error") is None and r["after"]["name"] == "openai"
-    assert any(
-        "PATH is not a provider key variable" in m["message"] for m in r["messages"]
-    ), r["messages"]
+    assert any("PATH is not a provider key variable" in m["message"] for m in r["messages"]), r[
+        "messages"
+    ]
     assert r["prompt"].startswith("OPENAI_API_KEY (kept in ")
     kept = Path(r["file"])
     assert workspace not in kept.parents and kept.stat().st_mode & 0o777 == 0o600

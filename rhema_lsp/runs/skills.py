@@ -37,12 +37,8 @@ import anyio.to_thread
 from pydantic import Field
 
 from rhema_lsp.engine import (
-    DelegatingResolver,
     Progress,
-    ReplaySafety,
-    StatusReporter,
     ToolCall,
-    ToolContext,
     ToolResolver,
     ToolResult,
     ToolSpec,
@@ -57,6 +53,7 @@ from rhema_lsp.runs.extension_files import (
 )
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.own_tool import OwnToolResolver
 
 __all__ = [
     "SKILL",
@@ -272,44 +269,26 @@ def _read_other(skill: Skill, file: str) -> str:
     return read.text
 
 
-class Skills(DelegatingResolver):
-    """``inner``'s tools plus ``skill`` (see the module docstring)."""
+class Skills(OwnToolResolver):
+    """``inner``'s tools plus ``skill`` (see the module docstring); it only
+    reads, so it may run again after a crash and beside other calls."""
 
     def __init__(self, inner: ToolResolver, skills: SkillSet) -> None:
         super().__init__(inner)
         self.skills = skills
 
-    def specs(self) -> list[ToolSpec]:
-        """The inner tools, then ``skill``."""
-        return [*(s for s in self.inner.specs() if s.name != SKILL), _SPEC]
+    def own_spec(self) -> ToolSpec:
+        """``skill``."""
+        return _SPEC
 
-    def replay_safety(self, name: str) -> ReplaySafety:
-        """``SAFE`` for ``skill`` (it only reads)."""
-        return ReplaySafety.SAFE if name == SKILL else self.inner.replay_safety(name)
-
-    def concurrent(self, call: ToolCall) -> bool:
-        """``skill`` may run beside other calls."""
-        return call.name == SKILL or self.inner.concurrent(call)
-
-    async def resolve_streaming(
-        self,
-        call: ToolCall,
-        ctx: ToolContext,
-        progress: Progress,
-        status: StatusReporter | None = None,
-    ) -> ToolResult:
-        """Give a skill, or run the call through the inner resolver."""
-        if call.name != SKILL:
-            return await self.inner.resolve_streaming(call, ctx, progress, status)
-        try:
-            args = SkillArgs.parse(call.args)
-            skill = self.skills.get(args.name)
-            if skill is None:
-                names = ", ".join(s.name for s in self.skills.skills)
-                raise ToolError(f"no skill {args.name!r}; the skills: {names}")
-            if args.file is None:
-                return ToolResult.success(call.id, _answer(skill))
-            text = await anyio.to_thread.run_sync(_read_other, skill, args.file)
-        except ToolError as exc:
-            return ToolResult.failure(call.id, str(exc))
+    async def own(self, call: ToolCall, progress: Progress) -> ToolResult:
+        """Give a skill's body, or one of its other files."""
+        args = SkillArgs.parse(call.args)
+        skill = self.skills.get(args.name)
+        if skill is None:
+            names = ", ".join(s.name for s in self.skills.skills)
+            raise ToolError(f"no skill {args.name!r}; the skills: {names}")
+        if args.file is None:
+            return ToolResult.success(call.id, _answer(skill))
+        text = await anyio.to_thread.run_sync(_read_other, skill, args.file)
         return ToolResult.success(call.id, text)

@@ -34,7 +34,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import anyio.to_thread
 from pydantic import Field
@@ -72,6 +72,7 @@ from rhema_lsp.runs.workplace import BackendSource, Plan, Workplace
 from rhema_lsp.tools import WorkspaceTools
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.own_tool import OwnToolResolver
 from rhema_lsp.tools.specs import TOOLS_BY_MODE
 from rhema_lsp.vocabulary import MODES, Mode
 
@@ -224,7 +225,7 @@ class _ChildOutput:
 
 
 @dataclass
-class Tasks(DelegatingResolver):
+class Tasks(OwnToolResolver):
     """``inner``'s tools plus ``task`` (see the module docstring)."""
 
     inner: ToolResolver
@@ -237,33 +238,16 @@ class Tasks(DelegatingResolver):
     usage: Usage = field(default_factory=Usage)
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
-    def specs(self) -> list[ToolSpec]:
-        """The inner tools, then ``task``."""
-        return [*(s for s in self.inner.specs() if s.name != TASK), TaskArgs.spec()]
+    safety: ClassVar[ReplaySafety] = ReplaySafety.UNSAFE
+    """A task is not run again after a crash."""
 
-    def replay_safety(self, name: str) -> ReplaySafety:
-        """A task is not run again after a crash."""
-        return ReplaySafety.UNSAFE if name == TASK else self.inner.replay_safety(name)
+    def own_spec(self) -> ToolSpec:
+        """``task``; tasks run side by side."""
+        return TaskArgs.spec()
 
-    def concurrent(self, call: ToolCall) -> bool:
-        """Tasks run side by side."""
-        return call.name == TASK or self.inner.concurrent(call)
-
-    async def resolve_streaming(
-        self,
-        call: ToolCall,
-        ctx: ToolContext,
-        progress: Progress,
-        status: StatusReporter | None = None,
-    ) -> ToolResult:
-        """Run a child turn, or the call through the inner resolver."""
-        if call.name != TASK:
-            return await self.inner.resolve_streaming(call, ctx, progress, status)
-        try:
-            args = TaskArgs.parse(call.args)
-            return await self._child(call.id, args, progress)
-        except ToolError as exc:
-            return ToolResult.failure(call.id, str(exc))
+    async def own(self, call: ToolCall, progress: Progress) -> ToolResult:
+        """Run a child turn."""
+        return await self._child(call.id, TaskArgs.parse(call.args), progress)
 
     async def _child(self, call_id: str, args: TaskArgs, progress: Progress) -> ToolResult:
         agent = None

@@ -15,7 +15,7 @@ running it again after a crash only sends the same plan again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
@@ -23,15 +23,13 @@ from rhema_lsp.engine.events import PlanEntry, PlanUpdate
 from rhema_lsp.engine.messages import Message, ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
 from rhema_lsp.engine.tools import (
-    DelegatingResolver,
     Progress,
     ReplaySafety,
-    StatusReporter,
-    ToolContext,
     ToolResolver,
 )
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.own_tool import OwnToolResolver
 from rhema_lsp.vocabulary import PlanPriority, PlanStatus
 
 __all__ = ["MAX_ENTRIES", "UPDATE_PLAN", "Planning", "UpdatePlan", "latest_plan"]
@@ -92,7 +90,7 @@ def _answer(entries: Sequence[PlanEntry]) -> str:
     return f"Plan updated: {done} of {len(entries)} steps completed{now}."
 
 
-class Planning(DelegatingResolver):
+class Planning(OwnToolResolver):
     """``inner``'s tools plus ``update_plan`` (see the module docstring).
 
     Parameters
@@ -117,35 +115,24 @@ class Planning(DelegatingResolver):
         self.on_plan = on_plan
         self.limit = limit
 
-    def specs(self) -> list[ToolSpec]:
-        """The inner tools, then ``update_plan``."""
-        inner = [spec for spec in self.inner.specs() if spec.name != UPDATE_PLAN]
+    safety: ClassVar[ReplaySafety] = ReplaySafety.SAFE
+    alone: ClassVar[bool] = True
+    """``update_plan`` runs alone."""
+
+    def own_spec(self) -> ToolSpec:
+        """``update_plan``."""
+        return _SPEC
+
+    def inner_specs(self) -> list[ToolSpec]:
+        """The inner tools, the last giving way to ``update_plan`` at the cap."""
+        inner = super().inner_specs()
         if self.limit is not None:
             inner = inner[: max(self.limit - 1, 0)]
-        return [*inner, _SPEC]
+        return inner
 
-    def replay_safety(self, name: str) -> ReplaySafety:
-        """``SAFE`` for ``update_plan``, else as the inner resolver says."""
-        return ReplaySafety.SAFE if name == UPDATE_PLAN else self.inner.replay_safety(name)
-
-    def concurrent(self, call: ToolCall) -> bool:
-        """As the inner resolver says; ``update_plan`` runs alone."""
-        return call.name != UPDATE_PLAN and self.inner.concurrent(call)
-
-    async def resolve_streaming(
-        self,
-        call: ToolCall,
-        ctx: ToolContext,
-        progress: Progress,
-        status: StatusReporter | None = None,
-    ) -> ToolResult:
-        """Set the plan, or run the call through the inner resolver."""
-        if call.name != UPDATE_PLAN:
-            return await self.inner.resolve_streaming(call, ctx, progress, status)
-        try:
-            entries = _entries(UpdatePlan.parse(call.args))
-        except ToolError as exc:
-            return ToolResult.failure(call.id, str(exc))
+    async def own(self, call: ToolCall, progress: Progress) -> ToolResult:
+        """Set the plan."""
+        entries = _entries(UpdatePlan.parse(call.args))
         self.on_plan(PlanUpdate(entries))
         return ToolResult.success(call.id, _answer(entries))
 

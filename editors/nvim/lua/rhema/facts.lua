@@ -74,6 +74,11 @@ M.settings = {
   mcpStartTimeout = 10.0,
   diagnosticsWait = 1.5,
   languageServers = {},
+  inlineCompletion = true,
+  completionProvider = vim.NIL,
+  completionModel = vim.NIL,
+  completionBaseUrl = vim.NIL,
+  completionDebounce = 75,
 }
 
 return M

@@ -225,3 +225,19 @@ async def test_a_document_not_open_gets_no_suggestion(
 ) -> None:
     assert await ask(inline, (folder / "nowhere.py").as_uri(), 10**6, 10**6) == {"items": []}
     assert fake.posts == []
+
+
+async def test_status_says_which_model_completes(folder: Path, fake: FakeModelServer) -> None:
+    own = {"completionProvider": "custom", "completionBaseUrl": fake.base_url}
+    with kept_logging():
+        client = await start(folder, {**settings(fake), **own, "completionModel": "coder"})
+        try:
+            answer = await client.command("rhema.status", {})
+        finally:
+            await stop(client)
+    assert answer["completion"] == {
+        "enabled": True,
+        "provider": "custom",
+        "model": "coder",
+        "baseUrl": fake.base_url,
+    }

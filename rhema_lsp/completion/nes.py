@@ -236,20 +236,31 @@ def minimal_edits(text: str, prompt: Prompt, region: str) -> list[Edit]:
             end = min(offsets[i2], len(old))
             edits.append(Edit(prompt.start + start, prompt.start + end, ""))
             continue
-        head = 0
-        while head < min(len(before), len(after)) and before[head] == after[head]:
-            head += 1
-        tail = 0
-        while (
-            tail < min(len(before), len(after)) - head
-            and before[len(before) - 1 - tail] == after[len(after) - 1 - tail]
-        ):
-            tail += 1
-        edits.append(
-            Edit(
-                prompt.start + start + head,
-                prompt.start + start + len(before) - tail,
-                after[head : len(after) - tail],
-            )
-        )
+        if i2 - i1 == j2 - j1:  # line by line: each changed line its own edit
+            for number in range(i2 - i1):
+                edits.extend(
+                    _trimmed(
+                        prompt.start + offsets[i1 + number],
+                        old_lines[i1 + number],
+                        new_lines[j1 + number],
+                    )
+                )
+        else:
+            edits.extend(_trimmed(prompt.start + start, before, after))
     return edits
+
+
+def _trimmed(start: int, before: str, after: str) -> list[Edit]:
+    """``before`` (at ``start``) to ``after``, cut to the characters that differ."""
+    if before == after:
+        return []
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(before), len(after)) - head
+        and before[len(before) - 1 - tail] == after[len(after) - 1 - tail]
+    ):
+        tail += 1
+    return [Edit(start + head, start + len(before) - tail, after[head : len(after) - tail])]

@@ -181,7 +181,10 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.delay > 0:
                 time.sleep(reply.delay)
             status, answer = fim_answer(self.path, reply)
-            self._send_whole(status, {"content-type": "application/json"}, answer)
+            try:
+                self._send_whole(status, {"content-type": "application/json"}, answer)
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+                self.server.owner._disconnected()  # the client aborted the request
             return
         status, headers, pieces = self.server.owner._rendered(reply)
         if reply.kind == "error":

@@ -116,13 +116,14 @@ async def test_a_request_cancelled_in_flight_is_aborted(
     inline: Loopback, fake: FakeModelServer, folder: Path
 ) -> None:
     uri = opened(inline, folder / "slow.py", SOURCE)
-    fake.script(text_reply("late", delay=3.0))
+    fake.script(text_reply("late", delay=1.0))
     request = ask(inline, uri, 1, 4, "slow-1")
     await asyncio.to_thread(fake.received_post.wait, 5)
     inline.notify("$/cancelRequest", {"id": "slow-1"})
-    async with asyncio.timeout(1):  # not the model's three seconds
+    async with asyncio.timeout(0.5):  # not the model's second
         with pytest.raises(RuntimeError, match="cancel"):
             await request
+    assert await asyncio.to_thread(fake.client_closed.wait, 5)  # the connection was closed
 
 
 async def test_a_protected_file_never_reaches_the_model(

@@ -25,6 +25,7 @@ import {
   State,
   type LanguageClient,
 } from 'vscode-languageclient/node';
+import { registerInlineCompletion } from './inline';
 import { CHECKPOINT_SCHEME, CheckpointContent } from './checkpoints';
 import { createClient, execute, notifySettingsChanged, onReview } from './client';
 import {
@@ -114,6 +115,7 @@ export class Rhema implements vscode.Disposable {
       );
     }
     this.disposables.push(this.chat.register());
+    this.disposables.push(registerInlineCompletion(() => this.client));
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointContent(() => this.start())),
     );

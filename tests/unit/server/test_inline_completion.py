@@ -62,14 +62,28 @@ def fim_posts(fake: FakeModelServer) -> list[Any]:
     return [post for post in fake.posts if post.path.endswith("/completions")]
 
 
+NEOVIM_012 = {"textDocument": {"inlineCompletion": {"dynamicRegistration": True}}}
+"""What Neovim 0.12's ``vim.lsp.inline_completion`` declares (no registry ships 0.12 yet)."""
+
+
+@pytest.mark.parametrize("capabilities", [{}, NEOVIM_012], ids=["none declared", "neovim 0.12"])
 async def test_inline_completion_is_declared_whatever_the_client_declared(
-    folder: Path, fake: FakeModelServer
+    folder: Path, fake: FakeModelServer, capabilities: dict[str, Any]
 ) -> None:
     with kept_logging():
         client = Loopback(create_server())
-        init: dict[str, Any] = {"processId": None, "rootUri": folder.as_uri(), "capabilities": {}}
+        init: dict[str, Any] = {
+            "processId": None,
+            "rootUri": folder.as_uri(),
+            "capabilities": capabilities,
+            "initializationOptions": {**settings(fake), "completionDebounce": 50},
+        }
         answer = await client.send("initialize", init)
         assert answer["capabilities"]["inlineCompletionProvider"] == {}
+        client.notify("initialized", {})
+        uri = opened(client, folder / "n.py", "x = ")
+        fake.script(text_reply("1"))
+        assert (await ask(client, uri, 0, 4))["items"][0]["insertText"] == "1"
         await client.send("shutdown")
 
 
@@ -219,6 +233,16 @@ async def test_hostile_inline_edit_params_are_refused(
     with pytest.raises(RuntimeError):
         await inline.send("textDocument/copilotInlineEdit", params)
     assert fake.posts == []
+
+
+async def test_a_position_past_the_end_is_the_end(
+    inline: Loopback, fake: FakeModelServer, folder: Path
+) -> None:
+    uri = opened(inline, folder / "end.py", "x = ")
+    fake.script(text_reply("1"))
+    answer = await ask(inline, uri, 10**6, 10**6)
+    assert answer["items"][0]["insertText"] == "1"
+    assert fake.posts[0].body["prompt"] == "x = "
 
 
 async def test_a_document_not_open_gets_no_suggestion(

@@ -26,6 +26,7 @@ local M = {}
 --- @field enabled boolean ghost text from the server's inline completion as you type
 --- @field accept string|false the Insert-mode key that accepts the suggestion shown
 --- @field disabled_filetypes string[] filetypes with no ghost text
+--- @field next_edit string|false the Normal-mode key that jumps to the next-edit suggestion, then applies it
 
 --- @class rhema.Options
 --- @field cmd string[] the server command (stdio)
@@ -68,6 +69,7 @@ M.defaults = {
   inline = {
     enabled = true,
     accept = '<M-l>',
+    next_edit = '<M-;>',
     disabled_filetypes = {},
   },
   keymaps = false,

@@ -30,6 +30,9 @@ interface WireItem {
 
 type WireAnswer = { items: WireItem[] } | WireItem[] | null;
 
+/** The document version each document last got ghost text for (a next edit waits while it shows). */
+export const suggestedAt = new Map<string, number>();
+
 /** Whether ghost text is wanted in `document` (the editor's and rhema's settings for its language). */
 export function inlineEnabled(document: vscode.TextDocument): boolean {
   const editor = vscode.workspace.getConfiguration('editor.inlineSuggest', document);
@@ -64,7 +67,10 @@ export function registerInlineCompletion(client: () => LanguageClient | undefine
       };
       try {
         const answer = await running.sendRequest<WireAnswer>(INLINE_COMPLETION_METHOD, params, token);
-        return token.isCancellationRequested ? undefined : toItems(answer);
+        if (token.isCancellationRequested) return undefined;
+        const items = toItems(answer);
+        if (items.length > 0) suggestedAt.set(document.uri.toString(), document.version);
+        return items;
       } catch {
         return undefined; // cancelled, or the server could not answer: no ghost text
       }

@@ -83,18 +83,23 @@ export class NextEdits implements vscode.Disposable {
     }
     const edit = pickEdit(answer, uri, version);
     if (edit === undefined || source.token.isCancellationRequested || document.version !== version) return;
-    this.show(editor, version, edit);
+    await this.show(editor, version, edit);
   }
 
-  private show(editor: vscode.TextEditor, version: number, edit: NextEdit): void {
+  private async show(editor: vscode.TextEditor, version: number, edit: NextEdit): Promise<void> {
     const { start, end } = edit.range;
     const range = new vscode.Range(start.line, start.character, end.line, end.character);
+    // The key first: once the edit is on screen, Tab applies it.
+    await vscode.commands.executeCommand('setContext', CONTEXT_KEY, true);
+    if (editor.document.version !== version || this.shown !== undefined) {
+      if (this.shown === undefined) void vscode.commands.executeCommand('setContext', CONTEXT_KEY, false);
+      return;
+    }
     editor.setDecorations(this.old, range.isEmpty ? [] : [range]);
     editor.setDecorations(this.added, [
       { range: new vscode.Range(range.end, range.end), renderOptions: { after: { contentText: shownText(edit.text) } } },
     ]);
     this.shown = { editor, version, range, text: edit.text };
-    void vscode.commands.executeCommand('setContext', CONTEXT_KEY, true);
   }
 
   /** Apply the edit shown (if the document is still the version it was for). */

@@ -34,6 +34,7 @@ MODULES = (
     "checkpoints_store",
     "edit_diagnostics",
     "inline_completion",
+    "sandbox",
 )
 
 

@@ -1,7 +1,7 @@
 """First token over ACP: the provider's first delta to the first
 ``agent_message_chunk`` at an ACP client, next to the adapter alone.
 
-A paced OpenAI-wire SSE server (:class:`bench.server_stream.PacedModelServer`,
+A paced OpenAI-wire SSE server (:class:`bench.paced_model.PacedModelServer`,
 its own thread and event loop in this process) streams short answers of
 :data:`DELTAS` marked deltas, :data:`INTERVAL` seconds apart, stamping each
 send with ``time.perf_counter()``. Each turn's figure is the arrival of the
@@ -35,7 +35,7 @@ from acp import PROTOCOL_VERSION, Client, spawn_agent_process, text_block
 from acp.client.connection import ClientSideConnection
 from acp.schema import AgentMessageChunk, ClientCapabilities, Implementation, TextContentBlock
 
-from bench.server_stream import Pace, PacedModelServer, adapter_read, print_table
+from bench.paced_model import Pace, PacedModelServer, adapter_read, print_table
 
 DELTAS = 4
 INTERVAL = 0.02

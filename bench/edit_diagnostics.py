@@ -7,7 +7,9 @@ Each edit flips a call in ``pkg/use.py`` between ``greet("Ann")`` and
 the server's answer for the edited version (the worst case: an edit that
 changes nothing about the problems returns as soon as the server answered
 too). Figures: p50 and p90 wall time of 20 edits each; the server's RSS
-(its process tree) after the run. Run: ``python -m bench.edit_diagnostics``
+(its process tree) after the run; and an edit of ``README.md`` (a file no
+language server serves) with basedpyright running, against the same edit
+with no language service: it must wait for nothing. Run: ``python -m bench.edit_diagnostics``
 (needs ``basedpyright-langserver`` on ``PATH``: ``pip install basedpyright``).
 """
 
@@ -37,6 +39,7 @@ def _workspace(folder: str) -> Path:
     (root / "pkg" / "__init__.py").write_text("")
     (root / "pkg" / "core.py").write_text(_CORE)
     (root / "pkg" / "use.py").write_text(_USE)
+    (root / "README.md").write_text('# pkg\n\nCall `greet("Ann")`.\n')
     return root
 
 
@@ -58,7 +61,7 @@ def _rss_kib(pid: int) -> int:
     return total
 
 
-async def _edits(tools: WorkspaceTools) -> list[float]:
+async def _edits(tools: WorkspaceTools, path: str = "pkg/use.py") -> list[float]:
     times: list[float] = []
     texts = ('greet("Ann")', "greet(42)")
     for n in range(EDITS):
@@ -66,7 +69,7 @@ async def _edits(tools: WorkspaceTools) -> list[float]:
         call = ToolCall(
             id=f"e{n}",
             name="edit_file",
-            args={"path": "pkg/use.py", "old_text": old, "new_text": new},
+            args={"path": path, "old_text": old, "new_text": new},
         )
         started = time.perf_counter()
         result = await tools.resolve(call, ToolContext())
@@ -101,17 +104,27 @@ async def measure() -> list[Row]:
             await _edits(checked)  # warm: the server has analysed both states
             alone = await _edits(plain)
             with_diagnostics = await _edits(checked)
+            readme_alone = await _edits(plain, "README.md")
+            readme = await _edits(checked, "README.md")
             pids = [status.pid for status in languages.status() if status.pid]
             rss = sum(_rss_kib(pid) for pid in pids)
         finally:
             await languages.aclose()
     p50, base50 = statistics.median(with_diagnostics), statistics.median(alone)
     p90, base90 = _p90(with_diagnostics), _p90(alone)
+    other, other_base = statistics.median(readme), statistics.median(readme_alone)
     return [
         ("edit_file + diagnostics p50, ms (vs the edit alone)", p50, base50, p50 / base50, ""),
         ("edit_file + diagnostics p90, ms (vs the edit alone)", p90, base90, p90 / base90, ""),
         ("diagnostics add to an edit p50, ms", p50 - base50, "", "", "< 1,500 (the wait)"),
         ("basedpyright RSS after the run, MiB", rss / 1024, "", "", ""),
+        (
+            "edit_file README.md, basedpyright running, p50 ms (vs no server)",
+            other,
+            other_base,
+            other / other_base,
+            "< 1,000 more",
+        ),
     ]
 
 

@@ -13,10 +13,14 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 __all__ = [
+    "ASK_MCP_WAIT_S",
+    "MCP_RUN_WAIT_ENV",
     "MODES",
+    "PLAN_PRIORITIES",
     "PLAN_STATUSES",
     "TRUST_CHOICES",
     "Mode",
+    "PlanPriority",
     "PlanStatus",
     "RewindWhat",
     "TrustChoice",
@@ -35,6 +39,13 @@ PlanStatus = Literal["pending", "in_progress", "completed"]
 PLAN_STATUSES: tuple[PlanStatus, ...] = get_args(PlanStatus)
 """Every plan entry status, in the order an entry goes through them."""
 
+PlanPriority = Literal["high", "medium", "low"]
+"""How much one entry of a plan matters (ACP shows it; ``medium`` when the
+model gives none)."""
+
+PLAN_PRIORITIES: tuple[PlanPriority, ...] = get_args(PlanPriority)
+"""Every plan entry priority, the highest first."""
+
 RewindWhat = Literal["code", "conversation", "both"]
 """What a rewind takes back: the files, the conversation, or both."""
 
@@ -48,3 +59,12 @@ TRUST_CHOICES: tuple[TrustChoice, ...] = get_args(TrustChoice)
 exactly these is about trust, not an action: a client that approves actions
 on its own (``rhema-lsp ask --yes``) must not answer it (headless, only
 ``--trust-project`` does)."""
+
+MCP_RUN_WAIT_ENV = "RHEMA_MCP_RUN_WAIT"
+"""The environment variable that caps, in seconds, how long a run of the
+server waits for its MCP servers to start (``rhema-lsp ask`` sets it for the
+server it starts: :data:`ASK_MCP_WAIT_S`; :mod:`rhema_lsp.mcp.starting`)."""
+
+ASK_MCP_WAIT_S = 2.0
+"""How long a run of ``rhema-lsp ask`` waits for its MCP servers to start:
+one that takes longer joins the run once it is ready."""

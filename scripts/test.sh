@@ -44,5 +44,5 @@ if ((fast)); then
 fi
 echo "== extension: tsc, eslint, unit tests"
 (cd editors/vscode && npm run --silent check && npm test --silent)
-echo "== pytest";      python3 -m pytest -n "$workers" --dist loadgroup "$@"
+echo "== pytest";      python3 -m pytest -n "$workers" --dist loadgroup --durations=25 "$@"
 echo "== all checks: $(( $(date +%s) - start )) s"

@@ -60,11 +60,11 @@ from acp.schema import (
 )
 
 from rhema_lsp.acp.builtin_commands import CommandSeat, Discard, builtin_commands
-from rhema_lsp.acp.commands import update_message
 from rhema_lsp.acp.config import MODE, SessionModels
+from rhema_lsp.acp.custom_commands import offered, offered_message
 from rhema_lsp.acp.editor import AcpClient
 from rhema_lsp.acp.errors import AcpAgentError, BadParams, UnknownSession, answers
-from rhema_lsp.acp.handshake import initialize_result
+from rhema_lsp.acp.handshake import images_offered, initialize_result
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.options import SessionOptions, restore_choices
 from rhema_lsp.acp.prompt import PromptBlock, user_prompt
@@ -161,8 +161,8 @@ class RhemaAcpAgent:
         self._capabilities = client_capabilities or ClientCapabilities()
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
-        # the answer rhema_lsp.acp.handshake sends before the SDK loads, the same
-        return InitializeResponse.model_validate(initialize_result())
+        images = images_offered(self.settings.model_dump(by_alias=True))  # = the early answer
+        return InitializeResponse.model_validate(initialize_result(images))
 
     @answers
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
@@ -215,7 +215,7 @@ class RhemaAcpAgent:
             secrets.token_hex(8), cwd, additional_directories, mcp_servers, stored=False
         )
         if self.after_answer is not None:  # the client is told of the session first
-            self.after_answer(session.id, update_message(session.id, self.commands.update()))
+            self.after_answer(session.id, await offered_message(self, session))
         return NewSessionResponse(
             session_id=session.id,
             modes=session.modes(),
@@ -236,7 +236,7 @@ class RhemaAcpAgent:
         session, history = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
         for update in replay(history):
             await self.client.session_update(session_id, update)
-        await self.client.session_update(session_id, self.commands.update())
+        await self.client.session_update(session_id, await offered(self, session))
         return LoadSessionResponse(
             modes=session.modes(), config_options=await self.options.listed(session)
         )
@@ -253,7 +253,7 @@ class RhemaAcpAgent:
         """As ``session/load``, without replaying the history (the client
         still shows it)."""
         session, _ = await self._reopen(cwd, session_id, additional_directories, mcp_servers)
-        await self.client.session_update(session_id, self.commands.update())
+        await self.client.session_update(session_id, await offered(self, session))
         return ResumeSessionResponse(
             modes=session.modes(), config_options=await self.options.listed(session)
         )
@@ -367,11 +367,11 @@ class RhemaAcpAgent:
             await self._say(session_id, await command[0].run(session, command[1]))
             return PromptResponse(stop_reason="end_turn")
         settings = session.settings(self.settings)
-        steps, images = settings.max_steps, asked.images
-        plan = Plan(prompt=text, title=text, mode=session.mode, max_steps=steps, images=images)
+        plan = Plan(text, text, session.mode, settings.max_steps, images=asked.images)
         stored = session.id if session.stored else None
+        plan, model = await self.door.expand(plan, session.place, stored)
         run = await self.door.start(
-            session.store, stored, plan, new_id=session.id, model=settings.model or ""
+            session.store, stored, plan, new_id=session.id, model=model or settings.model or ""
         )
         try:
             outcome = await run_prompt(
@@ -379,7 +379,7 @@ class RhemaAcpAgent:
                 session,
                 run,
                 plan,
-                lambda: self.models.provider(session.model),
+                lambda: self.models.provider(model or session.model),
                 settings,
                 self.client,
             )

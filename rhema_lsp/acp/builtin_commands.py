@@ -62,9 +62,15 @@ def builtin_commands(seat: CommandSeat) -> SlashCommands:
     async def status(session: AcpSession, _arg: str) -> str:
         turns = (await session.store.info(session.id)).turns if session.stored else 0
         settings = seat.settings(session)
+        model = settings.model
+        if model is None:  # the provider's own, as the model picker names it
+            try:
+                model = (await seat.backend(session)).model
+            except ProviderError:
+                model = "none (no provider is set up)"
         return (
             f"Session {session.id} in {session.cwd}\n"
-            f"mode {session.mode}, model {settings.model or 'the provider default'}, "
+            f"mode {session.mode}, model {model}, "
             f"thinking {session.thinking}; {turns} turn{'s' if turns != 1 else ''}"
         )
 

@@ -33,8 +33,8 @@ from rhema_lsp.acp.errors import BadParams
 from rhema_lsp.acp.offers import MODE, MODEL, THINKING, THINKING_LEVELS, option_entries
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.providers import ResolvedProvider
+from rhema_lsp.providers.known import is_loopback
 from rhema_lsp.providers.local import model_ids
-from rhema_lsp.providers.secrets import is_loopback
 from rhema_lsp.runs.settings import Settings, Thinking
 from rhema_lsp.vocabulary import MODES, Mode
 

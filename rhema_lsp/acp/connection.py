@@ -40,6 +40,7 @@ from acp.utils import normalize_result
 from anyio.abc import TaskGroup
 
 from rhema_lsp.acp.agent import RhemaAcpAgent
+from rhema_lsp.acp.custom_commands import offered
 from rhema_lsp.acp.handshake import Greeting
 from rhema_lsp.acp.ready import Opened
 from rhema_lsp.acp.sessions import AcpSession
@@ -81,7 +82,7 @@ async def _taken_over(agent: RhemaAcpAgent, opened: Opened, follow_ups: TaskGrou
     except RequestError as exc:  # the folder's store cannot be opened
         logger.error("session %s cannot be opened: %s", opened.session_id, exc)
         return
-    await agent.client.session_update(session.id, agent.commands.update())
+    await agent.client.session_update(session.id, await offered(agent, session))
     follow_ups.start_soon(_options_told, agent, session)
 
 

@@ -118,6 +118,9 @@ class _CallState:
     stream: UpdateStream | None = None
     diffs: list[FileDiff] = field(default_factory=list)
     buffers: dict[Path, _Buffer] = field(default_factory=dict)
+    answers: dict[str, str | None] = field(default_factory=dict)
+    """The questions asked during the call, and their answers (the same
+    question within one call is answered once)."""
 
 
 CLIENT_FAILED = (RequestError, ConnectionError, ValidationError)
@@ -252,10 +255,19 @@ class AcpEditor:
         allow = approving_choice(choices)
         if allow is None:
             return None
-        reject = DENY
         if message in self.always_allowed:
             self._under_way()
             return allow
+        state = self._now
+        if state.call is not None and message in state.answers:
+            return state.answers[message]
+        answer = await self._ask(message, allow)
+        if state.call is not None:
+            state.answers[message] = answer
+        return answer
+
+    async def _ask(self, message: str, allow: str) -> str | None:
+        reject = DENY
         shown = self._now.call or ToolCallUpdate(tool_call_id="rhema-confirm", title=message)
         asked = shown.model_copy(update={"content": [text_content(message)], "status": "pending"})
         stream = self._now.stream

@@ -31,6 +31,7 @@ from typing import ParamSpec, TypeVar
 from acp import RequestError
 
 from rhema_lsp.engine import ImageRefused, ProviderError
+from rhema_lsp.runs.hook_events import PromptBlocked
 from rhema_lsp.runs.registry import SessionRunningError
 from rhema_lsp.sessions import SessionBusyError, SessionStoreError, UnknownSessionError
 
@@ -100,6 +101,8 @@ def to_request_error(exc: Exception) -> RequestError:
         return RequestError(RESOURCE_NOT_FOUND, str(exc))
     if isinstance(exc, ImageRefused):
         return RequestError(INVALID_PARAMS, f"an image of the prompt is refused: {exc}")
+    if isinstance(exc, PromptBlocked):
+        return RequestError(INVALID_PARAMS, str(exc))
     return RequestError(INTERNAL_ERROR, str(exc))
 
 
@@ -109,6 +112,7 @@ _MAPPED = (
     SessionStoreError,
     ProviderError,
     ImageRefused,
+    PromptBlocked,
 )
 """The root exceptions :func:`answers` maps; anything else is a bug, and
 the SDK answers it as an internal error with its traceback logged."""

@@ -40,11 +40,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from rhema_lsp import __version__
+from rhema_lsp.providers.known import offers_images
 
 __all__ = [
     "PROTOCOL_VERSION",
     "Greeting",
     "encode_line",
+    "images_offered",
     "initialize_result",
     "replaying",
     "vouched",
@@ -78,16 +80,37 @@ class Greeting:
     result: dict[str, Any]
 
 
-def initialize_result() -> dict[str, Any]:
+def images_offered(settings: Mapping[str, Any]) -> bool:
+    """Whether the agent takes images in a prompt, from the settings as the
+    command line gives them (camelCase; a value of the wrong type counts as
+    unset, as the settings leave it at its default): the configured model is
+    not known to read none (:func:`~rhema_lsp.providers.known.offers_images`)."""
+
+    def text(key: str) -> str | None:
+        value = settings.get(key)
+        return value if isinstance(value, str) else None
+
+    vision = settings.get("vision")
+    return offers_images(
+        text("provider"),
+        text("model"),
+        text("baseUrl"),
+        text("protocol"),
+        vision if isinstance(vision, bool) else None,
+    )
+
+
+def initialize_result(images: bool = True) -> dict[str, Any]:
     """The ``initialize`` result: the version this agent speaks (whatever the
     client asked, as the protocol says: the client's own when it is that
     one, else the agent's latest), and what this agent does (JSON, in the
-    SDK's field order)."""
+    SDK's field order); ``images``: whether a prompt may hold images
+    (:func:`images_offered`)."""
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
             "loadSession": True,
-            "promptCapabilities": {"image": True, "embeddedContext": True},
+            "promptCapabilities": {"image": images, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": False},
             "sessionCapabilities": {
                 "list": {},

@@ -50,6 +50,7 @@ from rhema_lsp.acp.handshake import (
     FIRST_LINE_LIMIT,
     Greeting,
     encode_line,
+    images_offered,
     initialize_result,
     vouched,
 )
@@ -231,7 +232,9 @@ class _Lines:
         return line + b"\n" + self.buffer
 
 
-async def _before_initialize(lines: _Lines, write: Write) -> tuple[Greeting | None, bytes | None]:
+async def _before_initialize(
+    lines: _Lines, write: Write, images: bool
+) -> tuple[Greeting | None, bytes | None]:
     """Serve the lines up to ``initialize`` (see the module docstring): the
     greeting answered, or ``None`` and the bytes to hand on."""
     while True:
@@ -256,7 +259,7 @@ async def _before_initialize(lines: _Lines, write: Write) -> tuple[Greeting | No
             continue
         if message.id is None or not (isinstance(message.params, dict) and vouched(message.params)):
             return None, lines.back(line)
-        result = initialize_result()
+        result = initialize_result(images)
         await write(encode_line({"jsonrpc": "2.0", "id": message.id, "result": result}))
         return Greeting(message.params, result), None
 
@@ -273,7 +276,8 @@ async def answer_early(
     Parameters
     ----------
     raw_settings
-        The command line's settings: a new session's mode and thinking level.
+        The command line's settings: whether a prompt may hold images, a new
+        session's mode and thinking level.
     idle
         Called once when nothing follows the ``initialize`` answer within
         :data:`IDLE` seconds (the client is not opening a session now: the
@@ -281,7 +285,7 @@ async def answer_early(
         is still answered here).
     """
     lines = _Lines(read)
-    greeting, rest = await _before_initialize(lines, write)
+    greeting, rest = await _before_initialize(lines, write, images_offered(raw_settings))
     if greeting is None:
         return Early(None, None, rest or b"")
     line = await lines.next(idle)

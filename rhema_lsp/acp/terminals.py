@@ -6,7 +6,9 @@ for such a client: the same tool, the same approval and allow-list (asked
 before the shell is reached), the same result for the model (the output,
 then the exit status), but the command runs where the user sees it:
 
-- ``terminal/create`` runs ``/bin/sh -c COMMAND`` in the session's folder,
+- ``terminal/create`` runs ``/bin/sh -c COMMAND`` in the session's folder
+  (inside the sandbox when commands are sandboxed: the spawn gate's
+  :func:`~rhema_lsp.tools.spawn.terminal_command`),
   in the editor's environment with the spawn gate's changes
   (:func:`~rhema_lsp.tools.spawn.terminal_environment`: credentials set
   empty, ``PATH`` without the workspace's or relative entries), keeping at
@@ -40,7 +42,8 @@ from rhema_lsp.engine.tools import CancelSignal, Progress
 from rhema_lsp.tools import ToolError
 from rhema_lsp.tools.commands import CommandOutcome, run_until_stopped
 from rhema_lsp.tools.confined_fs import ConfinedFS
-from rhema_lsp.tools.spawn import terminal_environment
+from rhema_lsp.tools.sandbox import Sandbox
+from rhema_lsp.tools.spawn import terminal_command, terminal_environment
 
 __all__ = ["OUTPUT_LIMIT", "RELEASE_WAIT", "TerminalClient", "TerminalShell"]
 
@@ -92,15 +95,20 @@ class TerminalShell:
         timeout_s: float,
         cancel: CancelSignal,
         progress: Progress,
+        sandbox: Sandbox | None = None,
     ) -> CommandOutcome:
-        """Run ``command`` in a terminal of the client; killed on ``cancel``
-        and after ``timeout_s``; always released."""
+        """Run ``command`` in a terminal of the client (inside ``sandbox``
+        when given); killed on ``cancel`` and after ``timeout_s``; always
+        released."""
         variables = await anyio.to_thread.run_sync(terminal_environment, fs.roots, env)
+        program, arguments = await anyio.to_thread.run_sync(
+            terminal_command, command, folder, fs.roots, sandbox
+        )
         try:
             created = await self.client.create_terminal(
                 session_id=self.session_id,
-                command="/bin/sh",
-                args=["-c", command],
+                command=program,
+                args=arguments,
                 env=[EnvVariable(name=name, value=value) for name, value in variables.items()],
                 cwd=str(folder),
                 output_byte_limit=OUTPUT_LIMIT,

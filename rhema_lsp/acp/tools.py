@@ -5,14 +5,14 @@
 that have them: same specs, same confinement, same in-band failures) and
 adds what ACP needs around each call: the paths it touches resolved to absolute paths (its
 ``locations``), the client's buffers of those files fetched before it runs
-(see :class:`~rhema_lsp.acp.editor.AcpEditor`), a ``tool_call_update``
+(see :class:`~rhema_lsp.acp.editor.AcpEditor`; a protected file, ``.env*``
+and keys, only by a call that reads it and only once the user allowed it,
+so the client never hands one over before the user said yes), a ``tool_call_update``
 saying it runs, and afterwards the diffs of what it changed for the update
 that carries its result.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import anyio.to_thread
 from acp.schema import ToolCallLocation, ToolCallUpdate
@@ -30,6 +30,8 @@ from rhema_lsp.engine import (
     ToolResult,
 )
 from rhema_lsp.tools import Access, ToolError, WorkspaceTools
+from rhema_lsp.tools.gate import protected_reason
+from rhema_lsp.tools.workspace import Target
 
 __all__ = ["AcpTools"]
 
@@ -73,8 +75,8 @@ class AcpTools(DelegatingResolver):
         status: StatusReporter | None = None,
     ) -> ToolResult:
         """Fetch the call's files, announce it, run it, collect its diffs."""
-        paths = await self._paths(call)
-        locations = [ToolCallLocation(path=str(path)) for path in paths]
+        targets = await self._targets(call)
+        locations = [ToolCallLocation(path=str(target.path)) for target in targets]
         self.stream.call_running(call.id, call.name, call.args, locations)
         self.editor.begin_call(
             ToolCallUpdate(
@@ -87,18 +89,36 @@ class AcpTools(DelegatingResolver):
             self.stream,
         )
         try:
-            for path in paths:
-                await self.editor.fetch(path)
+            for target in targets:
+                if await self._may_fetch(call, target):
+                    await self.editor.fetch(target.path)
             return await self.inner.resolve_streaming(call, ctx, progress, status)
         finally:
             self.stream.call_changed(call.id, self.editor.end_call())
 
-    async def _paths(self, call: ToolCall) -> list[Path]:
-        """The existing files the call names, as confined absolute paths; a
-        path the tools will refuse is left to them to explain."""
+    async def _may_fetch(self, call: ToolCall, target: Target) -> bool:
+        """Whether the client's text of ``target`` may be fetched for
+        ``call``: a protected file (``.env*``, keys) only by a call that
+        reads it, once the user allowed it (the gate's question, asked here
+        first: the call's own is then answered from it); never for any
+        other call (an edit works on the disk's text, checked before it is
+        written)."""
+        if protected_reason(target) is None:
+            return True
+        if kind_of(call.name) != "read":
+            return False
+        try:
+            await self.workspace.gate.allow_read(target)
+        except ToolError:
+            return False  # refused: nothing fetched; the call is refused the same way
+        return True
+
+    async def _targets(self, call: ToolCall) -> list[Target]:
+        """The existing files the call names, confined; a path the tools will
+        refuse is left to them to explain."""
         if not isinstance(call.args, dict):
             return []
-        found: list[Path] = []
+        found: list[Target] = []
         for key in _PATH_ARGUMENTS:
             raw = call.args.get(key)
             if not isinstance(raw, str) or not raw:
@@ -108,5 +128,5 @@ class AcpTools(DelegatingResolver):
             except ToolError:
                 continue
             if target.kind == "file":
-                found.append(target.path)
+                found.append(target)
         return found

@@ -21,7 +21,7 @@ terminal as its content), ``tool_result`` ->
 ``tool_call_update`` (completed or failed, with a ``diff`` per file an edit
 changed and the result's text), ``context`` (the context fill after each
 step or compaction) -> ``usage_update``, ``plan`` (``update_plan``) ->
-``plan`` (the whole plan, each entry of ``medium`` priority) (``used`` of ``size`` tokens, when
+``plan`` (the whole plan, each entry with its priority) (``used`` of ``size`` tokens, when
 the window is known). So a call that waits for permission is
 ``pending`` until the user answers, as the protocol says, and
 :meth:`UpdateStream.sent` lets the permission request follow the updates
@@ -136,10 +136,12 @@ def text_content(text: str) -> ContentToolCallContent:
 
 
 def plan_update(entries: Sequence[EnginePlanEntry]) -> AgentPlanUpdate:
-    """The ``plan`` update of a plan (ours has no priorities: ``medium``)."""
+    """The ``plan`` update of a plan, each entry with the priority the model gave it."""
     return AgentPlanUpdate(
         session_update="plan",
-        entries=[PlanEntry(content=e.content, priority="medium", status=e.status) for e in entries],
+        entries=[
+            PlanEntry(content=e.content, priority=e.priority, status=e.status) for e in entries
+        ],
     )
 
 

@@ -129,6 +129,13 @@ def _ask(args: argparse.Namespace) -> int:
     prompt = read_prompt(args.prompt, args.prompt_file, sys.stdin.buffer, sys.stdin.isatty())
     settings = _settings_from(args)
     folder = _folder(args)
+    tree = None
+    if args.worktree:  # the turn runs in a new worktree; the checkout stays as it is
+        from rhema_lsp.cli.worktrees import start
+
+        tree, folder = start(folder)
+        settings["sessionStore"] = "user"
+        print(f"worktree: {tree.name} on branch {tree.branch} at {tree.path}", file=sys.stderr)
     files = attached_files(folder, args.file)
     images = attached_images(args.image)
 
@@ -165,7 +172,13 @@ def _ask(args: argparse.Namespace) -> int:
         )
         return await ask(options)
 
-    return asyncio.run(run())
+    code = asyncio.run(run())
+    if tree is not None:
+        from rhema_lsp.cli.worktrees import finish
+
+        finish(tree, prompt)
+        print(f"branch {tree.branch}: `rhema-lsp worktree apply {tree.name}`", file=sys.stderr)
+    return code
 
 
 def _sessions(args: argparse.Namespace) -> int:
@@ -292,7 +305,17 @@ def build_parser() -> argparse.ArgumentParser:
         "only for a repository you trust, never for an untrusted pull request in CI",
     )
     ask.add_argument("--no-thinking", action="store_true", help="hide the model's reasoning")
+    ask.add_argument(
+        "--worktree",
+        action="store_true",
+        help="run in a new git worktree on branch rhema/NAME (HEAD plus your uncommitted "
+        "changes), leaving this checkout untouched",
+    )
     ask.set_defaults(run=_ask)
+
+    from rhema_lsp.cli.worktrees import add_worktree_commands
+
+    add_worktree_commands(commands)
 
     listing = commands.add_parser("sessions", help="list the folder's sessions")
     _add_client_flags(listing, "sessions")

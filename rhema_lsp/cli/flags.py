@@ -160,6 +160,28 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"action": "append", "metavar": "COMMAND"},
     ),
     SettingFlag(
+        "sandbox",
+        "--sandbox",
+        "run_command in an OS sandbox: auto (when available), require (refuse commands "
+        "without one) or off (ask about each command)",
+        ("ask", "status", "acp"),
+        {"choices": ("auto", "require", "off")},
+    ),
+    SettingFlag(
+        "sandboxNetwork",
+        "--sandbox-network",
+        "let sandboxed commands use the network",
+        RUN,
+        {"action": argparse.BooleanOptionalAction},
+    ),
+    SettingFlag(
+        "sandboxWritable",
+        "--sandbox-writable",
+        "a folder sandboxed commands may also write (repeatable)",
+        RUN,
+        {"action": "append", "metavar": "FOLDER"},
+    ),
+    SettingFlag(
         "approvalTimeout",
         "--approval-timeout",
         "seconds a confirmation question waits for an answer before it counts as Deny",
@@ -270,6 +292,8 @@ def _shown(value: Any) -> str:
         return "autodetect"
     if isinstance(value, tuple):
         return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
     return str(value)
 
 

@@ -27,6 +27,7 @@ from rhema_lsp.clients.settings import SETTINGS_TS_PATH, server_settings, typesc
 from rhema_lsp.contract.generate import PROTOCOL_PATH, Artefact, splice
 from rhema_lsp.contract.names import COMMAND_NAMES
 from rhema_lsp.tools.facts import ToolFacts
+from rhema_lsp.vocabulary import MODES
 
 __all__ = [
     "LUA_PATH",
@@ -173,6 +174,9 @@ def lua_facts(
     for name, default in settings.items():
         out.append(f"  {name} = {_lua(default)},")
     out.append("}")
+    out.append("")
+    out.append("--- The modes a turn runs in (the `mode` setting's choices), in this order.")
+    out.append(f"M.modes = {_lua(list(MODES))}")
     out.append("")
     out.append("return M")
     return "\n".join(out) + "\n"

@@ -48,6 +48,7 @@ from rhema_lsp.contract.results import (
     McpPromptInfo,
     McpPromptResult,
     McpResourcesResult,
+    NewConversationResult,
     OpenSessionResult,
     RewindResult,
     SessionSummary,
@@ -70,6 +71,7 @@ __all__: list[str] = [
     "MCP_PROMPTS",
     "MCP_RESOURCES",
     "MCP_RESTART",
+    "NEW_CONVERSATION",
     "OPEN_SESSION",
     "REWIND",
     "SESSIONS",
@@ -194,6 +196,12 @@ CHECKPOINT_CONTENT = CommandSpec(
     CheckpointContentArgs,
     CheckpointContentResult,
     "the text of a rhema-checkpoint: URI",
+)
+NEW_CONVERSATION = CommandSpec(
+    names.NEW_CONVERSATION,
+    SessionsArgs,
+    NewConversationResult,
+    "a plain client's next ask (none: in every folder) starts a new session",
 )
 
 _BY_NAME: dict[str, CommandSpec[Any]] = {

@@ -31,6 +31,7 @@ MCP_RESTART = "rhema.mcpRestart"
 MCP_PROMPTS = "rhema.mcpPrompts"
 MCP_PROMPT = "rhema.mcpPrompt"
 MCP_RESOURCES = "rhema.mcpResources"
+NEW_CONVERSATION = "rhema.newConversation"
 
 COMMAND_NAMES: tuple[str, ...] = (
     TURN,
@@ -51,5 +52,6 @@ COMMAND_NAMES: tuple[str, ...] = (
     MCP_PROMPTS,
     MCP_PROMPT,
     MCP_RESOURCES,
+    NEW_CONVERSATION,
 )
 """Every command's name, in the order the docs list them."""

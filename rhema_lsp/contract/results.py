@@ -31,6 +31,7 @@ __all__ = [
     "McpResourceFailure",
     "McpResourceInfo",
     "McpResourcesResult",
+    "NewConversationResult",
     "OpenSessionResult",
     "ResumedCalls",
     "RewindResult",
@@ -86,6 +87,13 @@ class CancelResult(Wire):
     """The sessions whose runs were asked to stop."""
 
     cancelled: list[str]
+
+
+class NewConversationResult(Wire):
+    """The folders whose next ask without a ``session`` starts a new session
+    (clients that render no events; see "Conversations")."""
+
+    folders: list[str]
 
 
 class SessionSummary(Wire):

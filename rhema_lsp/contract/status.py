@@ -16,6 +16,7 @@ from rhema_lsp.vocabulary import Mode
 
 __all__ = [
     "CompletionStatus",
+    "ExtensionStatus",
     "LanguageServerStatus",
     "McpServerStatus",
     "ProviderSetup",
@@ -145,10 +146,26 @@ class RulesStatus(Wire):
     refused: str | None = None
 
 
+class ExtensionStatus(Wire):
+    """One skill or custom slash command of a folder (``kind``), by ``name``
+    (``/name`` types it), its ``description`` and the file it comes from
+    (``path``, relative to the folder; the user's own by its full path); or a
+    file left out (``problem``: malformed, too large, a link out of the
+    workspace, ...; then ``name`` is empty)."""
+
+    folder: str
+    kind: Literal["skill", "command"]
+    name: str
+    path: str
+    description: str = ""
+    argument_hint: str = ""
+    problem: str | None = None
+
+
 class StatusResult(Wire):
     """The server's version, provider (with the choices for setting one up),
     folders, default mode, running sessions, MCP servers, the project
-    rules in use and who answers the language tools."""
+    rules in use, who answers the language tools and the command sandbox."""
 
     version: str
     provider: ProviderStatus
@@ -158,6 +175,8 @@ class StatusResult(Wire):
     running: list[str]
     mcp_servers: list[McpServerStatus] = Field(default_factory=list)
     rules: list[RulesStatus] = Field(default_factory=list)
+    extensions: list[ExtensionStatus] = Field(default_factory=list)
+    """The skills and custom slash commands of each folder, and the files left out."""
     language_servers: list[LanguageServerStatus] = Field(default_factory=list)
     """The agent's own language servers that are started or found."""
     completion: CompletionStatus | None = None
@@ -166,3 +185,7 @@ class StatusResult(Wire):
     """Who answers the language tools: the editor's own language servers
     (``editor``: the client declared ``language``; the agent's own serve the
     files the editor has no server for) or the agent's own (``agent``)."""
+    sandbox: str = ""
+    """Whether ``run_command`` runs sandboxed and by what, one line starting
+    ``sandbox:`` (``sandbox: off (setting) — ...``, ``sandbox: bubblewrap
+    (...)``)."""

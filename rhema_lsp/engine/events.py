@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from rhema_lsp.engine.output import StopReason, Usage
-from rhema_lsp.vocabulary import PlanStatus
+from rhema_lsp.vocabulary import PlanPriority, PlanStatus
 
 __all__ = [
     "CompactionEvent",
@@ -192,10 +192,12 @@ class ToolResultEvent:
 
 @dataclass(frozen=True, slots=True)
 class PlanEntry:
-    """One step of the model's plan, and where it stands."""
+    """One step of the model's plan, where it stands, and how much it
+    matters (``priority``: shown by ACP; not part of the LSP payload)."""
 
     content: str
     status: PlanStatus
+    priority: PlanPriority = "medium"
 
     def payload(self) -> dict[str, Any]:
         return {"content": self.content, "status": self.status}

@@ -161,6 +161,11 @@ async def status(
     print(f"rules:    {_rules_line(result)}")
     for refused in (rules for rules in result.rules if rules.refused):
         print(f"  {refused.path}: not read — {refused.refused}")
+    for kind in ("skill", "command"):
+        names = [f"/{e.name}" for e in result.extensions if e.kind == kind and not e.problem]
+        print(f"{kind}s:{' ' * (8 - len(kind))}{', '.join(names) or 'none'}")
+    for left in (entry for entry in result.extensions if entry.problem):
+        print(f"  {left.path}: not used — {left.problem}")
     languages = result.language_servers
     first = "the editor's servers, then " if result.language_answers == "editor" else ""
     found = f"{len(languages)} server(s)" if languages else "no servers found"
@@ -169,6 +174,8 @@ async def status(
         where = f" in {language.folder}" if language.folder else ""
         pid = f" (pid {language.pid})" if language.pid else ""
         print(f"  {language.language}: {language.name}, {language.state}{where}{pid}")
+    if result.sandbox:
+        print(f"sandbox:  {result.sandbox.removeprefix('sandbox: ')}")
     return exit_code
 
 

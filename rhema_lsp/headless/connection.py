@@ -21,6 +21,7 @@ from rhema_lsp.headless.editor import CLIENT_CAPABILITIES, HeadlessEditor
 from rhema_lsp.headless.errors import HeadlessError, UsageError
 from rhema_lsp.headless.wire import read_result, write_args
 from rhema_lsp.jsonrpc.child import RpcError, StdioEndpoint
+from rhema_lsp.vocabulary import ASK_MCP_WAIT_S, MCP_RUN_WAIT_ENV
 
 __all__ = ["ClientOptions", "Connection", "one_command", "stderr_note"]
 
@@ -42,6 +43,13 @@ class ClientOptions:
     debug: bool = False
 
 
+def _server_env() -> dict[str, str]:
+    """The server's environment: this one, its runs waiting at most
+    :data:`~rhema_lsp.vocabulary.ASK_MCP_WAIT_S` for MCP servers to start
+    (one question: a slow server joins the run once ready)."""
+    return {**os.environ, MCP_RUN_WAIT_ENV: f"{ASK_MCP_WAIT_S:g}"}
+
+
 async def _spawn(options: ClientOptions) -> StdioEndpoint:
     """Start the server; a cancellation waits for the start, then stops it.
 
@@ -49,7 +57,7 @@ async def _spawn(options: ClientOptions) -> StdioEndpoint:
     while the child starts, so the start is shielded and finished first.
     """
     spawning = asyncio.ensure_future(
-        StdioEndpoint.spawn(options.server_command, dict(os.environ), show_stderr=options.debug)
+        StdioEndpoint.spawn(options.server_command, _server_env(), show_stderr=options.debug)
     )
     try:
         return await asyncio.shield(spawning)

@@ -2,9 +2,10 @@
 
 :class:`AgentLanguages` serves every door whose client does not answer
 language requests itself. A document's language picks the server
-(:mod:`~rhema_lsp.language.servers`); one :class:`Connection` runs per
-(workspace folder, language family), started on the first question about
-such a document, one start at a time. Rules:
+(:mod:`~rhema_lsp.language.servers`; a document of no known language is
+served by nobody, at once: :mod:`~rhema_lsp.language.serving`); one
+:class:`Connection` runs per (workspace folder, language family), started
+on the first question about such a document, one start at a time. Rules:
 
 - Before each question the documents of that server's language are synced
   from the editor (its open buffers, unsaved text included) and the asked
@@ -44,6 +45,7 @@ import anyio.to_thread
 from rhema_lsp.language.connection import Connection
 from rhema_lsp.language.recode import recode_params, recode_result
 from rhema_lsp.language.servers import KNOWN, ServerChoice, choose, family_of, language_of
+from rhema_lsp.language.serving import FOLDER_WIDE, asked_language
 from rhema_lsp.tools.editor import OpenDocument
 from rhema_lsp.tools.language import DiagnosticsAnswer, LanguageAnswer, LanguageFailed
 from rhema_lsp.tools.positions import uri_to_path
@@ -163,13 +165,16 @@ class AgentLanguages:
                 return root
         return path.parent
 
-    async def _server(self, uri: str) -> tuple[Connection, str] | None:
+    async def _server(self, uri: str, folder_wide: bool) -> tuple[Connection, str] | None:
         path = uri_to_path(uri)
-        language = language_of(path)
+        language = asked_language(
+            path,
+            folder_wide=folder_wide,
+            running=[key[1] for key, server in self._servers.items() if server.alive],
+            open_paths=[uri_to_path(document.uri) for document in self.editor.open_documents()],
+        )
         if language is None:
-            language = self._only_language()
-            if language is None:
-                return None
+            return None
         commands = await anyio.to_thread.run_sync(self._commands)
         choice = await anyio.to_thread.run_sync(self._choose, language, commands)
         if choice is None:
@@ -211,10 +216,12 @@ class AgentLanguages:
             self._refused[key] = (time.monotonic() + RETRY_AFTER, why)
             self._strikes[key] = STRIKES - 1  # after the wait: one more start
 
-    async def _asking(self, uri: str, ask: Callable[[Connection, str], Awaitable[T]]) -> T | None:
-        """``ask`` the server of ``uri``; a failure that leaves it unusable
-        is a strike (see the module docstring)."""
-        found = await self._server(uri)
+    async def _asking(
+        self, uri: str, ask: Callable[[Connection, str], Awaitable[T]], folder_wide: bool = False
+    ) -> T | None:
+        """``ask`` the server of ``uri``'s language (:mod:`~rhema_lsp.language.serving`);
+        a failure that leaves it unusable is a strike (see the module docstring)."""
+        found = await self._server(uri, folder_wide)
         if found is None:
             return None
         server, language = found
@@ -224,18 +231,6 @@ class AgentLanguages:
             if not server.alive:
                 self._strike((server.folder, family_of(language)), server, str(exc))
             raise
-
-    def _only_language(self) -> str | None:
-        """For a folder-wide question (``workspace/symbol``): the language of
-        the one running server, or of the editor's open documents."""
-        running = {key[1] for key, server in self._servers.items() if server.alive}
-        if len(running) == 1:
-            return next(iter(running))
-        for document in self.editor.open_documents():
-            language = language_of(uri_to_path(document.uri))
-            if language is not None:
-                return language
-        return None
 
     async def _sync(self, server: Connection, uri: str, language: str) -> None:
         for document in self.editor.open_documents():
@@ -260,7 +255,7 @@ class AgentLanguages:
         async def ask(server: Connection, language: str) -> LanguageAnswer:
             return await self._request(server, language, method, params, uri)
 
-        return await self._asking(uri, ask)
+        return await self._asking(uri, ask, method in FOLDER_WIDE)
 
     async def _request(
         self, server: Connection, language: str, method: str, params: Mapping[str, Any], uri: str

@@ -4,7 +4,8 @@ prompts.
 :class:`McpCalls` is the part of
 :class:`~rhema_lsp.mcp.connection.McpConnection` that sends a request
 through the client its supervisor holds open, and the rules every request
-keeps: only while the server is ``ready``; bounded by its timeout (a
+keeps: only while the server is ``ready`` (a request to a server that is
+starting or restarting waits for it, at most :data:`RESTART_WAIT_S`); bounded by its timeout (a
 request cancelled by the run, or over its timeout, is abandoned with MCP's
 ``notifications/cancelled``, which the SDK sends when the awaiting task is
 cancelled); the SDK's errors mapped here, once, to
@@ -34,12 +35,15 @@ from rhema_lsp.mcp.results import render_contents, render_result
 from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.mcp.transports import Attempt
 
-__all__ = ["CallOutcome", "McpCalls", "Progress"]
+__all__ = ["RESTART_WAIT_S", "CallOutcome", "McpCalls", "Progress"]
 
 logger = logging.getLogger("rhema_lsp.mcp.connection")
 """The connection's logger: a call's lines are the server's."""
 
 _R = TypeVar("_R")
+
+RESTART_WAIT_S = 20.0
+"""The longest a request waits for a starting or restarting server."""
 Progress = Callable[[float, float | None, str | None], None]
 """Receives a call's progress: done so far, the total if known, a message."""
 
@@ -152,6 +156,7 @@ class McpCalls:
     async def _request_once(
         self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
     ) -> _R:
+        await self._wait_restarted(timeout_s)
         client, attempt = self._client, self._attempt
         if client is None or self.state is not ServerState.READY:
             raise McpUnavailable(self._unavailable())
@@ -192,6 +197,13 @@ class McpCalls:
             self._gone.set()
         with anyio.move_on_after(self.start_timeout + 1.0):
             while self.state is ServerState.RESTARTING:
+                await self._changed.wait()
+
+    async def _wait_restarted(self, timeout_s: float) -> None:
+        """While the server starts or restarts, wait for it: at most
+        :data:`RESTART_WAIT_S` (or the request's own timeout, if shorter)."""
+        with anyio.move_on_after(min(RESTART_WAIT_S, timeout_s)):
+            while self.state in (ServerState.STARTING, ServerState.RESTARTING):
                 await self._changed.wait()
 
     def _unavailable(self) -> str:

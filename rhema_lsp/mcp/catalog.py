@@ -2,8 +2,10 @@
 and the servers' instructions.
 
 - Each ready server's tools become ``<server>__<tool>`` with a wire-safe
-  schema (:mod:`rhema_lsp.mcp.schemas`); a name already taken (by a built-in
-  tool, or an earlier server) is skipped with a warning.
+  schema (:mod:`rhema_lsp.mcp.schemas`); a name already taken (by a
+  built-in tool, or an earlier server) is skipped with a warning. A
+  restarting server's tools are its last session's: they stay offered while
+  it restarts, and a call waits for it, bounded.
 - When a ready server declares resources, ``list_mcp_resources {server?}``
   and ``read_mcp_resource {server, uri}`` are offered (a resource link in a
   result names the server, so the model can follow it).
@@ -32,6 +34,7 @@ from rhema_lsp.mcp.schemas import exposed_name, sanitize_schema
 
 if TYPE_CHECKING:
     from rhema_lsp.mcp.connection import McpConnection
+    from rhema_lsp.mcp.listings import McpTool
 
 __all__ = [
     "FIND_TOOLS",
@@ -81,6 +84,15 @@ class RunServer:
         """Whether it can be called now."""
         return self.connection.state.value == "ready"
 
+    @property
+    def tools(self) -> list[McpTool]:
+        """The tools to offer: a ready server's; a restarting server's last
+        session's (a call waits for the restart, bounded); none otherwise."""
+        state = self.connection.state.value
+        if state == "ready":
+            return self.connection.tools
+        return self.connection.offers.kept if state == "restarting" else []
+
 
 @dataclass(frozen=True, slots=True)
 class OfferedTool:
@@ -93,13 +105,11 @@ class OfferedTool:
 
 
 def offer(servers: Sequence[RunServer], taken: set[str], wire: str) -> list[OfferedTool]:
-    """The tools of the ready ``servers``, under names not in ``taken``."""
+    """The tools of the ready (or restarting) ``servers``, under names not in ``taken``."""
     taken = set(taken)
     offered = []
     for server in servers:
-        if not server.ready:
-            continue
-        for tool in server.connection.tools:
+        for tool in server.tools:
             name = exposed_name(server.name, tool.name)
             if name in taken:
                 logger.warning(

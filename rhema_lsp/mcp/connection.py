@@ -18,7 +18,8 @@ any task go through that client while it is ``ready``.
   is called again (the next turn). A failure retrying cannot mend (no such
   command, a refused entry: :class:`~rhema_lsp.mcp.errors.McpUnstartable`)
   is ``failed`` for good: only :meth:`~McpConnection.restart` (or a changed
-  entry) tries again.
+  entry) tries again. A ready server that stops answering ``ping``
+  (:mod:`rhema_lsp.mcp.liveness`) is restarted like a crashed one.
 - The transport (:mod:`rhema_lsp.mcp.transports`): a stdio child with the
   SDK's minimal environment plus the entry's ``env`` (none of the editor's
   keys), its stderr logged and its tail kept for the error message; or a
@@ -76,6 +77,7 @@ from rhema_lsp.mcp.failures import (
 )
 from rhema_lsp.mcp.host import RunHost
 from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
+from rhema_lsp.mcp.liveness import PING_BOUND_S, PING_EVERY_S, watch_alive
 from rhema_lsp.mcp.oauth import oauth_for
 from rhema_lsp.mcp.offers import Offers, log_message
 from rhema_lsp.mcp.results import render_result
@@ -124,6 +126,9 @@ class McpConnection(McpCalls):
         Where OAuth tokens are kept (default: the user state directory).
     backoff
         Seconds before restart number *n* (tests shorten it).
+    ping
+        Seconds between pings of the ready server, and each one's bound
+        (:mod:`rhema_lsp.mcp.liveness`; tests shorten them).
     """
 
     def __init__(
@@ -137,6 +142,7 @@ class McpConnection(McpCalls):
         start_timeout: float = DEFAULT_START_TIMEOUT_S,
         state_dir: Path | None = None,
         backoff: Callable[[int], float] = backoff_delay,
+        ping: tuple[float, float] = (PING_EVERY_S, PING_BOUND_S),
     ) -> None:
         self.name = name
         self.config = config
@@ -154,6 +160,9 @@ class McpConnection(McpCalls):
         self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
         self.backoff = backoff
+        self.ping = ping
+        """Seconds between pings of the ready server, and each one's bound."""
+        self._frozen: str | None = None
         self._client: Client | None = None
         self._task: asyncio.Task[None] | None = None
         self._changed = anyio.Event()
@@ -251,8 +260,9 @@ class McpConnection(McpCalls):
             began = anyio.current_time()
             self._start_failed = self._signing_in = False
             try:
+                self._frozen = None
                 await self._serve_once()
-                failure = Failure("the server closed the connection", True)
+                failure = Failure(self._frozen or "the server closed the connection", True)
             except Exception as exc:  # noqa: BLE001 - any SDK or transport failure is this server's state, logged below
                 failure = self._classify(exc)
             if self._renewing:  # a new session was asked for: no failure, no wait
@@ -323,6 +333,8 @@ class McpConnection(McpCalls):
                 self._group = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(self._group.cancel_scope.cancel)
                 self.offers.follow(client, self._group)
+                if client.protocol_version < "2026":  # no ping in 2026-07-28
+                    self._group.start_soon(watch_alive, client, self.name, self._froze, *self.ping)
                 self._client = client
                 self.error = None
                 logger.info("MCP server %s ready with %d tools", self.name, len(self.tools))
@@ -330,6 +342,11 @@ class McpConnection(McpCalls):
                 await gone.wait()
         if bound.cancelled_caught:
             raise TimeoutError
+
+    def _froze(self, why: str) -> None:
+        """The ready server stopped answering: end the session (it restarts)."""
+        self._frozen = why
+        self._gone.set()
 
     async def _open(self, stack: AsyncExitStack, gone: anyio.Event) -> Client:
         auth = None

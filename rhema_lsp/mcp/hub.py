@@ -4,7 +4,8 @@ The hub is cheap to create and starts nothing on its own. A run whose mode
 is in ``mcpModes`` asks :meth:`McpHub.resolver` for its tools; only then are
 the SDK loaded (in a worker thread: it takes seconds) and the servers
 started, all at once. The run waits once, for the servers in their first
-attempt, at most ``mcpStartTimeout`` plus :data:`START_MARGIN_S`; a failed
+attempt, at most ``mcpStartTimeout`` plus :data:`START_MARGIN_S` (less for
+``ask``; never for a server remembered as slow: :mod:`.starting`); a failed
 server is retried in the background, unwaited for. The servers live on for
 later runs, each in the session folder of the run that first started it;
 one whose entry changed is restarted, one no longer configured stopped.
@@ -25,7 +26,6 @@ import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -38,6 +38,7 @@ from rhema_lsp.mcp.config import SIGN_IN_WAIT_S, McpServerConfig
 from rhema_lsp.mcp.errors import McpUnavailable
 from rhema_lsp.mcp.host import RunHost, opener
 from rhema_lsp.mcp.resolver import McpTools
+from rhema_lsp.mcp.starting import SlowStarts, run_wait, wait_started
 from rhema_lsp.mcp.trust import WorkspaceTrust
 from rhema_lsp.mcp.wanted import (
     PLACEHOLDERS,
@@ -112,6 +113,7 @@ class McpHub:
         self._deferred: dict[str, bool] = {}
         self._reconciling = anyio.Lock()
         self._module: object | None = None
+        self._slow = SlowStarts(state_dir)
 
     # -- the run's resolver ----------------------------------------------------
 
@@ -208,18 +210,8 @@ class McpHub:
                 await connection.restart()
             connection.start()
             bound = max(bound, connection.start_timeout)
-        with anyio.move_on_after(bound + START_MARGIN_S):
-            async with anyio.create_task_group() as group:
-                for connection in connections:
-                    group.start_soon(partial(connection.wait_started, sign_in=sign_in))
-        for connection in connections:
-            if connection.state.value != "ready":
-                logger.warning(
-                    "MCP server %s is %s, its tools are not offered this turn: %s",
-                    connection.name,
-                    connection.state.value,
-                    connection.error or "no reason given",
-                )
+        cap = run_wait(self.environ)
+        await wait_started(connections, bound + START_MARGIN_S, self._slow, cap, sign_in, check)
 
     async def _stop_stale(self, wanted: list[Wanted]) -> None:
         """Stop the servers no longer configured, or configured otherwise."""
@@ -415,6 +407,7 @@ class McpHub:
         """Stop every server."""
         connections = [connection for _, connection in self._connections.values()]
         self._connections.clear()
+        await self._slow.note(connections)
         async with anyio.create_task_group() as group:
             for connection in connections:
                 group.start_soon(connection.aclose)

@@ -2,7 +2,9 @@
 
 Filled when the session starts (:meth:`Offers.load`: tools, prompts,
 resources, instructions; the server's log asked for at ``info`` in the
-handshake era, where ``logging/setLevel`` governs it), then kept current by
+handshake era, where ``logging/setLevel`` governs it; only the tool listing
+must succeed: an optional request that fails or hangs is logged naming its
+method and the server starts without it), then kept current by
 the server's notifications (:meth:`Offers.on_message`): a
 ``notifications/*/list_changed`` lists that kind again in the background,
 and :attr:`Offers.version` goes up, so the run's resolver offers the new
@@ -16,7 +18,8 @@ from __future__ import annotations
 import json
 import logging
 import warnings
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
@@ -26,6 +29,7 @@ from mcp import Client
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
+from rhema_lsp.mcp.errors import McpUnavailable
 from rhema_lsp.mcp.listings import (
     McpPrompt,
     McpResource,
@@ -36,9 +40,14 @@ from rhema_lsp.mcp.listings import (
 )
 from rhema_lsp.mcp.transports import server_log
 
-__all__ = ["Offers", "log_message"]
+__all__ = ["OPTIONAL_S", "Offers", "log_message"]
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+OPTIONAL_S = 3.0
+"""Seconds an optional request of the start may take (see :meth:`Offers.load`)."""
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO,
            "warning": logging.WARNING}  # fmt: skip
@@ -56,6 +65,9 @@ class Offers:
     def __init__(self, server: str) -> None:
         self.server = server
         self.tools: list[McpTool] = []
+        self.kept: list[McpTool] = []
+        """The tools of the last session that listed them, kept when it ends
+        (a restarting server's are offered meanwhile)."""
         self.prompts: list[McpPrompt] = []
         self.resources: list[McpResource] = []
         self.instructions: str | None = None
@@ -66,25 +78,55 @@ class Offers:
         self._group: anyio.abc.TaskGroup | None = None
 
     async def load(self, client: Client) -> None:
-        """Learn what the server offers (see the module docstring)."""
+        """Learn what the server offers (see the module docstring). Only the
+        tool listing must succeed: the optional requests (prompts,
+        resources, ``logging/setLevel``) that fail or do not answer within
+        :data:`OPTIONAL_S` are logged naming the method, and the server
+        starts without them."""
         capabilities = client.server_capabilities
-        self.tools = await list_tools(client, self.server)
-        self.prompts = await list_prompts(client) if capabilities.prompts else []
+        try:
+            self.tools = self.kept = await list_tools(client, self.server)
+        except MCPError as exc:
+            raise McpUnavailable(f"tools/list failed: {exc}") from exc
+        prompts = await self._optional("prompts/list", list_prompts(client), capabilities.prompts)
+        self.prompts = prompts or []
         self.has_resources = capabilities.resources is not None
-        self.resources = await list_resources(client) if self.has_resources else []
+        resources = await self._optional(
+            "resources/list", list_resources(client), self.has_resources
+        )
+        self.resources = resources or []
         self.instructions = client.instructions
         self.version += 1
         if capabilities.logging is not None and client.protocol_version < "2026":
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await client.set_logging_level("info")
+                await self._optional("logging/setLevel", client.set_logging_level("info"), True)
+
+    async def _optional(self, method: str, request: Awaitable[_T], wanted: object) -> _T | None:
+        """``request``'s answer, or ``None`` when it is not ``wanted`` (the
+        capability is not declared), fails or takes over :data:`OPTIONAL_S`
+        (logged, naming ``method``): an optional request never sinks a start."""
+        if not wanted:
+            close = getattr(request, "close", None)
+            if close is not None:
+                close()  # a coroutine never awaited
+            return None
+        try:
+            with anyio.fail_after(OPTIONAL_S):
+                return await request
+        except (MCPError, TimeoutError, anyio.BrokenResourceError, httpx2.HTTPError) as exc:
+            why = f"no answer within {OPTIONAL_S:g} s" if isinstance(exc, TimeoutError) else exc
+            logger.warning(
+                "MCP server %s: %s failed (%s); it starts without it", self.server, method, why
+            )
+            return None
 
     def follow(self, client: Client, group: anyio.abc.TaskGroup) -> None:
         """Keep the lists current for ``client``'s session, listing again in ``group``."""
         self._client, self._group = client, group
 
     def clear(self) -> None:
-        """The session ended: nothing is offered."""
+        """The session ended: nothing is offered (the tools are :attr:`kept`)."""
         self._client = self._group = None
         self.tools, self.prompts, self.resources, self.instructions = [], [], [], None
         self.has_resources = False
@@ -114,6 +156,8 @@ class Offers:
         if client is not self._client:
             return  # a new session started meanwhile, with lists of its own
         setattr(self, kind, listed)
+        if kind == "tools":
+            self.kept = listed
         self.version += 1
         logger.info("MCP server %s changed its %s: %d now", self.server, kind, len(listed))
 

@@ -16,6 +16,8 @@ the inner resolver untouched. An MCP call:
   to this run (:class:`~rhema_lsp.mcp.host.RunHost`);
 - is replay-``unsafe`` unless the server's ``safe`` lists the tool (the
   server's own ``readOnlyHint`` is not trusted);
+- named before its server finished starting (the run waits for its servers
+  only so long), waits for that start, bounded;
 - ends in-band whatever happens: a protocol error, a crash, a timeout or a
   server flagging ``isError`` are ``is_error`` results naming the server;
 - stops when the run's cancel signal is set (or its scope is cancelled),
@@ -69,6 +71,7 @@ from rhema_lsp.mcp.catalog import (
 )
 from rhema_lsp.mcp.errors import McpError
 from rhema_lsp.mcp.host import RunHost
+from rhema_lsp.mcp.schemas import exposed_name
 from rhema_lsp.tools.editor import DENY
 
 __all__ = ["McpTools", "mcp_instructions"]
@@ -191,7 +194,7 @@ class McpTools(DelegatingResolver):
         status: StatusReporter | None = None,
     ) -> ToolResult:
         """Run one call: an MCP call here, any other through the inner resolver."""
-        tool = self.offered.get(call.name)
+        tool = self.offered.get(call.name) or await self._started_with(call.name)
         extra = {spec.name for spec in self._extra}
         if call.name == FIND_TOOLS and self.deferred:
             return self._find(call)
@@ -237,6 +240,20 @@ class McpTools(DelegatingResolver):
             ctx,
             lambda: tool.connection.call(tool.tool, args, timeout, on_progress),
         )
+
+    async def _started_with(self, name: str) -> OfferedTool | None:
+        """The tool ``name`` once the server whose tools it would be among has
+        started, when one is starting still (a run does not wait long for
+        its servers: a call names one before its tools were offered);
+        bounded by the server's start bound. ``None`` for any other name."""
+        for server in self.servers:
+            if server.connection.state.value == "starting" and name.startswith(
+                exposed_name(server.name, "")
+            ):
+                with anyio.move_on_after(server.connection.start_timeout):
+                    await server.connection.wait_started()
+                return self.offered.get(name)
+        return None
 
     def _find(self, call: ToolCall) -> ToolResult:
         """Search the deferred tools; load the matches into the next request."""

@@ -191,9 +191,10 @@ def read_workspace_file(folder: Path) -> WorkspaceFile | None:
 
 
 def remember_workspace_answer(
-    folder: Path, sha256: str, use: bool, path: Path | None = None
+    folder: Path, sha256: str, use: bool, path: Path | None = None, *, key: str = "workspaceMcp"
 ) -> None:
-    """Record the user's answer about ``folder``'s ``.mcp.json`` in the user
+    """Record the user's answer about ``folder``'s ``.mcp.json`` (under
+    ``key``: another workspace file's, ``workspaceHooks``) in the user
     config file, keeping everything else in it (written atomically).
 
     Raises
@@ -209,11 +210,11 @@ def remember_workspace_answer(
         raw = {}
     if not isinstance(raw, dict):
         raise ValueError(f"{target} is not a JSON object; not overwriting it")
-    recorded = raw.get("workspaceMcp")
+    recorded = raw.get(key)
     if not isinstance(recorded, dict):
         recorded = {}
     recorded[str(folder)] = {"sha256": sha256, "use": use}
-    raw["workspaceMcp"] = recorded
+    raw[key] = recorded
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(prefix=".config-", dir=target.parent)
     try:
@@ -224,4 +225,4 @@ def remember_workspace_answer(
     except BaseException:
         os.unlink(temporary)
         raise
-    logger.info("remembered %s for %s", "use" if use else "ignore", folder / WORKSPACE_FILE)
+    logger.info("remembered %s for %s (%s)", "use" if use else "ignore", folder, key)

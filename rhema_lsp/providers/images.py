@@ -25,6 +25,7 @@ size and the limit, and the user attaches a smaller copy.
 from __future__ import annotations
 
 from rhema_lsp.engine import ImagePart, ImageSupport, ToolResult
+from rhema_lsp.providers.known import VISION_MARKERS, reads_images
 
 __all__ = [
     "VISION_MARKERS",
@@ -42,34 +43,6 @@ WIRE_LIMITS = {
 }
 """The most one image may hold on each wire, in bytes (before base64)."""
 
-VISION_MARKERS = (
-    "llava",
-    "bakllava",
-    "vision",
-    "-vl",
-    "vl-",
-    "vl:",
-    "qwen2.5vl",
-    "qwen3vl",
-    "gemma3",
-    "gemma-3",
-    "minicpm-v",
-    "moondream",
-    "pixtral",
-    "llama4",
-    "mistral-small3.1",
-    "mistral-small-3.1",
-    "smolvlm",
-    "internvl",
-)
-"""Pieces of a local model's name that say it reads images."""
-
-
-def reads_images(model: str) -> bool:
-    """Whether a local model's name says it reads images."""
-    name = model.lower()
-    return any(marker in name for marker in VISION_MARKERS)
-
 
 def image_support(
     protocol: str, model: str, *, local: bool, vision: bool | None = None
@@ -85,8 +58,8 @@ def image_support(
     if vision is None and local and not reads_images(model):
         return ImageSupport.none(
             f"the local model {model or '(unnamed)'} is not known to read images "
-            "(run a vision model such as llava, qwen2.5vl or gemma3, or set vision "
-            "to true if this one reads them)"
+            "(run a vision model such as llava, qwen2.5vl or gemma3, or set the "
+            "rhema.vision setting to true if this one reads them)"
         )
     return ImageSupport(limit)
 

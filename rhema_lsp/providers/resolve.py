@@ -40,6 +40,7 @@ from rhema_lsp.providers.choices import ProviderChoice, ProviderSettings, Resolv
 from rhema_lsp.providers.embedded import EMBEDDED_NOTE, EmbeddedProvider, locate_embedded_model
 from rhema_lsp.providers.errors import ProviderConfigError
 from rhema_lsp.providers.images import image_support
+from rhema_lsp.providers.known import is_loopback, runs_here
 from rhema_lsp.providers.limits import ResponseLimits
 from rhema_lsp.providers.local import DETECT_TIMEOUT, find_local_servers, model_ids, port_list
 from rhema_lsp.providers.names import EDITOR_NAMES, SettingNames
@@ -58,7 +59,6 @@ from rhema_lsp.providers.secrets import (
     Secret,
     allowed_key_origins,
     check_base_url,
-    is_loopback,
     origin_of,
 )
 from rhema_lsp.providers.setup import ProviderNotSetUp, build_survey
@@ -274,14 +274,7 @@ def _runs_here(choice: ProviderChoice) -> bool:
     """Whether ``choice`` is a local server that runs whatever model it was
     given: a keyless preset, or a custom OpenAI-compatible endpoint on this
     machine."""
-    preset = PRESETS.get(choice.name)
-    if preset is not None and preset.local:
-        return True
-    return (
-        choice.name == "custom"
-        and choice.protocol == "openai"
-        and is_loopback(httpx.URL(choice.base_url).host)
-    )
+    return runs_here(choice.name, choice.protocol, choice.base_url)
 
 
 async def resolve_provider(

@@ -22,13 +22,13 @@ needles takes 10 ms per MiB, longer than encoding the body).
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from rhema_lsp.providers.errors import ProviderConfigError
+from rhema_lsp.providers.known import is_loopback
 from rhema_lsp.providers.presets import CUSTOM_KEY_VAR, PRESETS
 
 __all__ = [
@@ -131,17 +131,6 @@ def origin_of(url: str) -> str:
     if ":" in host:
         host = f"[{host}]"
     return f"{scheme}://{host}:{port}"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine (``localhost``, 127.0.0.0/8, ``::1``)."""
-    host = host.strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_base_url(url: str, *, setting: str = "rhema.baseUrl") -> str:

@@ -41,9 +41,10 @@ from rhema_lsp.providers.errors import (
     ProviderStreamError,
     redact,
 )
+from rhema_lsp.providers.known import is_loopback
 from rhema_lsp.providers.limits import Pace, ResponseLimits, ResponseTooLarge, event_too_long
 from rhema_lsp.providers.retry import ContentTrackingSink, RetryPolicy, retry_after_seconds
-from rhema_lsp.providers.secrets import KeyGuard, Secret, is_loopback
+from rhema_lsp.providers.secrets import KeyGuard, Secret
 from rhema_lsp.providers.sse import EventTooLong, SSEParser
 
 __all__ = ["CONNECT_TIMEOUT", "HttpStreamProvider", "WireDecoder", "error_text"]

@@ -31,6 +31,7 @@ servers, the stores.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Generic, Protocol, TypeVar
@@ -38,13 +39,15 @@ from typing import Generic, Protocol, TypeVar
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.runs.backends import Backends
 from rhema_lsp.runs.choices import session_settings
+from rhema_lsp.runs.hook_events import prompt_hooks
 from rhema_lsp.runs.points import TURN_RESERVED
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import MsgId, Run, RunRegistry
 from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.slash import expand, read_commands
 from rhema_lsp.runs.stores import Notice, StoreRegistry
 from rhema_lsp.runs.turn import Turns
-from rhema_lsp.runs.workplace import Backend, Plan
+from rhema_lsp.runs.workplace import Backend, Plan, Workplace
 from rhema_lsp.sessions import SessionStore
 
 __all__ = ["Closable", "Door"]
@@ -101,6 +104,43 @@ class Door(Generic[K, B]):
             The store cannot be read.
         """
         return await session_settings(settings, store, session)
+
+    async def expand(
+        self, plan: Plan, place: Workplace, session: str | None = None
+    ) -> tuple[Plan, str | None]:
+        """``plan`` as the model is to be sent it, and the model a command
+        asks for: its prompt expanded when what the user typed (its title)
+        is a custom slash command of the folder (:mod:`~rhema_lsp.runs.slash`),
+        then the ``SessionStart`` (``session`` is ``None``: a new one) and
+        ``UserPromptSubmit`` hooks' context added
+        (:mod:`~rhema_lsp.runs.hook_events`). Every door calls it before
+        :meth:`start`; the title stays as typed.
+
+        Raises
+        ------
+        PromptBlocked
+            A hook refused the prompt; nothing was stored.
+        """
+        if plan.prompt is None:
+            return plan, None
+        model = None
+        if plan.title.lstrip().startswith("/"):
+            commands = await read_commands(place.folder, self.mcp.config_path)
+            self.turns.skills.report(commands.problems)
+            expanded = expand(plan.title, commands, plan.mode)
+            if expanded is not None:
+                rest = plan.prompt[len(plan.title) :] if plan.prompt.startswith(plan.title) else ""
+                mode, model = expanded.mode or plan.mode, expanded.model
+                plan = dataclasses.replace(plan, prompt=expanded.prompt + rest, mode=mode)
+        if not plan.tools:  # rhema.edit's rewrite: no prompt of the user's own
+            return plan, model
+        assert plan.prompt is not None
+        hooks = await self.turns.hooks.load(place.folder, place.editor)
+        roots = list(place.roots) or [place.folder]
+        context = await prompt_hooks(hooks, plan.prompt, session, place.folder, roots)
+        if context:
+            plan = dataclasses.replace(plan, prompt=f"{plan.prompt}\n\n{context}")
+        return plan, model
 
     async def start(
         self,

@@ -66,6 +66,9 @@ class Settings(BaseModel):
     review: bool = False
     session_store: Literal["workspace", "user"] = Field(default="workspace", alias="sessionStore")
     command_allowlist: tuple[str, ...] = Field(default=(), alias="commandAllowlist")
+    sandbox: Literal["auto", "require", "off"] = "auto"
+    sandbox_network: bool = Field(default=False, alias="sandboxNetwork")
+    sandbox_writable: tuple[str, ...] = Field(default=(), alias="sandboxWritable")
     approval_timeout: float = Field(default=120, alias="approvalTimeout", ge=1, le=86_400)
     response_timeout: float = Field(default=600, alias="responseTimeout", ge=10, le=86_400)
     min_stream_rate: float = Field(default=128, alias="minStreamRate", ge=0, le=1_000_000)

@@ -61,6 +61,8 @@ from rhema_lsp.mcp.catalog import MAX_TOOLS
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import mcp_instructions
 from rhema_lsp.runs.driver import Outcome, drive
+from rhema_lsp.runs.hook_config import Hooks, HookSet
+from rhema_lsp.runs.hook_events import HookedTools, until_stopped
 from rhema_lsp.runs.points import (
     COMPACTION_COMMITTED,
     INTENT_COMMITTED,
@@ -83,6 +85,8 @@ from rhema_lsp.runs.prompts import system_prompt
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.skills import Skills, SkillShelf, skills_prompt
+from rhema_lsp.runs.subagents import Tasks
 from rhema_lsp.runs.workplace import Backend, BackendSource, Decorate, Plan, TurnOutput, Workplace
 from rhema_lsp.sessions import SessionStore, SessionStoreError, TurnStart, title_from_prompt
 from rhema_lsp.tools import Editor, Planning, Workspace, WorkspaceTools
@@ -139,6 +143,8 @@ class Turns:
         self._budgets: dict[str, _Budget] = {}
         self._rules: dict[Path, dict[str, RulesFile]] = {}
         """Per folder, the nested rules its turns gave (or refused), by name."""
+        self.skills = SkillShelf(mcp.config_path)
+        self.hooks = Hooks(mcp.config_path)
 
     def _point(self, name: str) -> None:
         if self.on_point is not None:
@@ -323,15 +329,25 @@ class Turns:
             return Outcome(stop_reason="error", error=refused)
         store, ref = place.store, run.ref
         resolver: ToolResolver | None = None
+        tasks: Tasks | None = None
         instructions = ""
         rules = await self.rules(place, tools)
+        skills = await self.skills.read(place.folder) if plan.tools else None
+        hooks = await self.hooks.load(place.folder, place.editor) if plan.tools else HookSet()
+        roots = list(place.roots) or [place.folder]
         if plan.tools:
             resolver = await self._resolver(tools, plan.mode, place, backend, settings)
             instructions = mcp_instructions(resolver)
             if decorate is not None:
                 resolver = decorate(tools, resolver)
             resolver = RulesResolver(resolver, rules, [spec.name for spec in tools.specs()])
+            if skills is not None and skills.skills:
+                resolver = Skills(resolver, skills)
+                instructions += skills_prompt(skills)
+            if plan.depth == 0:
+                resolver = tasks = Tasks(resolver, self, run, plan, place, backend_source, settings)
             resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
+            resolver = HookedTools(resolver, hooks, ref.session, place.folder, roots, place.editor)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
         rules.start(session, sink)
@@ -352,17 +368,26 @@ class Turns:
         system = plan.system or system_prompt(plan.mode, place.folder)
         system += rules_prompt(rules.root) + instructions
         agent = self.agent(backend, settings, ref, resolver, system, store)
-        outcome = await drive(
-            agent,
+        outcome = await until_stopped(
+            lambda: drive(
+                agent,
+                session,
+                sink,
+                ctx,
+                run,
+                store=store,
+                max_steps=plan.max_steps,
+                single_step=plan.single_step,
+                on_point=self.on_point,
+            ),
             session,
-            sink,
-            ctx,
-            run,
-            store=store,
-            max_steps=plan.max_steps,
-            single_step=plan.single_step,
-            on_point=self.on_point,
+            HookSet() if plan.single_step else hooks,
+            place.folder,
+            roots,
+            ref.session,
         )
+        if tasks is not None:
+            outcome.usage = outcome.usage + tasks.usage
         if plan.prompt is not None:
             with anyio.CancelScope(shield=True):
                 await store.record_turn(ref.session, ref.turn, model=backend.model)

@@ -36,9 +36,28 @@ from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.sessions import SessionStore
 from rhema_lsp.tools import Editor, LanguageService, WorkspaceTools
+from rhema_lsp.tools.command_policy import CommandPolicy
 from rhema_lsp.vocabulary import Mode
 
-__all__ = ["Backend", "BackendSource", "Decorate", "Plan", "TurnOutput", "Workplace"]
+__all__ = [
+    "Backend",
+    "BackendSource",
+    "Decorate",
+    "Plan",
+    "TurnOutput",
+    "Workplace",
+    "command_policy",
+]
+
+
+def command_policy(settings: Settings) -> CommandPolicy:
+    """The settings' sandbox and allow-list, as the tools read them."""
+    return CommandPolicy(
+        settings.sandbox,
+        settings.sandbox_network,
+        settings.sandbox_writable,
+        settings.command_allowlist,
+    )
 
 
 class Backend(Protocol):
@@ -108,6 +127,7 @@ class Workplace:
             mode,
             self.editor,
             command_allowlist=settings.command_allowlist,
+            commands=command_policy(settings),
             review=settings.review,
             journal=StoreJournal(self.store, on_point),
             env=os.environ,
@@ -141,6 +161,8 @@ class Plan:
     images
         The images attached to the prompt (from ``context``, the command's
         ``images``, an ACP prompt), after its text in the user's message.
+    depth
+        0 for a user's turn; 1 for a subagent's (which gets no ``task`` tool).
     """
 
     prompt: str | None
@@ -151,6 +173,7 @@ class Plan:
     system: str | None = None
     tools: bool = True
     images: tuple[ImagePart, ...] = ()
+    depth: int = 0
 
     def message(self) -> Message | None:
         """The user's message of the prompt: its text, then its images."""

@@ -9,7 +9,10 @@ with no rhema code runs it through plain ``workspace/executeCommand``:
   "Rhema: <instruction>";
 - on every diagnostic the client sends in the request's context, a
   ``quickfix`` "Rhema: fix this" runs a turn with the diagnostic as context;
-- while a turn runs, "Rhema: cancel running turn" (``rhema.cancel``).
+- while a turn runs, "Rhema: cancel running turn" (``rhema.cancel``);
+- for a client that renders no events, "Rhema: new conversation"
+  (``rhema.newConversation``): its asks continue the folder's latest
+  session until it starts a new one (:mod:`~rhema_lsp.server.conversation`).
 
 A client that declared ``clientCapabilities.editSelection`` (our VS Code and
 Neovim clients) gets its own "Rhema: edit selection", which asks for the
@@ -26,6 +29,7 @@ from typing import Any
 from lsprotocol import types
 
 from rhema_lsp.server.clients import ClientFeatures
+from rhema_lsp.server.conversation import NEW_CONVERSATION_TITLE
 from rhema_lsp.tools.positions import LineIndex
 
 __all__ = ["READY_REWRITES", "comment_instruction", "offered_actions"]
@@ -186,6 +190,14 @@ def offered_actions(
     only = params.context.only
     for diagnostic in params.context.diagnostics:
         actions.append(_fix_this(uri, diagnostic, unstructure))
+    if features.continues_sessions:
+        actions.append(
+            types.CodeAction(
+                title=NEW_CONVERSATION_TITLE,
+                kind=types.CodeActionKind.Empty,
+                command=_command(NEW_CONVERSATION_TITLE, "rhema.newConversation", {}),
+            )
+        )
     if running:
         actions.append(
             types.CodeAction(

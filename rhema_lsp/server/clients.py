@@ -29,6 +29,11 @@ rules, each a method or field here that every path asks:
 the plan's steps when the client has no other view of the turn (neither
 ``showDocument`` nor work-done progress: eglot 1.9).
 
+``continues_sessions``: the client keeps no session id, so its ask without a
+``session`` continues the folder's latest session
+(:mod:`~rhema_lsp.server.conversation`) and it is offered "Rhema: new
+conversation".
+
 ``question_actions``: the actions of a ``window/showMessageRequest``. A
 client that renders no events gets an unnamed first action before the
 server's choices ("Deny" first): eglot fills its prompt with the first
@@ -101,6 +106,12 @@ class ClientFeatures:
         """Whether the closing message lists the plan: the client shows
         neither the transcript nor progress."""
         return not self.show_document and not self.work_done_progress
+
+    @property
+    def continues_sessions(self) -> bool:
+        """Whether an ask without ``session`` continues the folder's latest
+        session: the client renders no events (it keeps no session id)."""
+        return not self.events
 
     def question_actions(self, choices: Sequence[str]) -> list[str]:
         """The titles a question offers: ``choices``, after an unnamed one

@@ -140,6 +140,9 @@ class Execution:
         state = self.state
         folder_state = await state.folders.state(folder, state.settings.session_store)
         settings = await state.door.settings(state.settings, folder_state.store, session)
+        plan, model = await state.door.expand(plan, state.place(folder_state), session)
+        if model is not None:
+            settings = settings.model_copy(update={"model": model})
         run = await state.door.start(
             folder_state.store, session, plan, model=settings.model or "", msg_id=msg_id
         )

@@ -21,6 +21,7 @@ import anyio.to_thread
 from pydantic import ValidationError
 
 from rhema_lsp.contract import COMMANDS, CommandSpec, command_named
+from rhema_lsp.runs.hook_events import PromptBlocked
 from rhema_lsp.runs.registry import SessionRunningError
 from rhema_lsp.server import handlers
 from rhema_lsp.server.errors import BadArguments, CommandFailed
@@ -134,6 +135,6 @@ async def dispatch(
         result = await handler(service, args, request)
     except FolderError as exc:
         raise BadArguments(str(exc)) from exc
-    except (SessionRunningError, SessionStoreError) as exc:
+    except (SessionRunningError, SessionStoreError, PromptBlocked) as exc:
         raise CommandFailed(str(exc)) from exc
     return spec.dump(result)

@@ -2,7 +2,8 @@
 
 :class:`ServerState` is read by every command handler and shared by every
 run: the settings, the editor, the workspace folders, the client's
-features, the editor's and the agent's own language servers
+features, which session a plain client's ask continues
+(:mod:`~rhema_lsp.server.conversation`), the editor's and the agent's own language servers
 (:meth:`ServerState.language` chooses who answers the language tools), each
 session's event sequence numbers, and the door kit
 (:class:`~rhema_lsp.runs.door.Door`, the same the ACP agent holds: the
@@ -26,6 +27,7 @@ from rhema_lsp.runs.door import Door
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.workplace import Workplace
 from rhema_lsp.server.clients import ClientFeatures
+from rhema_lsp.server.conversation import Conversations
 from rhema_lsp.server.editor_language import EditorFirst, EditorLanguage
 from rhema_lsp.server.folders import Folders, FolderState
 from rhema_lsp.server.lsp_editor import LspEditor
@@ -53,6 +55,7 @@ class ServerState:
         self.mcp, self.turns, self.runs = self.door.mcp, self.door.turns, self.door.runs
         self.folders = Folders(server, self.door.stores)
         self.client = ClientFeatures()
+        self.conversations = Conversations()
         self.languages = AgentLanguages(
             self.editor,
             self.folders.roots,

@@ -25,7 +25,9 @@
   (:mod:`~rhema_lsp.tools.spawn`): its environment drops provider keys and
   credentials, and its ``PATH`` keeps only absolute entries outside the
   workspace roots, so an allow-listed ``pytest`` is never a ``pytest``
-  planted in the repository.
+  planted in the repository; a :class:`~rhema_lsp.tools.sandbox.Sandbox`
+  given wraps it there too (the approval around it:
+  :mod:`~rhema_lsp.tools.command_policy`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from rhema_lsp.engine.tools import CancelSignal, Progress
 from rhema_lsp.tools.confined_fs import ConfinedFS
 from rhema_lsp.tools.errors import ToolError
 from rhema_lsp.tools.ripgrep import iter_lines
+from rhema_lsp.tools.sandbox import Sandbox
 from rhema_lsp.tools.spawn import launch
 
 __all__ = [
@@ -148,7 +151,7 @@ class Shell(Protocol):
     """What runs an approved command: :func:`run_shell` here, or a door's
     own (the ACP client's terminal). It keeps the same rules: the output and
     exit code as a :class:`CommandOutcome`, killed on ``cancel`` and after
-    ``timeout_s``, nothing left running."""
+    ``timeout_s``, nothing left running, inside ``sandbox`` when given."""
 
     async def __call__(
         self,
@@ -159,6 +162,7 @@ class Shell(Protocol):
         timeout_s: float,
         cancel: CancelSignal,
         progress: Progress,
+        sandbox: Sandbox | None = None,
     ) -> CommandOutcome: ...
 
 
@@ -189,23 +193,26 @@ class _Output:
 
 
 _SUPERVISOR = """\
-( while read -r _ _ _ parent _ < /proc/$$/stat && [ "$parent" = "$2" ]; do sleep 1; done
+server=$1
+shift
+( while read -r _ _ _ parent _ < /proc/$$/stat && [ "$parent" = "$server" ]; do sleep 1; done
   kill -KILL 0 ) >/dev/null 2>&1 </dev/null &
 watchdog=$!
-/bin/sh -c "$1"
+"$@"
 status=$?
 kill "$watchdog" 2>/dev/null
 exit "$status"
 """
-"""Runs the command (``$1``) beside a watchdog that kills the whole group
-once this shell's parent is no longer the server (``$2``): the server died,
-even by SIGKILL, and the shell was handed to another parent."""
+"""Runs the command line (after ``$1``) beside a watchdog that kills the
+whole group once this shell's parent is no longer the server (``$1``): the
+server died, even by SIGKILL, and the shell was handed to another parent. A
+sandboxed command dies with its ``bwrap`` (``--die-with-parent``)."""
 
 
-def _supervised(command: str) -> list[str]:
+def _supervised(argv: Sequence[str]) -> list[str]:
     if not Path("/proc/self/stat").exists():
-        return ["/bin/sh", "-c", command]
-    return ["/bin/sh", "-c", _SUPERVISOR, "rhema-run", command, str(os.getpid())]
+        return list(argv)
+    return ["/bin/sh", "-c", _SUPERVISOR, "rhema-run", str(os.getpid()), *argv]
 
 
 Ending = Literal["exited", "cancelled", "timeout"]
@@ -247,16 +254,20 @@ async def run_shell(
     timeout_s: float,
     cancel: CancelSignal,
     progress: Progress,
+    sandbox: Sandbox | None = None,
 ) -> CommandOutcome:
-    """Run ``command`` in ``folder`` as described in the module docstring."""
+    """Run ``command`` in ``folder`` as described in the module docstring,
+    inside ``sandbox`` when given."""
     started = await anyio.to_thread.run_sync(
-        lambda: launch(_supervised(command), roots=fs.roots, cwd=folder, inherit=env)
+        lambda: launch(
+            ["/bin/sh", "-c", command], roots=fs.roots, cwd=folder, inherit=env, sandbox=sandbox
+        )
     )
     environment = {**started.env, "PWD": str(folder)}
     fd = await anyio.to_thread.run_sync(fs.open_directory, folder)
     try:
         process = await anyio.open_process(
-            started.argv,
+            _supervised(started.argv),
             cwd=f"/proc/self/fd/{fd}",
             pass_fds=(fd,),
             env=environment,

@@ -75,8 +75,10 @@ TOOL_FACTS: tuple[ToolFacts, ...] = (
     ToolFacts("rename_symbol", "Rename symbol in", "edit", main="path", changes_files=True),
     ToolFacts("run_command", "Run", "execute", main="command"),
     ToolFacts("update_plan", "Update the plan", "think"),
+    ToolFacts("skill", "Use skill", "read", main="name"),
+    ToolFacts("task", "Task", "other", main="description"),
 )
-"""Every tool of ours (``update_plan`` included), in the order the model is offered them."""
+"""Every tool of ours (``update_plan``, ``skill``, ``task`` included), in order."""
 
 FALLBACK_ARGUMENTS = ("path", "pattern", "command", "from")
 """For a tool not in the table: the first of these it has is its main argument."""

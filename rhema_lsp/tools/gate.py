@@ -56,7 +56,14 @@ from rhema_lsp.tools.roots import unsafe_root_reason
 from rhema_lsp.tools.rules import read_confirmation_reason
 from rhema_lsp.tools.workspace import Access, Target, Workspace
 
-__all__ = ["ALLOW_READ", "Gate", "Head", "Snapshot", "unsafe_root_reason"]
+__all__ = [
+    "ALLOW_READ",
+    "Gate",
+    "Head",
+    "Snapshot",
+    "protected_reason",
+    "unsafe_root_reason",
+]
 
 ALLOW_READ = "Allow"
 """The approving choice of a protected read's question."""
@@ -108,7 +115,7 @@ def _head_of(data: bytes, limit: int) -> bytes:
     return data[:end]
 
 
-def _protected(target: Target) -> str | None:
+def protected_reason(target: Target) -> str | None:
     """Why reading ``target`` needs the user's say-so (its real path's name
     or the name it was asked by), or ``None``."""
     return read_confirmation_reason(target.parts) or read_confirmation_reason(
@@ -163,7 +170,7 @@ class Gate:
         PathRefused
             The user did not allow it (declined, dismissed or timed out).
         """
-        reason = _protected(target)
+        reason = protected_reason(target)
         if reason is None:
             return
         shown = self.ws.display(target.path)
@@ -233,7 +240,7 @@ class Gate:
             A protected file, a missing one, not a regular file, hard-linked
             elsewhere, binary or not UTF-8.
         """
-        reason = _protected(target)
+        reason = protected_reason(target)
         if reason is not None:
             raise PathRefused(f"{target.requested}: not read of the agent's own accord ({reason})")
         document = self.editor.open_document(target.uri)

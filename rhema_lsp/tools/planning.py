@@ -32,7 +32,7 @@ from rhema_lsp.engine.tools import (
 )
 from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.errors import ToolError
-from rhema_lsp.vocabulary import PlanStatus
+from rhema_lsp.vocabulary import PlanPriority, PlanStatus
 
 __all__ = ["MAX_ENTRIES", "UPDATE_PLAN", "Planning", "UpdatePlan", "latest_plan"]
 
@@ -56,6 +56,9 @@ class Step(BaseModel):
 
     content: _Content = Field(description=f"The step, in a short line (<= {_MAX_CONTENT} chars).")
     status: PlanStatus
+    priority: PlanPriority = Field(
+        default="medium", description="How much the step matters (default medium)."
+    )
 
 
 class UpdatePlan(ToolArguments):
@@ -65,7 +68,8 @@ class UpdatePlan(ToolArguments):
     tool_description = (
         "Keep a checklist of your work on a task with several steps, shown live to the user. "
         "Each call replaces the whole plan: give every step, in order, with its status "
-        "(pending, in_progress, completed). Mark a step in_progress as you start it and "
+        "(pending, in_progress, completed) and, when it helps, its priority (high, medium, "
+        "low). Mark a step in_progress as you start it and "
         "completed when it is done. Skip it for a question or a one-step change."
     )
 
@@ -78,7 +82,7 @@ _SPEC = UpdatePlan.spec()
 
 
 def _entries(args: UpdatePlan) -> tuple[PlanEntry, ...]:
-    return tuple(PlanEntry(step.content, step.status) for step in args.entries)
+    return tuple(PlanEntry(step.content, step.status, step.priority) for step in args.entries)
 
 
 def _answer(entries: Sequence[PlanEntry]) -> str:

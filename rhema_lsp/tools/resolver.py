@@ -11,17 +11,20 @@ tools (:mod:`~rhema_lsp.tools.editing`), the language tools
 they introduced or removed (:mod:`~rhema_lsp.tools.after_edit`). It never
 raises for a bad call: every :class:`~rhema_lsp.tools.errors.ToolError`
 becomes an in-band failure naming the path and why. Reads of secret-looking
-files and every command not allow-listed are confirmed with the user through
-the editor first.
+files are confirmed with the user through the editor first; a command runs
+in the sandbox, or is confirmed, as :mod:`~rhema_lsp.tools.command_policy`
+decides.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
+
+import anyio.to_thread
 
 from rhema_lsp.engine.events import ToolStatus
 from rhema_lsp.engine.messages import ToolCall, ToolResult
@@ -35,7 +38,8 @@ from rhema_lsp.engine.tools import (
 )
 from rhema_lsp.tools.after_edit import EditWatch
 from rhema_lsp.tools.arguments import ToolArguments
-from rhema_lsp.tools.commands import Shell, is_allowlisted, run_shell
+from rhema_lsp.tools.command_policy import CommandPolicy, denial_note
+from rhema_lsp.tools.commands import Shell, run_shell
 from rhema_lsp.tools.editing import Editing
 from rhema_lsp.tools.editor import DENY, Editor
 from rhema_lsp.tools.errors import ToolError
@@ -115,6 +119,10 @@ class WorkspaceTools(StreamingToolResolver):
         Open documents, edit application and confirmations.
     command_allowlist
         Commands that run without asking (see :func:`~rhema_lsp.tools.commands.is_allowlisted`).
+    commands
+        The sandbox settings (:mod:`~rhema_lsp.tools.command_policy`; its
+        allow-list is ``command_allowlist``); without them, no sandbox, and
+        every command not allow-listed is asked about.
     review
         Whether edits carry change annotations needing the user's confirmation.
     journal
@@ -135,6 +143,7 @@ class WorkspaceTools(StreamingToolResolver):
         editor: Editor,
         *,
         command_allowlist: Sequence[str] = (),
+        commands: CommandPolicy | None = None,
         review: bool = False,
         journal: Journal | None = None,
         env: Mapping[str, str] | None = None,
@@ -148,6 +157,8 @@ class WorkspaceTools(StreamingToolResolver):
         self.mode: Mode = mode
         self.editor = editor
         self.command_allowlist = tuple(command_allowlist)
+        policy = commands if commands is not None else CommandPolicy(mode="off")
+        self.commands = replace(policy, allowlist=self.command_allowlist)
         self.journal: Journal = journal if journal is not None else EditJournal()
         self.env = dict(os.environ if env is None else env)
         self.diagnostics_wait = diagnostics_wait
@@ -290,16 +301,27 @@ class WorkspaceTools(StreamingToolResolver):
     async def _run_command(self, call: ToolCall, args: RunCommand, run: _Run) -> ToolResult:
         command, timeout = args.command, args.timeout_s
         folder = self.ws.display(self.ws.folder)
-        if not is_allowlisted(command, self.command_allowlist):
+        decision = await anyio.to_thread.run_sync(
+            self.commands.decide, command, self.ws.folder, args.escalate, args.reason
+        )
+        if decision.refused is not None:
+            raise ToolError(decision.refused)
+        if decision.question is not None:
             run.status(ToolStatus(activity="waiting for approval"))
-            answer = await self.editor.confirm(
-                f"Rhema wants to run a command in {self.ws.folder}:\n{command}", [DENY, "Run"]
-            )
+            answer = await self.editor.confirm(decision.question, [DENY, "Run"])
             if answer != "Run":
                 raise ToolError(f"the user did not approve running {command!r}; nothing was run")
-        run.status(ToolStatus(activity=f"running in {self.ws.folder}"))
+        where = "in a sandbox in" if decision.sandbox is not None else "in"
+        run.status(ToolStatus(activity=f"running {where} {self.ws.folder}"))
         outcome = await self.shell(
-            command, self.ws.folder, self.ws.fs, self.env, timeout, run.ctx.cancel, run.progress
+            command,
+            self.ws.folder,
+            self.ws.fs,
+            self.env,
+            timeout,
+            run.ctx.cancel,
+            run.progress,
+            sandbox=decision.sandbox,
         )
         if outcome.status == "timeout":
             tail = (
@@ -310,6 +332,8 @@ class WorkspaceTools(StreamingToolResolver):
             tail = "[cancelled; the command and its children were killed]"
         else:
             tail = f"[exit code {outcome.code}]"
+            if decision.sandbox is not None and outcome.code != 0:
+                tail = denial_note(outcome.output, decision.sandbox) + tail
         content = f"{outcome.output}{tail}"
         if outcome.status == "exited" and outcome.code == 0:
             return ToolResult.success(call.id, content, code=outcome.code)

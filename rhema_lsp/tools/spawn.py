@@ -26,6 +26,10 @@ program, ``PATH`` and environment from here, and nowhere else. Rules:
   environment, which the agent can add to but not remove from: it gets
   :func:`terminal_environment`, every credential name (the list's, and
   those of the agent's own environment) set empty and the cleaned ``PATH``.
+- **The sandbox** (:mod:`~rhema_lsp.tools.sandbox`), when the caller
+  passes one, wraps the command line last: ``run_command``'s shell, here
+  and in an ACP client's terminal (:func:`terminal_command`), runs inside
+  it with the environment above.
 - The agent's own server process (the headless client starts
   ``rhema-lsp serve``) is not "a program the agent starts on its own": it is
   the agent, and needs the keys.
@@ -42,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rhema_lsp.tools.errors import ToolError
+from rhema_lsp.tools.sandbox import Sandbox
 
 __all__ = [
     "SECRET_NAMES",
@@ -53,6 +58,7 @@ __all__ = [
     "is_secret_name",
     "launch",
     "scrubbed_environment",
+    "terminal_command",
     "terminal_environment",
 ]
 
@@ -165,6 +171,7 @@ def launch(
     cwd: Path | None,
     inherit: Mapping[str, str] | None = None,
     given: Mapping[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> Launch:
     """The :class:`Launch` of ``command`` (see the module docstring).
 
@@ -181,6 +188,9 @@ def launch(
     given
         Values the user's configuration names for this program, added
         after the scrub.
+    sandbox
+        Confines the program (its command line wrapped by
+        :meth:`~rhema_lsp.tools.sandbox.Sandbox.wrap`).
 
     Raises
     ------
@@ -201,7 +211,10 @@ def launch(
         if os.sep not in command[0]:
             where += " (the workspace's folders and relative PATH entries are not searched)"
         raise Unlaunchable(f"{command[0]!r}: {where}")
-    return Launch((program, *command[1:]), env, cwd)
+    argv = (program, *command[1:])
+    if sandbox is not None:
+        argv = tuple(sandbox.wrap(argv, roots=listed, cwd=cwd, env=env))
+    return Launch(argv, env, cwd)
 
 
 def terminal_environment(
@@ -216,3 +229,16 @@ def terminal_environment(
     blanked = dict.fromkeys(names, "")
     path = clean_path(env.get("PATH", os.defpath), list(roots))
     return {**blanked, "PATH": path or clean_path(os.defpath, list(roots))}
+
+
+def terminal_command(
+    command: str, cwd: Path, roots: Iterable[Path], sandbox: Sandbox | None
+) -> tuple[str, list[str]]:
+    """The program and arguments an ACP client's terminal runs for the shell
+    ``command`` in ``cwd``: ``/bin/sh -c COMMAND``, inside ``sandbox`` when
+    given (the editor's environment, with :func:`terminal_environment`'s
+    changes, passes through it)."""
+    argv = ["/bin/sh", "-c", command]
+    if sandbox is not None:
+        argv = sandbox.wrap(argv, roots=list(roots), cwd=cwd, env=os.environ)
+    return argv[0], argv[1:]

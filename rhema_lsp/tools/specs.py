@@ -167,12 +167,21 @@ class RunCommand(ToolArguments):
 
     tool_name = "run_command"
     tool_description = (
-        "Run a shell command in the session folder (the user approves it). Output streams; the "
-        "result ends with the exit code."
+        "Run a shell command in the session folder. Where commands are sandboxed it runs at once, "
+        "able to write only in the workspace and /tmp, without network; otherwise the user "
+        "approves it. Output streams; the result ends with the exit code."
     )
 
     command: Annotated[str, AfterValidator(_runnable)]
     timeout_s: float = Field(120.0, ge=1, le=600, description="Seconds before it is killed.")
+    escalate: bool = Field(
+        False,
+        description=(
+            "Ask the user to run it outside the sandbox (it needs the network, or to write "
+            "outside the workspace); give the reason."
+        ),
+    )
+    reason: str = Field("", max_length=500, description="Why it must run outside the sandbox.")
 
 
 class Diagnostics(ToolArguments):

@@ -42,7 +42,7 @@ async def test_malformed_answers_to_the_agents_requests_are_handled_where_it_ask
 ) -> None:
     fake.script(
         tool_reply(("read_file", {"path": "hello.py"})),
-        tool_reply(("run_command", {"command": "echo rhema-ran"})),
+        tool_reply(("run_command", {"command": "echo rhema-ran", "escalate": True})),
         text_reply("Done."),
         text_reply("Still here."),
     )

@@ -45,7 +45,7 @@ async def test_commands_are_offered_and_run_instead_of_a_turn(
         await conn.prompt(session_id=sid, prompt=[text_block("say hi")])
         assert '"hi "' in (workspace / "hello.py").read_text()
         status = await _said(client, conn, sid, "/status")
-        assert "mode edit" in status and "1 turn" in status
+        assert "mode edit" in status and "model fake-model" in status and "1 turn" in status
         undone = await _said(client, conn, sid, "/undo")
         assert "Undid the changes of turn 1" in undone and "hello.py" in undone
         assert (workspace / "hello.py").read_text() == original

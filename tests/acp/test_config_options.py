@@ -61,7 +61,7 @@ async def test_mode_and_model_are_listed_and_switched_as_codecompanion_does(
 ) -> None:
     models.script(
         text_reply("Asked."),
-        tool_reply(("run_command", {"command": "echo rhema-ran"})),
+        tool_reply(("run_command", {"command": "echo rhema-ran", "escalate": True})),
         text_reply("Ran."),
     )
     client = RecordingClient(answers=["allow_once"])

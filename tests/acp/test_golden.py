@@ -36,7 +36,8 @@ def matches_golden(
 
 async def test_the_initialize_answer(fake: FakeModelServer, state: Path) -> None:
     wire: list[dict[str, Any]] = []
-    async with start_agent(RecordingClient(), fake, state, wire=wire):
+    # a model that reads images (the fake's own name says nothing of them)
+    async with start_agent(RecordingClient(), fake, state, "--vision", wire=wire):
         pass
     answer = next(m for m in wire if m.get("id") == 0)
     matches_golden("initialize.json", answer, {f'"{__version__}"': '"<version>"'})

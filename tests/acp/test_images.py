@@ -1,5 +1,7 @@
 """ACP image blocks through ``rhema-lsp acp`` (a child process, the SDK's
-client side): the agent declares ``promptCapabilities.image``; an image
+client side): the agent declares ``promptCapabilities.image`` only when the
+configured model reads images (not with ``--no-vision``, nor for a local
+model whose name says nothing of images); an image
 block reaches the model as an image, byte-exact; a model that reads no
 images refuses the prompt before any request; a block that is not an image
 is invalid params."""
@@ -56,7 +58,11 @@ async def test_an_image_block_reaches_the_model_as_an_image(
 async def test_an_image_to_a_model_without_vision_is_refused_before_any_request(
     fake: FakeModelServer, state: Path, workspace: Path
 ) -> None:
-    async with start_agent(RecordingClient(), fake, state) as (conn, _init):
+    async with start_agent(RecordingClient(), fake, state) as (conn, init):
+        # a local model whose name says nothing of images: none asked for
+        assert init.agent_capabilities is not None
+        prompts = init.agent_capabilities.prompt_capabilities
+        assert prompts is not None and prompts.image is False
         session = await conn.new_session(cwd=str(workspace))
         with pytest.raises(RequestError) as refused:
             await conn.prompt(
@@ -75,3 +81,12 @@ async def test_an_image_to_a_model_without_vision_is_refused_before_any_request(
     assert "fake-model is not known to read images" in str(refused.value.data or refused.value)
     assert invalid.value.code == -32602
     assert "not a PNG, JPEG, GIF or WebP image" in str(invalid.value.data or invalid.value)
+
+
+async def test_no_vision_declares_no_image_capability(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    async with start_agent(RecordingClient(), fake, state, *VISION, "--no-vision") as (_, init):
+        assert init.agent_capabilities is not None
+        prompts = init.agent_capabilities.prompt_capabilities
+        assert prompts is not None and prompts.image is False

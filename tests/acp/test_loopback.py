@@ -126,7 +126,8 @@ async def test_run_command_asks_permission(
     command = ("run_command", {"command": "echo rhema-ran"})
     fake.script(tool_reply(command, command), text_reply("ok"))
     client = RecordingClient(answers=answers)
-    async with start_agent(client, fake, state, "--mode", "agent") as (conn, _init):
+    flags = ("--mode", "agent", "--sandbox", "off")  # every command asked about
+    async with start_agent(client, fake, state, *flags) as (conn, _init):
         session = await conn.new_session(cwd=str(workspace))
         response = await conn.prompt(
             session_id=session.session_id, prompt=[text_block("run it twice")]
@@ -194,7 +195,7 @@ async def test_a_mode_switch_changes_the_tools_offered(
         return {t["function"]["name"] for t in request["tools"]}  # type: ignore[attr-defined]
 
     assert "edit_file" in tools(fake.requests[0])
-    assert tools(fake.requests[1]) == {*TOOLS_BY_MODE["ask"], "update_plan"}
+    assert tools(fake.requests[1]) == {*TOOLS_BY_MODE["ask"], "task", "update_plan"}
     assert "edit_file" not in tools(fake.requests[1])
 
 
@@ -288,7 +289,7 @@ async def test_an_unknown_session_is_a_clear_error(
 async def test_cancel_while_permission_is_pending_ends_the_prompt_cancelled(
     fake: FakeModelServer, state: Path, workspace: Path
 ) -> None:
-    fake.script(tool_reply(("run_command", {"command": "echo never"})))
+    fake.script(tool_reply(("run_command", {"command": "echo never", "escalate": True})))
     client = RecordingClient(hold_permission=True)
     wire: list[dict[str, object]] = []
     async with start_agent(client, fake, state, "--mode", "agent", wire=wire) as (conn, _init):

@@ -1,6 +1,7 @@
 """Plans over ACP, through the real agent and the SDK's client: ``plan`` is a
 session mode (read tools and ``update_plan``, no edit tool), each
-``update_plan`` is a ``plan`` session update, switching to ``edit`` runs the
+``update_plan`` is a ``plan`` session update (each entry with the priority
+the model gave it, ``medium`` when it gave none), switching to ``edit`` runs the
 plan in the same session, and ``session/load`` ends its replay with the plan."""
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from tests.acp.client import RecordingClient, start_agent
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 STEPS = ["Read hello.py", "Make the greeting French"]
+RANKS = ("low", "high")
 
 
-def _plan(*statuses: str) -> dict[str, object]:
-    return {
-        "entries": [
-            {"content": step, "status": status}
-            for step, status in zip(STEPS, statuses, strict=True)
-        ]
-    }
+def _plan(*statuses: str, priorities: tuple[str, ...] = ()) -> dict[str, object]:
+    entries: list[dict[str, str]] = [
+        {"content": step, "status": status} for step, status in zip(STEPS, statuses, strict=True)
+    ]
+    for entry, priority in zip(entries, priorities, strict=False):
+        entry["priority"] = priority
+    return {"entries": entries}
 
 
 def _shown(update: AgentPlanUpdate) -> list[tuple[str, str, str]]:
@@ -36,11 +38,11 @@ async def test_plan_mode_sends_plan_updates_and_edit_mode_runs_the_plan(
     fake.script(
         tool_reply(("update_plan", _plan("pending", "pending"))),
         text_reply("Two steps."),
-        tool_reply(("update_plan", _plan("completed", "in_progress"))),
+        tool_reply(("update_plan", _plan("completed", "in_progress", priorities=RANKS))),
         tool_reply(
             ("edit_file", {"path": "hello.py", "old_text": '"hello "', "new_text": '"bonjour "'})
         ),
-        tool_reply(("update_plan", _plan("completed", "completed"))),
+        tool_reply(("update_plan", _plan("completed", "completed", priorities=RANKS))),
         text_reply("Done."),
     )
     client = RecordingClient()
@@ -56,11 +58,11 @@ async def test_plan_mode_sends_plan_updates_and_edit_mode_runs_the_plan(
         ran = await conn.prompt(session_id=sid, prompt=[text_block("go")])
 
     assert planned.stop_reason == "end_turn" and ran.stop_reason == "end_turn"
-    assert offered == [*TOOLS_BY_MODE["plan"], "update_plan"]
+    assert offered == [*TOOLS_BY_MODE["plan"], "task", "update_plan"]
     assert [_shown(u) for u in client.of(AgentPlanUpdate)] == [
         [(STEPS[0], "pending", "medium"), (STEPS[1], "pending", "medium")],
-        [(STEPS[0], "completed", "medium"), (STEPS[1], "in_progress", "medium")],
-        [(STEPS[0], "completed", "medium"), (STEPS[1], "completed", "medium")],
+        [(STEPS[0], "completed", "low"), (STEPS[1], "in_progress", "high")],  # the model's
+        [(STEPS[0], "completed", "low"), (STEPS[1], "completed", "high")],
     ]
     assert "edit_file" in [tool["function"]["name"] for tool in fake.requests[2]["tools"]]
     history = fake.requests[2]["messages"]
@@ -76,4 +78,4 @@ async def test_plan_mode_sends_plan_updates_and_edit_mode_runs_the_plan(
         await conn.load_session(cwd=str(workspace), session_id=sid)
     replayed = [u for _, u in later.updates if not isinstance(u, AvailableCommandsUpdate)]
     assert type(replayed[-1]) is AgentPlanUpdate  # the replay ends with the plan
-    assert _shown(later.of(AgentPlanUpdate)[-1])[1] == (STEPS[1], "completed", "medium")
+    assert _shown(later.of(AgentPlanUpdate)[-1])[1] == (STEPS[1], "completed", "high")

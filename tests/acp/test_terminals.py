@@ -135,7 +135,10 @@ def _terminal_shown(client: RecordingClient) -> list[str]:
 async def test_an_approved_command_runs_in_the_clients_terminal(
     fake: FakeModelServer, state: Path, workspace: Path
 ) -> None:
-    fake.script(tool_reply(("run_command", {"command": "echo rhema-$((6*7))"})), text_reply("42."))
+    fake.script(
+        tool_reply(("run_command", {"command": "echo rhema-$((6*7))", "escalate": True})),
+        text_reply("42."),
+    )
     client = TerminalClient(answers=["allow_once"])
     async with start_agent(client, fake, state, "--mode", "agent", terminal=True) as (conn, _):
         sid = (await conn.new_session(cwd=str(workspace))).session_id
@@ -147,6 +150,26 @@ async def test_an_approved_command_runs_in_the_clients_terminal(
     assert set(_terminal_shown(client)) == {"t0"}  # live, and with the result
     result = next(m for m in fake.requests[1]["messages"] if m["role"] == "tool")["content"]
     assert "rhema-42" in result and "[exit code 0]" in result
+
+
+async def test_an_agent_started_command_runs_sandboxed_in_the_terminal_without_asking(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    fake.script(
+        tool_reply(("run_command", {"command": "touch in-ws && touch ../outside-terminal"})),
+        text_reply("Denied."),
+    )
+    client = TerminalClient()
+    async with start_agent(client, fake, state, "--mode", "agent", terminal=True) as (conn, _):
+        sid = (await conn.new_session(cwd=str(workspace))).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("run it")])
+    assert client.asked == []  # sandboxed: no question
+    program, args, _cwd = client.created[0]
+    assert any(word.endswith("/bwrap") for word in [program, *args]) and "--unshare-net" in args
+    assert (workspace / "in-ws").exists()
+    assert not (workspace.parent / "outside-terminal").exists()
+    result = next(m for m in fake.requests[1]["messages"] if m["role"] == "tool")["content"]
+    assert "Read-only file system" in result and "escalate: true" in result
 
 
 async def test_a_cancelled_prompt_kills_and_releases_the_terminal(

@@ -12,6 +12,7 @@ scenario, against the fake model server, which records each request:
   signal (``$/cancel_request``); a non-object line and a malformed line
   answered with errors while the agent serves on; close, resume, delete;
   a folder's sessions paged with ``nextCursor``;
+- ``promptCapabilities.image`` following ``--vision`` and ``--no-vision``;
 - CodeCompanion's set-up as the README gives it (``--mode edit``, fs both
   ways, no terminal, options only, never ``session/set_mode``): a command
   is not offered in edit mode, then the ``mode`` option switches to
@@ -104,9 +105,9 @@ async def test_the_typescript_sdks_client_tours_the_agent(
         await store.close()
     models.script(
         text_reply("Explained."),
-        tool_reply(("run_command", {"command": "echo rhema-$((6*7))"})),
+        tool_reply(("run_command", {"command": "echo rhema-$((6*7))", "escalate": True})),
         text_reply("Ran."),
-        tool_reply(("run_command", {"command": "sleep 60"})),
+        tool_reply(("run_command", {"command": "sleep 60", "escalate": True})),
         text_reply("word " * 3000, chunk=5, delay=0.005),
     )
     seen = await drive(
@@ -118,12 +119,14 @@ async def test_the_typescript_sdks_client_tours_the_agent(
         "edit",
         "--context-window",
         "32000",
+        "--vision",
         answers=["allow_once", "allow_once"],
         other=str(other),
     )
     r = seen["results"]
     caps = r["initialize"]["agentCapabilities"]["sessionCapabilities"]
     assert {"list", "delete", "resume", "close"} <= set(caps)
+    assert r["initialize"]["agentCapabilities"]["promptCapabilities"]["image"] is True  # --vision
     # answered before the provider is resolved: the model option follows
     assert _current(r["newOptions"]) == {"mode": "edit", "thinking": "default"}
     told = [u for u in seen["updates"] if u["sessionUpdate"] == "config_option_update"]
@@ -177,13 +180,21 @@ async def test_codecompanions_set_up_switches_to_agent_by_option_and_runs_a_comm
 ) -> None:
     fake.script(
         text_reply("I cannot run commands in edit mode."),
-        tool_reply(("run_command", {"command": "echo from-codecompanion"})),
+        tool_reply(("run_command", {"command": "echo from-codecompanion", "escalate": True})),
         text_reply("It printed from-codecompanion."),
     )
     seen = await drive(
-        "codecompanion", fake, state, workspace, "--mode", "edit", answers=["allow_once"]
+        "codecompanion",
+        fake,
+        state,
+        workspace,
+        "--mode",
+        "edit",
+        "--no-vision",
+        answers=["allow_once"],
     )
     r = seen["results"]
+    assert r["initialize"]["agentCapabilities"]["promptCapabilities"]["image"] is False
     assert _current(r["newOptions"])["mode"] == "edit"
     assert _current(r["switched"]["configOptions"])["mode"] == "agent"
     assert r["ran"]["stopReason"] == "end_turn"

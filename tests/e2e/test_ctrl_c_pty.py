@@ -186,7 +186,10 @@ def test_ctrl_c_while_the_server_starts(fake: FakeModelServer, terminal: Termina
 def test_ctrl_c_at_a_confirmation_question(
     fake: FakeModelServer, terminal: Terminal, flags: list[str]
 ) -> None:
-    fake.script(tool_reply(("run_command", {"command": "echo hi"})), text_reply("not reached"))
+    fake.script(
+        tool_reply(("run_command", {"command": "echo hi", "escalate": True})),
+        text_reply("not reached"),
+    )
     terminal.read_until("(Enter declines)")
     terminal.type(b"\x03")
     code = terminal.wait()

@@ -217,6 +217,7 @@ async def test_a_local_model_without_vision_is_refused_and_no_request_is_sent(
     assert result["stopReason"] == "error"
     message = errors[0]["message"]
     assert "qwen2.5-coder is not known to read images" in message
+    assert "set the rhema.vision setting to true" in message  # the setting, by its name
     assert "choose a provider and model that read images" in message
     assert plain["stopReason"] == "end_turn"
 

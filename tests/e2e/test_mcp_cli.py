@@ -4,7 +4,9 @@ while the user signs in — here a client that follows the page's redirects,
 as a browser does — and reports the server ready; the tokens stay in the
 user state directory, owner-only); ``rhema-lsp ask --yes`` never starting a
 project's ``.mcp.json`` programs (``--yes`` answers actions, not trust), and
-``--trust-project`` trusting them for that run only."""
+``--trust-project`` trusting them for that run only; a server that never
+answers ``initialize`` costing ``ask`` at most its 2 s wait, then remembered
+(the next ``ask`` does not wait for it)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import os
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +24,9 @@ import httpx
 import pytest
 
 from rhema_lsp.mcp.oauth import token_path
+from rhema_lsp.mcp.starting import SLOW_FILE
 from tests.e2e.test_cli import ask_command
+from tests.fakes.mcp_hang import entry as hanging
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 from tests.unit.mcp.conftest import Listening, fake_oauth
 
@@ -92,11 +97,14 @@ def ask_in(fake: FakeModelServer, workspace: Path, tmp_path: Path, *flags: str) 
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
     }
-    return subprocess.run(
+    began = time.monotonic()
+    done = subprocess.run(
         [*ask_command(fake, workspace, "--mode", "agent", *flags, "echo hi")],
         env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
         check=False,
     )  # fmt: skip
+    done.elapsed = time.monotonic() - began  # type: ignore[attr-defined]
+    return done
 
 
 def test_ask_yes_never_starts_the_projects_own_programs(
@@ -129,3 +137,25 @@ def test_ask_trust_project_trusts_a_workspace_file_for_that_run_only(
     assert fake.requests[1]["messages"][-1]["content"] == "echo: hi"
     config = tmp_path / "config" / "rhema-lsp" / "config.json"
     assert not config.exists() or "workspaceMcp" not in config.read_text()
+
+
+def test_a_hung_server_costs_ask_at_most_its_wait_and_is_then_remembered(
+    fake: FakeModelServer, workspace: Path, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    config = tmp_path / "config" / "rhema-lsp" / "config.json"
+    config.parent.mkdir(parents=True)
+    # a start bound of a minute: ask must not wait it out
+    config.write_text(json.dumps({"mcpServers": {"stuck": hanging(marks, start_timeout=60)}}))
+    fake.script(text_reply("Answered."))
+
+    done = ask_in(fake, workspace, tmp_path, "--yes")
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Answered."
+    assert "MCP server stuck is still starting" in done.stderr
+    assert (marks / "starts").exists()
+    # remembered for the next ask (which then does not wait for it at all)
+    assert len(json.loads((tmp_path / "state" / "rhema-lsp" / SLOW_FILE).read_text())) == 1
+    assert done.elapsed < 40  # its wait was 2 s, not the minute

@@ -12,7 +12,6 @@ gets its turn run and ended (issue 42).
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from tests.e2e.editor_client import EditorClient, start_editor
 from tests.e2e.test_clients import capabilities_of, progress_kinds, started, transcript_of, until
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
-ANSWER = "Twelve seconds later: ok"
+ANSWER = "Much later: ok"
 """24 characters, one every half second: the model takes about 12 s."""
 
 PROGRESS_ONLY = types.ClientCapabilities(
@@ -35,7 +34,7 @@ PROGRESS_ONLY = types.ClientCapabilities(
 )
 
 
-async def test_a_twelve_second_turn_answers_at_once_and_shows_the_finished_transcript(
+async def test_a_long_turn_answers_at_once_and_shows_the_finished_transcript(
     workspace: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
     rhema = settings_for(fake, mode="ask")
@@ -48,17 +47,16 @@ async def test_a_twelve_second_turn_answers_at_once_and_shows_the_finished_trans
         initialization_options=rhema,  # no clientCapabilities: nothing declared
     )
     try:
-        fake.script(text_reply(ANSWER, chunk=1, delay=0.5))
+        # The model writes one character, then holds the rest until released.
+        fake.script(text_reply(ANSWER, chunk=1, hold=2))
 
-        began = time.monotonic()
         result = await client.command("rhema.turn", {"prompt": "Take your time."})
-        answered_in = time.monotonic() - began
-        pieces_sent = len(fake.sent)
 
-        # Detached: the answer came while the model was still writing.
+        # Detached: the command answered while the model was still writing.
         assert result == {"session": result["session"], "turn": 1, "started": True}
-        assert pieces_sent < len(ANSWER)
-        assert answered_in < 2, answered_in  # issue 31's bound (the turn takes 12 s)
+        await until("the model to hold its answer", fake.holding.is_set)
+        assert not [m for m in client.messages if ANSWER in m.message]
+        fake.release()
         transcript = transcript_of(workspace, result["session"])
 
         await until(
@@ -204,7 +202,7 @@ async def test_an_eglot_user_types_the_approval_answer_into_an_empty_prompt(
     first is unnamed, so the prompt starts empty and what the user types is
     the answer ("Run" runs); an empty answer (RET) denies, as "Deny" does."""
     fake.script(
-        tool_reply(("run_command", {"command": "touch ran.txt"})),
+        tool_reply(("run_command", {"command": "touch ran.txt", "escalate": True})),
         text_reply("Done."),
     )
     rhema = settings_for(fake, mode="agent")

@@ -99,7 +99,7 @@ async def test_plan_mode_offers_read_tools_and_update_plan_and_no_edit_tool(
 
     assert result["stopReason"] == "end_turn"
     offered = _offered(fake.requests[0])
-    assert offered == [*TOOLS_BY_MODE["plan"], "update_plan"]
+    assert offered == [*TOOLS_BY_MODE["plan"], "task", "update_plan"]
     refused = client.events_of("tool_result")[0]
     assert refused["isError"] and "not available in plan mode" in refused["content"]
     assert (workspace / "hello.py").read_text() == 'def greet(name):\n    return "hello " + name\n'
@@ -168,7 +168,7 @@ def test_ask_prints_the_plan_then_a_line_per_tick_and_continue_runs_it(
         planned.stderr
     )
     assert "update_plan" not in planned.stderr
-    assert _offered(fake.requests[0]) == [*TOOLS_BY_MODE["plan"], "update_plan"]
+    assert _offered(fake.requests[0]) == [*TOOLS_BY_MODE["plan"], "task", "update_plan"]
 
     ran = run(ask_command(fake, workspace, "--continue", "--mode", "edit", "go"), tmp_path)
 

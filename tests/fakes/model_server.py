@@ -42,6 +42,10 @@ API (kept stable for every test suite that uses it):
   ``fim=False`` answers them 404, as a chat-only server does.
 - ``responder``: called with the request's JSON body when the script is
   empty, returns the reply (a model that answers whatever it is asked).
+- ``hold=N`` on a reply stops its stream after N pieces until the test calls
+  ``release()`` (or a test body in an editor GETs ``/release``); ``holding``
+  is set while it waits. A test paces the model by the events it awaits,
+  not by delays.
 
 Reply builders (re-exported from :mod:`tests.fakes.wire`): ``text_reply``,
 ``tool_reply``, ``error_reply``, ``raw_reply``, ``stream_error_reply``,
@@ -136,6 +140,9 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path == "/props" and owner.context_window and owner.report_window:
             props = {"default_generation_settings": {"n_ctx": owner.context_window}}
             self._send_whole(200, {"content-type": "application/json"}, json.dumps(props).encode())
+        elif self.path == "/release":
+            owner.release()
+            self._send_whole(200, {"content-type": "text/plain"}, b"released")
         elif self.path.rstrip("/").endswith("/models"):
             models = [
                 {"id": name, "object": "model", "owned_by": owner.owned_by} for name in owner.models
@@ -226,9 +233,11 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.split is not None or reply.drip > 0:
                 # Each piece leaves as soon as it is written, not coalesced.
                 self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            elif reply.delay <= 0:
+            elif reply.delay <= 0 and reply.hold is None:
                 pieces = [b"".join(pieces)]
             for number, piece in enumerate(pieces):
+                if number == reply.hold:
+                    self.server.owner._wait_for_release()
                 if number and reply.delay > 0:
                     time.sleep(reply.delay)
                 if piece:
@@ -309,6 +318,9 @@ class FakeModelServer:
         self.sent: list[tuple[float, bytes]] = []
         self.client_closed = threading.Event()
         self.received_post = threading.Event()
+        self.holding = threading.Event()
+        """Set while an answer waits at its ``hold`` for :meth:`release`."""
+        self._releases = threading.Semaphore(0)
         self._queue: list[Reply] = []
         self._last: Reply | None = None
         self._cache: dict[int, tuple[Reply, tuple[int, dict[str, str], list[bytes]]]] = {}
@@ -385,6 +397,18 @@ class FakeModelServer:
         """How many scripted replies are still queued."""
         with self._lock:
             return len(self._queue)
+
+    def release(self) -> None:
+        """Let one held answer (:attr:`Reply.hold`) go on; one given before
+        the answer reaches its hold lets it pass at once."""
+        self._releases.release()
+
+    def _wait_for_release(self) -> None:
+        self.holding.set()
+        try:
+            self._releases.acquire(timeout=60)
+        finally:
+            self.holding.clear()
 
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:

@@ -2,9 +2,9 @@
 
 A :class:`Reply` is wire-neutral: :func:`render` turns it into the exact
 HTTP status, headers and body pieces of the OpenAI-compatible, Anthropic or
-Gemini streaming format (written from each vendor's documented format). A
-streamed body is a list of pieces, each one server-sent event, so a delay can
-be put between deltas.
+Gemini streaming format. A streamed body is a list of pieces, each one
+server-sent event (spelled per wire in :mod:`tests.fakes.wire_bodies`), so a
+delay or a hold can be put between deltas.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import json
 import random
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
+
+from tests.fakes import wire_bodies as bodies
 
 __all__ = [
     "Reply",
@@ -61,6 +63,11 @@ class Reply:
     """Prompt-cache tokens ``(read, written)`` of the prompt, where the wire reports them."""
     drip: float = 0.0
     """After the body, one more byte (``x``) every ``drip`` seconds until the client leaves."""
+    hold: int | None = None
+    """After this many pieces of the body the answer waits for the test:
+    :meth:`FakeModelServer.release` (or a ``GET /release``, for a test body
+    running in an editor), a minute at most. On the OpenAI wire piece 1 is
+    the role and each later one a delta: ``hold=2`` shows the first."""
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-able dict (the ``--script`` file format)."""
@@ -91,9 +98,11 @@ def text_reply(
     keepalive: bool = False,
     crlf: bool = False,
     end: End = "complete",
+    hold: int | None = None,
 ) -> Reply:
     """A streamed answer: optional thinking, then ``text`` in deltas of ``chunk``
-    characters, ``delay`` seconds apart. ``usage`` defaults to (10, deltas).
+    characters, ``delay`` seconds apart, held after ``hold`` pieces until the
+    test releases it (see :attr:`Reply.hold`). ``usage`` defaults to (10, deltas).
     With ``end`` other than ``complete`` the wire's closing events (finish,
     usage, terminator) are left out and the connection ends or resets."""
     return Reply(
@@ -106,6 +115,7 @@ def text_reply(
         keepalive=keepalive,
         crlf=crlf,
         end=end,
+        hold=hold,
     )
 
 
@@ -240,15 +250,6 @@ def stream_error_reply(
 # -- rendering ------------------------------------------------------------------
 
 
-def _pieces(text: str, size: int) -> list[str]:
-    return [text[index : index + size] for index in range(0, len(text), size)]
-
-
-def _sse(data: Any, event: str | None = None) -> bytes:
-    head = f"event: {event}\n" if event else ""
-    return f"{head}data: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-
 def _error_body(wire: Wire, status: int, message: str) -> dict[str, Any]:
     if wire == "anthropic":
         kind = (
@@ -262,6 +263,10 @@ def _error_body(wire: Wire, status: int, message: str) -> dict[str, Any]:
     if wire == "gemini":
         return {"error": {"code": status, "message": message, "status": "UNAVAILABLE"}}
     return {"error": {"message": message, "type": "server_error", "code": status}}
+
+
+BODIES = {"openai": bodies.openai, "anthropic": bodies.anthropic, "gemini": bodies.gemini}
+"""Each wire's streamed body (:mod:`tests.fakes.wire_bodies`)."""
 
 
 def render(
@@ -283,280 +288,16 @@ def render(
             raw, size = reply.raw, reply.chunk
             return reply.status, headers, [raw[i : i + size] for i in range(0, len(raw), size)]
         return reply.status, headers, [reply.raw]
-    renderer = {"openai": _openai, "anthropic": _anthropic, "gemini": _gemini}[wire]
+    renderer = {"openai": bodies.openai, "anthropic": bodies.anthropic, "gemini": bodies.gemini}[
+        wire
+    ]
     pieces = renderer(reply, model)
     if reply.kind == "text" and reply.end != "complete":
         # A broken stream: the wire's closing events never arrive.
-        pieces = pieces[: -_CLOSING_EVENTS[wire]]
+        pieces = pieces[: -bodies.CLOSING_EVENTS[wire]]
     if reply.keepalive:
-        keep = _anthropic_ping() if wire == "anthropic" else b": OPENROUTER PROCESSING\n\n"
+        keep = bodies.anthropic_ping() if wire == "anthropic" else b": OPENROUTER PROCESSING\n\n"
         pieces = [item for piece in pieces for item in (keep, piece)]
     if reply.crlf:
         pieces = [piece.replace(b"\n", b"\r\n") for piece in pieces]
     return 200, headers, pieces
-
-
-_CLOSING_EVENTS = {"openai": 3, "anthropic": 2, "gemini": 1}
-
-
-def _usage(reply: Reply, deltas: int) -> tuple[int, int]:
-    return reply.usage if reply.usage is not None else (10, deltas)
-
-
-def _openai(reply: Reply, model: str) -> list[bytes]:
-    base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 1, "model": model}
-
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
-        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
-        return _sse({**base, "choices": [choice]})
-
-    out = [chunk({"role": "assistant", "content": ""})]
-    deltas = 0
-    if reply.thinking:
-        for piece in _pieces(reply.thinking, reply.chunk):
-            out.append(chunk({"reasoning_content": piece}))
-            deltas += 1
-    for piece in _pieces(reply.text, reply.chunk):
-        out.append(chunk({"content": piece}))
-        deltas += 1
-    if reply.kind == "stream_error":
-        out.append(
-            _sse(
-                {
-                    **base,
-                    "error": {"message": "Overloaded", "code": 529, "type": reply.error_type},
-                    "choices": [{"index": 0, "delta": {}, "finish_reason": "error"}],
-                }
-            )
-        )
-        return out
-    if reply.calls:
-        fragments: list[list[dict[str, Any]]] = []
-        for index, (name, args) in enumerate(reply.calls):
-            first = {
-                "index": index,
-                "id": f"call_{index + 1}",
-                "type": "function",
-                "function": {"name": name, "arguments": ""},
-            }
-            text = json.dumps(args)
-            rest = [
-                {"index": index, "function": {"arguments": piece}}
-                for piece in _pieces(text, max(1, len(text) // 3))
-            ]
-            fragments.append([first, *rest])
-        for group in fragments:  # every call announced first ...
-            out.append(chunk({"tool_calls": [group.pop(0)]}))
-        while any(fragments):  # ... then their argument fragments interleave
-            for group in fragments:
-                if group:
-                    out.append(chunk({"tool_calls": [group.pop(0)]}))
-                    deltas += 1
-    out.append(chunk({}, "tool_calls" if reply.calls else "stop"))
-    prompt, completion = _usage(reply, deltas)
-    out.append(
-        _sse(
-            {
-                **base,
-                "choices": [],
-                "usage": {
-                    "prompt_tokens": prompt,
-                    "completion_tokens": completion,
-                    "total_tokens": prompt + completion,
-                    **(
-                        {"prompt_tokens_details": {"cached_tokens": reply.cache[0]}}
-                        if reply.cache is not None
-                        else {}
-                    ),
-                },
-            }
-        )
-    )
-    out.append(b"data: [DONE]\n\n")
-    return out
-
-
-def _anthropic_usage(reply: Reply, prompt: int) -> dict[str, int]:
-    """``message_start``'s usage: ``input_tokens`` counts only what the cache
-    did not serve or store, as the API reports it."""
-    if reply.cache is None:
-        return {"input_tokens": prompt, "output_tokens": 1}
-    read, written = reply.cache
-    return {
-        "input_tokens": prompt - read - written,
-        "cache_read_input_tokens": read,
-        "cache_creation_input_tokens": written,
-        "output_tokens": 1,
-    }
-
-
-def _anthropic_ping() -> bytes:
-    return _sse({"type": "ping"}, "ping")
-
-
-def _anthropic(reply: Reply, model: str) -> list[bytes]:
-    deltas = 0
-    prompt, _ = _usage(reply, 0)
-    out = [
-        _sse(
-            {
-                "type": "message_start",
-                "message": {
-                    "id": "msg_fake",
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [],
-                    "model": model,
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": _anthropic_usage(reply, prompt),
-                },
-            },
-            "message_start",
-        ),
-        _anthropic_ping(),
-    ]
-    index = 0
-
-    def block(start: dict[str, Any], deltas_: list[dict[str, Any]]) -> None:
-        nonlocal index
-        out.append(
-            _sse(
-                {"type": "content_block_start", "index": index, "content_block": start},
-                "content_block_start",
-            )
-        )
-        for delta in deltas_:
-            out.append(
-                _sse(
-                    {"type": "content_block_delta", "index": index, "delta": delta},
-                    "content_block_delta",
-                )
-            )
-        out.append(_sse({"type": "content_block_stop", "index": index}, "content_block_stop"))
-        index += 1
-
-    if reply.thinking:
-        pieces = [
-            {"type": "thinking_delta", "thinking": p} for p in _pieces(reply.thinking, reply.chunk)
-        ]
-        deltas += len(pieces)
-        block(
-            {"type": "thinking", "thinking": ""},
-            [*pieces, {"type": "signature_delta", "signature": "sig-fake-1"}],
-        )
-    if reply.text:
-        pieces = [{"type": "text_delta", "text": p} for p in _pieces(reply.text, reply.chunk)]
-        deltas += len(pieces)
-        if reply.kind == "stream_error":
-            out.append(
-                _sse(
-                    {
-                        "type": "content_block_start",
-                        "index": index,
-                        "content_block": {"type": "text", "text": ""},
-                    },
-                    "content_block_start",
-                )
-            )
-            for delta in pieces:
-                out.append(
-                    _sse(
-                        {"type": "content_block_delta", "index": index, "delta": delta},
-                        "content_block_delta",
-                    )
-                )
-        else:
-            block({"type": "text", "text": ""}, pieces)
-    if reply.kind == "stream_error":
-        out.append(
-            _sse(
-                {"type": "error", "error": {"type": reply.error_type, "message": "Overloaded"}},
-                "error",
-            )
-        )
-        return out
-    for number, (name, args) in enumerate(reply.calls, start=1):
-        text = json.dumps(args)
-        pieces = [
-            {"type": "input_json_delta", "partial_json": p}
-            for p in _pieces(text, max(1, len(text) // 3))
-        ]
-        deltas += len(pieces)
-        block(
-            {"type": "tool_use", "id": f"call_{number}", "name": name, "input": {}},
-            [{"type": "input_json_delta", "partial_json": ""}, *pieces],
-        )
-    _, completion = _usage(reply, deltas)
-    out.append(
-        _sse(
-            {
-                "type": "message_delta",
-                "delta": {
-                    "stop_reason": "tool_use" if reply.calls else "end_turn",
-                    "stop_sequence": None,
-                },
-                "usage": {"output_tokens": completion},
-            },
-            "message_delta",
-        )
-    )
-    out.append(_sse({"type": "message_stop"}, "message_stop"))
-    return out
-
-
-def _gemini(reply: Reply, model: str) -> list[bytes]:
-    prompt, _ = _usage(reply, 0)
-    total_deltas = len(_pieces(reply.text, reply.chunk)) + (
-        len(_pieces(reply.thinking, reply.chunk)) if reply.thinking else 0
-    )
-    final_output = _usage(reply, total_deltas + len(reply.calls))[1]
-    out: list[bytes] = []
-    produced = 0
-
-    def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
-        if finish:
-            candidate["finishReason"] = finish
-        output = final_output if finish else min(produced, final_output)
-        return _sse(
-            {
-                "candidates": [candidate],
-                "usageMetadata": {
-                    "promptTokenCount": prompt,
-                    "candidatesTokenCount": output,
-                    "totalTokenCount": prompt + output,
-                },
-                "modelVersion": model,
-                "responseId": "fake",
-            }
-        )
-
-    if reply.thinking:
-        for piece in _pieces(reply.thinking, reply.chunk):
-            produced += 1
-            out.append(chunk([{"text": piece, "thought": True}]))
-    for piece in _pieces(reply.text, reply.chunk):
-        produced += 1
-        out.append(chunk([{"text": piece}]))
-    if reply.kind == "stream_error":
-        out.append(
-            _sse(
-                {
-                    "error": {
-                        "code": 503,
-                        "message": "The model is overloaded.",
-                        "status": "UNAVAILABLE",
-                    }
-                }
-            )
-        )
-        return out
-    calls: list[dict[str, Any]] = []
-    for number, (name, args) in enumerate(reply.calls):
-        part: dict[str, Any] = {"functionCall": {"name": name, "args": args}}
-        if number == 0:
-            part["thoughtSignature"] = "c2lnLWdlbWluaS0x"
-        calls.append(part)
-    out.append(chunk(calls, "STOP"))
-    return out

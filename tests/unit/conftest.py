@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rhema_lsp.tools.sandbox import availability
 from tests.fakes.in_process import isolate
 from tests.fakes.model_server import FakeModelServer
 
@@ -63,6 +64,14 @@ def folder(project: Path) -> Path:
 def fake(openai_fake: FakeModelServer) -> FakeModelServer:
     """The model a door's test scripts: :func:`openai_fake`."""
     return openai_fake
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sandbox_probed() -> None:
+    """Whether this machine can sandbox commands, probed once per process
+    (it runs ``bwrap``) before any test, so a test that only asks
+    ``rhema.status`` or decides about a command starts no process itself."""
+    availability()
 
 
 @pytest.fixture(autouse=True)

@@ -244,8 +244,13 @@ THROUGH_THE_GATE = {
     "tools/commands.py",
     "tools/ripgrep.py",
     "mcp/transports.py",
+    "runs/hook_runner.py",
+    "cli/worktrees.py",
 }
 """Modules that start processes: each takes its program and environment from the gate."""
+PROBE = "tools/sandbox.py"
+"""Runs only its own ``bwrap`` on ``/bin/true``, with an empty environment, to
+see whether the kernel allows a sandbox."""
 ENDPOINT = "jsonrpc/child.py"
 """Starts what its callers hand it: the language connection (through the gate) and
 the headless client (the agent's own server, which needs the keys)."""
@@ -260,7 +265,7 @@ def test_no_process_is_started_but_through_the_gate() -> None:
         )
         if SPAWNS.search(re.sub(r'"""(.|\n)*?"""', "", code)):
             starting.add(path.relative_to(package).as_posix())
-    assert starting == THROUGH_THE_GATE | {ENDPOINT}
+    assert starting == THROUGH_THE_GATE | {ENDPOINT, PROBE}
     for module in THROUGH_THE_GATE:
         assert "launch(" in (package / module).read_text()
     spawners = {

@@ -101,11 +101,15 @@ export function rewindSummary(result: RewindResult, saved: number): string {
   return `↶ Rewind to before turn ${result.turn}: ${parts.join(', ')}`;
 }
 
-/** "Rhema: Rewind…": pick a turn and what to take back; returns the result, or undefined if dismissed. */
+/**
+ * "Rhema: Rewind…": pick a turn and what to take back; returns the result, or undefined if dismissed.
+ * `done` is told each result as it comes (before the question about files changed since, which may wait long).
+ */
 export async function rewind(
   client: LanguageClient,
   session: string,
   output: vscode.OutputChannel,
+  done: (result: RewindResult) => Promise<void>,
 ): Promise<RewindResult | undefined> {
   const turn = await pickTurn(client, session, 'Rhema: Rewind');
   if (turn === undefined) return undefined;
@@ -114,6 +118,7 @@ export async function rewind(
   const args: RewindArgs = { session, turn: turn.turn, what: choice.what, force: false };
   let result = await execute<RewindResult>(client, ServerCommand.rewind, args);
   output.appendLine(rewindSummary(result, await saveDocuments(result.save)));
+  await done(result);
   for (const conflict of result.conflicts) {
     output.appendLine(`  ${vscode.workspace.asRelativePath(vscode.Uri.parse(conflict.uri))}: ${conflict.reason}`);
   }
@@ -126,6 +131,7 @@ export async function rewind(
     if (answer === force) {
       result = await execute<RewindResult>(client, ServerCommand.rewind, { ...args, what: 'code', force: true });
       output.appendLine(rewindSummary(result, await saveDocuments(result.save)));
+      await done(result);
     }
   }
   return result;

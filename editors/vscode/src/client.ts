@@ -108,13 +108,14 @@ function pythonFromPythonExtension(): string | undefined {
  */
 const DECLARED: DeclaredCapabilities = { events: true, editSelection: true, language: true, askText: true };
 
-/** Create (not start) the client for the current settings. */
-export function createClient(onProblem: (problem: string) => void): LanguageClient {
+/** Create (not start) the client for the current settings; `keys`: API keys added to the server's environment. */
+export function createClient(onProblem: (problem: string) => void, keys: Record<string, string> = {}): LanguageClient {
   const launch = serverLaunch(rhemaSettings(), pythonFromPythonExtension());
   const serverOptions: ServerOptions = {
     command: launch.command,
     args: launch.args,
     transport: TransportKind.stdio,
+    ...(Object.keys(keys).length > 0 ? { options: { env: { ...process.env, ...keys } } } : {}),
   };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [{ scheme: 'file' }, { scheme: 'untitled' }],

@@ -27,6 +27,7 @@ export const ServerCommand = {
   mcpPrompts: 'rhema.mcpPrompts',
   mcpPrompt: 'rhema.mcpPrompt',
   mcpResources: 'rhema.mcpResources',
+  newConversation: 'rhema.newConversation',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
@@ -50,6 +51,7 @@ export interface CommandTypes {
   'rhema.mcpPrompts': { args: McpPromptsArgs; result: McpPromptInfo[] };
   'rhema.mcpPrompt': { args: McpPromptArgs; result: McpPromptResult };
   'rhema.mcpResources': { args: McpResourcesArgs; result: McpResourcesResult };
+  'rhema.newConversation': { args: SessionsArgs; result: NewConversationResult };
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -238,6 +240,17 @@ export interface ErrorPayload {
   message: string;
 }
 
+/** One skill or custom slash command of a folder (`kind`), by `name` (`/name` types it), its `description` and the file it comes from (`path`, relative to the folder; the user's own by its full path); or a file left out (`problem`: malformed, too large, a link out of the workspace, ...; then `name` is empty). */
+export interface ExtensionStatus {
+  folder: string;
+  kind: 'skill' | 'command';
+  name: string;
+  path: string;
+  description: string;
+  argumentHint: string;
+  problem: string | null;
+}
+
 /** A file a rewind left alone, and why. */
 export interface FileConflict {
   uri: string;
@@ -377,6 +390,11 @@ export interface McpServerStatus {
 export interface Message {
   role: Role;
   content: (TextPart | ImagePart | ThinkingPart | ToolCall | ToolResult | ProviderPart)[];
+}
+
+/** The folders whose next ask without a `session` starts a new session (clients that render no events; see "Conversations"). */
+export interface NewConversationResult {
+  folders: string[];
 }
 
 /** One session; `full`: every stored message rather than the compacted view the model is sent. */
@@ -571,7 +589,7 @@ export interface StatusArgs {
   signIn?: boolean;
 }
 
-/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers, the project rules in use and who answers the language tools. */
+/** The server's version, provider (with the choices for setting one up), folders, default mode, running sessions, MCP servers, the project rules in use, who answers the language tools and the command sandbox. */
 export interface StatusResult {
   version: string;
   provider: ProviderStatus;
@@ -581,9 +599,11 @@ export interface StatusResult {
   running: string[];
   mcpServers: McpServerStatus[];
   rules: RulesStatus[];
+  extensions: ExtensionStatus[];
   languageServers: LanguageServerStatus[];
   completion: CompletionStatus | null;
   languageAnswers: 'editor' | 'agent';
+  sandbox: string;
 }
 
 /** Run one step; without `prompt`, continue the current turn. */

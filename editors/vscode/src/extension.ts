@@ -57,6 +57,10 @@ import { answerAskText, pickMcpServer } from './mcp';
 import { Runs } from './runs';
 import { statusText, type StatusState } from './status';
 import { ChatSide } from './chat/host';
+import { Keys } from './keys';
+import { STATUS_SCHEME, StatusDocument } from './statusDocument';
+import { statusReport } from './statusReport';
+import type { Mode } from './chat/messages';
 
 const PROVIDER_SETTINGS = ['rhema.provider', 'rhema.model', 'rhema.baseUrl', 'rhema.protocol'];
 
@@ -68,9 +72,12 @@ export class Rhema implements vscode.Disposable {
   /** What the status bar shows (the runs keep its run-time part). */
   readonly status: StatusState = { running: false, usage: { input: 0, output: 0 }, serverState: 'stopped' };
   readonly chat: ChatSide;
+  private readonly keys: Keys;
+  private readonly statusDocument = new StatusDocument();
   private readonly runs: Runs;
 
   constructor(private readonly context: vscode.ExtensionContext) {
+    this.keys = new Keys(context.secrets, context.globalState);
     this.chat = new ChatSide(this, context);
     this.runs = new Runs(this);
     this.statusItem.command = 'rhema.openChat';
@@ -120,12 +127,15 @@ export class Rhema implements vscode.Disposable {
     this.disposables.push(new NextEdits(() => this.client));
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointContent(() => this.start())),
+      vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, this.statusDocument),
+      this.statusDocument,
     );
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((change) => {
         if (change.affectsConfiguration('rhema.server')) {
           void this.guard(() => this.restart());
         } else if (change.affectsConfiguration('rhema') && this.client?.isRunning()) {
+          if (change.affectsConfiguration('rhema.mode')) this.chat.followModeSetting();
           void notifySettingsChanged(this.client, (problem) => this.problem(problem));
           if (PROVIDER_SETTINGS.some((key) => change.affectsConfiguration(key))) {
             setTimeout(() => void this.chat.refreshSetup(), 300);
@@ -151,7 +161,7 @@ export class Rhema implements vscode.Disposable {
       }
       if (this.client.isRunning()) return this.client;
     }
-    const client = createClient((problem) => this.problem(problem));
+    const client = createClient((problem) => this.problem(problem), await this.keys.env());
     this.client = client;
     this.disposables.push(
       client.onDidChangeState((change) => {
@@ -188,6 +198,10 @@ export class Rhema implements vscode.Disposable {
     } finally {
       this.chat.view.apply({ kind: 'approval', waiting: false });
     }
+  }
+
+  askKey(variable: string, label: string): Promise<boolean> {
+    return this.keys.ask(variable, label);
   }
 
   async restart(): Promise<void> {
@@ -321,9 +335,10 @@ export class Rhema implements vscode.Disposable {
     if (picked !== undefined) await this.openSessionById(picked, true);
   }
 
-  /** "Rhema: Show Status": the status in the channel; with no provider working, the chat's setup card. */
+  /** "Rhema: Show Status": the status in its own tab and the channel; with no provider working, the chat's setup card. */
   private async showStatus(): Promise<void> {
     const status = await showStatus(this);
+    await this.statusDocument.show(statusReport(status, this.session));
     if (status.provider.error) {
       await this.chat.view.focus();
       await this.chat.refreshSetup();
@@ -350,6 +365,15 @@ export class Rhema implements vscode.Disposable {
     this.refreshStatus();
     if (reveal) await this.chat.view.focus();
     await shown;
+  }
+
+  /** The current session in the chat again, as the store has it now (after a rewind), and `notice`. */
+  async redrawChat(notice: string): Promise<void> {
+    const session = this.status.session;
+    if (session === undefined) return;
+    const opened = await execute<OpenSessionResult>(await this.start(), ServerCommand.openSession, { session });
+    await this.chat.showSession(opened);
+    this.chat.view.apply({ kind: 'notice', text: notice });
   }
 
   newSession(): Promise<void> {
@@ -386,7 +410,7 @@ export class Rhema implements vscode.Disposable {
     prompt: string,
     context: ContextItem[],
     mentions: string[],
-    mode?: 'edit' | 'agent',
+    mode?: Mode,
     images: ImageArg[] = [],
   ): Promise<void> {
     const folder =

@@ -11,9 +11,19 @@
  * TypeScript reports syntax, semantic and suggestion problems one after the
  * other), else when `waitMs` is spent (`complete` then says whether the
  * document reached the version at all: a set that did not change is not
- * reported again). A plain-text document has no
- * language features: `null`. A provider's failure is an error reply with its
+ * reported again). A provider's failure is an error reply with its
  * message; nothing here throws anything else.
+ *
+ * Which documents are served (`served`): a document whose language VS Code
+ * is known to give language features and diagnostics, else `null`, so the
+ * server's own language servers answer (basedpyright on its `PATH` for
+ * Python in a VS Code with no Python extension) and no wait is spent on
+ * problems nobody reports. Known: the languages of VS Code's built-in
+ * language features (`BUILT_IN`: TypeScript, JavaScript, JSON, CSS), and
+ * every language VS Code has had diagnostics for, for some open document of
+ * it, in this window (some extension reports on it: Pylance, a linter). A
+ * language whose extension has reported nothing yet is answered by the
+ * server's own servers until it does.
  */
 import * as vscode from 'vscode';
 import { type LanguageClient, LSPErrorCodes, ErrorCodes, ResponseError } from 'vscode-languageclient/node';
@@ -39,11 +49,19 @@ const SETTLE_MS = 250;
 /** Each document's version when its diagnostics last changed, by URI. */
 const reported = new Map<string, number>();
 
+/** The languages VS Code's built-in extensions give language features and diagnostics. */
+const BUILT_IN = new Set(['typescript', 'typescriptreact', 'javascript', 'javascriptreact', 'json', 'jsonc', 'css', 'scss', 'less']);
+
+/** The languages VS Code has had diagnostics for in this window (some extension reports on them). */
+const diagnosed = new Set<string>();
+
 function remember(event: vscode.DiagnosticChangeEvent): void {
   for (const uri of event.uris) {
     const key = uri.toString();
     const document = vscode.workspace.textDocuments.find((open) => open.uri.toString() === key);
-    if (document !== undefined) reported.set(key, document.version);
+    if (document === undefined) continue;
+    reported.set(key, document.version);
+    if (vscode.languages.getDiagnostics(uri).length > 0) diagnosed.add(document.languageId);
   }
 }
 
@@ -88,10 +106,11 @@ function positionOf(params: Record<string, unknown>): vscode.Position {
   return new vscode.Position(position.line, position.character);
 }
 
-/** The document at `uri`, loaded (not shown); `undefined` when it has no language features. */
+/** The document at `uri`, loaded (not shown); `undefined` when VS Code is not known to serve its language (see the module comment). */
 async function served(uri: vscode.Uri): Promise<vscode.TextDocument | undefined> {
   const document = await vscode.workspace.openTextDocument(uri);
-  return document.languageId === 'plaintext' ? undefined : document;
+  const known = BUILT_IN.has(document.languageId) || diagnosed.has(document.languageId);
+  return known ? document : undefined;
 }
 
 async function lspAnswer(method: LanguageParams['method'], params: Record<string, unknown>): Promise<LanguageResult | null> {

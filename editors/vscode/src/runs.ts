@@ -117,6 +117,8 @@ export class Runs {
     const failed = this.failed;
     if (failed === undefined || this.runs.size > 0) return;
     if (!failed.promptStored || failed.session === undefined) {
+      // Sent again: the failed attempt's prompt and error go, the new attempt shows in their place.
+      this.host.chat.view.retractLastPrompt();
       await this.inChat(failed.title, failed.prompt, failed.options.mentions ?? [], failed.send);
       return;
     }

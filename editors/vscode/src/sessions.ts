@@ -5,7 +5,10 @@
  *
  * Each asks the extension (`SessionHost`) for the server and the current
  * session and says plainly when there is none yet. Undoing saves the
- * documents that were clean before the turn, so they stay clean.
+ * documents that were clean before the turn, so they stay clean. After a
+ * rewind or an undo the chat shows the session again as the store now has
+ * it (the turns taken back gone, the restored files' changes no longer
+ * offered to accept), with a line saying what went back.
  */
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
@@ -20,6 +23,7 @@ import {
   type UndoResult,
   type UndoTurnArgs,
 } from './protocol';
+import type { RewindResult } from './contract';
 import { ERROR_GLYPH } from './render';
 import { mcpStatusLines } from './mcp';
 
@@ -28,6 +32,8 @@ export interface SessionHost {
   readonly session: string | undefined;
   readonly output: vscode.OutputChannel;
   start(): Promise<LanguageClient>;
+  /** Show the current session in the chat again, as the store now has it, with `notice` under it. */
+  redrawChat(notice: string): Promise<void>;
 }
 
 /** A stored timestamp for a picker: local date and time to the minute. */
@@ -70,6 +76,7 @@ export async function undoLastTurn(host: SessionHost): Promise<void> {
   const result = await execute<UndoResult>(await host.start(), ServerCommand.undoTurn, args);
   // Documents that were clean before the turn are saved, so undoing leaves them clean.
   await saveDocuments(result.save ?? []);
+  await host.redrawChat(`↶ Undid the last turn's changes: ${result.reverted.length} file(s) reverted.`);
   host.output.appendLine(
     `↶ Undo: reverted ${result.reverted.length} file(s)${result.conflicts.length ? `, ${result.conflicts.length} conflict(s)` : ''}`,
   );
@@ -84,7 +91,19 @@ export async function undoLastTurn(host: SessionHost): Promise<void> {
 
 export async function rewindTo(host: SessionHost): Promise<void> {
   const session = current(host, 'to rewind');
-  if (session !== undefined) await rewind(await host.start(), session, host.output);
+  if (session === undefined) return;
+  await rewind(await host.start(), session, host.output, (result) => host.redrawChat(rewindNotice(result)));
+}
+
+/** The chat's line after a rewind: what went back, in words (the channel has the detail). */
+export function rewindNotice(result: RewindResult): string {
+  const parts: string[] = [];
+  if (result.what !== 'conversation') {
+    parts.push(`${result.restored.length} file${result.restored.length === 1 ? '' : 's'} restored`);
+    if (result.conflicts.length > 0) parts.push(`${result.conflicts.length} changed since left as they are`);
+  }
+  if (result.what !== 'code') parts.push(`turn ${result.turn} and after taken out of the conversation`);
+  return `↶ Rewound to before turn ${result.turn}: ${parts.join(', ')}.`;
 }
 
 export async function showSessionChanges(host: SessionHost): Promise<void> {
@@ -101,7 +120,7 @@ export async function compactSession(host: SessionHost): Promise<void> {
   }
 }
 
-/** The status in the channel, and a one-line message; the status, for the caller. */
+/** The status in the channel (a warning when no provider works); the status, for the caller (its tab). */
 export async function showStatus(host: SessionHost): Promise<StatusResult> {
   const status = await execute<StatusResult>(await host.start(), ServerCommand.status, {});
   const summary = statusSummary(status);
@@ -114,8 +133,6 @@ export async function showStatus(host: SessionHost): Promise<StatusResult> {
   for (const line of mcpStatusLines(status)) host.output.appendLine(line);
   if (status.provider.error) {
     void vscode.window.showWarningMessage('Rhema: no model provider works yet: choose one in the chat.');
-  } else {
-    void vscode.window.showInformationMessage(summary);
   }
   return status;
 }

@@ -27,6 +27,8 @@ export const TOOLS: Readonly<Record<string, ToolFacts>> = {
   rename_symbol: { title: 'Rename symbol in', kind: 'edit', main: 'path', target: null, changesFiles: true },
   run_command: { title: 'Run', kind: 'execute', main: 'command', target: null, changesFiles: false },
   update_plan: { title: 'Update the plan', kind: 'think', main: null, target: null, changesFiles: false },
+  skill: { title: 'Use skill', kind: 'read', main: 'name', target: null, changesFiles: false },
+  task: { title: 'Task', kind: 'other', main: 'description', target: null, changesFiles: false },
 };
 
 /** For a tool not in `TOOLS` (an MCP server's): the first of these it has is shown. */

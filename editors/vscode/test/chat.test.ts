@@ -12,6 +12,7 @@ import {
   runnablePlan,
   toolDetail,
   toolTarget,
+  withoutLastPrompt,
 } from '../src/chat/transcript';
 import type { RhemaEvent } from '../src/protocol';
 
@@ -25,6 +26,24 @@ const ev = (event: RhemaEvent): Action => ({ kind: 'event', event });
 const usage = { input: 10, output: 4, cacheRead: 0, cacheWrite: 0 };
 
 describe('transcript reducer', () => {
+  it('takes the last prompt and what followed it out for a retry that sends it again', () => {
+    const { state } = run([
+      { kind: 'prompt', text: 'first', mentions: [] },
+      ev({ type: 'text_delta', text: 'answer' }),
+      { kind: 'end', stopReason: 'end_turn', usage, steps: 1 },
+      { kind: 'prompt', text: 'second', mentions: ['image a.png'] },
+      { kind: 'failed', message: 'image a.png not sent' },
+    ]);
+    withoutLastPrompt(state);
+    assert.deepEqual(
+      state.items.map((item) => item.kind),
+      ['user', 'answer', 'end'],
+    );
+    withoutLastPrompt(state);
+    withoutLastPrompt(state); // nothing left to take: no change, no error
+    assert.deepEqual(state.items, []);
+  });
+
   it('merges deltas, collapses the thinking when the answer starts and ends once', () => {
     const { state, touched } = run([
       { kind: 'prompt', text: 'hi @selection', mentions: ['@selection'] },

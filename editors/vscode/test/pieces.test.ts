@@ -4,7 +4,7 @@ import MarkdownIt from 'markdown-it';
 import { BlockSplitter } from '../src/chat/blocks';
 import { diffCounts, diffLines, toolDiff } from '../src/chat/diff';
 import { explainError } from '../src/chat/errors';
-import { setupCard } from '../src/chat/setup';
+import { keyValueProblem, keyVariableProblem, setupCard } from '../src/chat/setup';
 import type { ProviderSetup } from '../src/contract';
 
 const md = new MarkdownIt({ html: false, linkify: true });
@@ -114,6 +114,11 @@ describe('errors in plain words', () => {
     const none = explainError('no model provider is set up (the demo model is used only when rhema.provider names it); choose one: ...');
     assert.equal(none.setup, true);
     assert.equal(none.retry, false);
+    const image = explainError(
+      'image pasted-1.png not sent: the local model fake-model is not known to read images (run a vision model such as llava, qwen2.5vl or gemma3, or set the rhema.vision setting to true if this one reads them); choose a provider and model that read images, or send the prompt without it',
+    );
+    assert.equal(image.headline, 'The image was not sent: the local model fake-model is not known to read images.');
+    assert.match(image.fix, /set rhema\.vision to "Reads images" in Settings/);
     const unknown = explainError('something odd');
     assert.deepEqual(unknown, { headline: 'something odd', fix: '', detail: 'something odd', retry: true });
   });
@@ -153,7 +158,22 @@ describe('the setup card', () => {
     );
     const demo = card.rows.at(-1);
     assert.equal(demo?.detail, 'A tiny demo model: no tools, no edits, not for real work. It runs inside the server, with no network.');
-    assert.match(card.rows[2]?.detail ?? '', /environment VS Code starts the server with .*: OpenAI OPENAI_API_KEY\.$/);
+    assert.match(card.rows[2]?.detail ?? '', /^Pick one and paste its API key: it is kept in VS Code's secret storage/);
+    assert.match(card.rows[2]?.detail ?? '', /environment VS Code starts the server with: OpenAI OPENAI_API_KEY\.$/);
+    // The hosted provider's button asks for its key first.
+    assert.deepEqual(card.rows[2]?.buttons, [{ label: 'OpenAI', choice: { provider: 'openai' }, keyVar: 'OPENAI_API_KEY' }]);
+  });
+
+  it('stores a key only as a provider key variable, and only a one-word key', () => {
+    assert.equal(keyVariableProblem('OPENAI_API_KEY'), undefined);
+    for (const hostile of ['PATH', 'LD_PRELOAD', 'PYTHONPATH', 'openai_api_key', 'X_API_KEY\nPATH', '', 'A'.repeat(60) + '_API_KEY']) {
+      assert.notEqual(keyVariableProblem(hostile), undefined, hostile);
+    }
+    assert.equal(keyValueProblem('  sk-abc123  '), undefined);
+    assert.equal(keyValueProblem('   '), 'Paste the key');
+    for (const hostile of ['sk-1\nsk-2', 'sk 1', 'sk\u00001', 'x'.repeat(5000)]) {
+      assert.notEqual(keyValueProblem(hostile), undefined, hostile);
+    }
   });
 
   it('offers no demo button when it is not installed, and names a broken setting', () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { asEditTarget, asTurnArgs, statusSummary, type StatusResult } from '../src/protocol';
+import { statusReport } from '../src/statusReport';
 
 const range = { start: { line: 1, character: 0 }, end: { line: 2, character: 4 } };
 
@@ -42,9 +43,11 @@ describe('statusSummary', () => {
     running: [],
     mcpServers: [],
     rules: [],
+    extensions: [],
     languageServers: [],
     completion: { enabled: true, provider: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1' },
     languageAnswers: 'agent',
+    sandbox: 'commands run in a sandbox: bubblewrap',
   };
 
   it('names the provider, model, how it was chosen, and the mode', () => {
@@ -77,5 +80,26 @@ describe('statusSummary', () => {
     assert.equal(statusSummary(own), 'Rhema 0.1.0 · custom / fake-model (custom baseUrl (openai), no key) · mode edit · completes with ollama / qwen2.5-coder');
     const off = { ...base, completion: { ...own.completion, enabled: false } };
     assert.equal(statusSummary(off), 'Rhema 0.1.0 · custom / fake-model (custom baseUrl (openai), no key) · mode edit · completion off');
+  });
+
+  it('writes the whole status as a document: rules, language servers, MCP servers', () => {
+    const status: StatusResult = {
+      ...base,
+      rules: [
+        { folder: '/w', path: 'AGENTS.md', scope: 'root', bytes: 12345, truncated: true, refused: null },
+        { folder: '/w', path: 'x/AGENTS.md', scope: 'nested', bytes: 0, truncated: false, refused: 'a link out' },
+      ],
+      languageServers: [{ language: 'python', name: 'basedpyright', command: ['basedpyright-langserver'], state: 'running', folder: '/w', pid: 42 }],
+      languageAnswers: 'editor',
+    };
+    const report = statusReport(status, 's1');
+    assert.ok(report.startsWith('# Rhema status\n\n- **Server**: rhema-lsp 0.1.0\n'));
+    assert.ok(report.includes('- **Session**: s1\n'));
+    assert.ok(report.includes('- AGENTS.md (root, 12,345 bytes, cut)\n- x/AGENTS.md: not read (a link out)\n'));
+    assert.ok(report.includes("Answered by the editor's language features, then by the agent's own servers:\n\n- python: basedpyright, running in /w (pid 42)\n"));
+    assert.ok(report.endsWith('## MCP servers\n\nNone configured.\n'));
+    const none = statusReport({ ...base, provider: { ...base.provider, name: null, error: 'no model provider is set up' } }, undefined);
+    assert.ok(none.includes('- **Provider**: none works: no model provider is set up\n'));
+    assert.ok(none.includes('None (no AGENTS.md or CLAUDE.md found).'));
   });
 });

@@ -2,7 +2,8 @@
  * The chat view's script: applies the extension's actions to its copy of the
  * transcript and renders them (once per frame), follows new output while the
  * user is at the bottom (a resize, e.g. maximising and restoring the panel,
- * keeps following; sending a prompt follows again), shows the setup card
+ * keeps following; sending a prompt follows again), shows the mode picker
+ * and the setup card
  * while no provider works, and runs the input: Enter sends, Shift+Enter is a
  * new line, ↑/↓ walk the history (kept in the webview's state across
  * reloads), `@` completes mentions (↑/↓ pick one; the MCP servers'
@@ -20,7 +21,7 @@
  * over 50 ms, and `data-task-log` each one's start (epoch ms) and length.
  */
 import { InputHistory } from '../src/chat/history';
-import type { FromView, ToView, TranscriptState } from '../src/chat/messages';
+import type { FromView, Mode, ToView, TranscriptState } from '../src/chat/messages';
 import { MENTION_WORDS, mentionAt } from '../src/chat/mentions';
 import { apply, emptyState } from '../src/chat/transcript';
 import { Attachments } from './attachments';
@@ -52,6 +53,7 @@ const input = $<HTMLTextAreaElement>('input');
 const send = $<HTMLButtonElement>('send');
 const stop = $<HTMLButtonElement>('stop');
 const sessions = $<HTMLSelectElement>('sessions');
+const modePicker = $<HTMLSelectElement>('mode');
 const completions = $<HTMLElement>('completions');
 const setup = $<HTMLElement>('setup');
 const sendError = $<HTMLElement>('send-error');
@@ -121,6 +123,9 @@ window.addEventListener('message', (event: MessageEvent<ToView>) => {
       showSetup(setup, message.state, post);
       $<HTMLElement>('provider').textContent = message.provider;
       break;
+    case 'mode':
+      showMode(message.mode, message.modes);
+      break;
     case 'sendFailed':
       sendFailed(message.text, message.message);
       break;
@@ -155,6 +160,22 @@ function showSessions(list: { session: string; title: string; turns: number }[],
   sessions.replaceChildren(...options);
   sessions.value = current !== undefined && list.some((s) => s.session === current) ? current : '';
 }
+
+/** The bar's mode picker: its choices, `mode` selected. */
+function showMode(mode: Mode, modes: readonly Mode[]): void {
+  if (modePicker.options.length !== modes.length || [...modePicker.options].some((o, i) => o.value !== modes[i])) {
+    modePicker.replaceChildren(
+      ...modes.map((m) => {
+        const option = el('option', undefined, m);
+        option.value = m;
+        return option;
+      }),
+    );
+  }
+  modePicker.value = mode;
+  modePicker.dataset.mode = mode;
+}
+modePicker.addEventListener('change', () => post({ type: 'mode', mode: modePicker.value as Mode }));
 
 sessions.addEventListener('focus', () => post({ type: 'listSessions' }));
 sessions.addEventListener('change', () => {

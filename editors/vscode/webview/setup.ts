@@ -1,7 +1,8 @@
 /**
  * The setup card above the transcript: shown while no provider works, from
  * `rhema.status`'s `setup` (`setupCard`), one row per choice with the button
- * that writes it, "Check again" to ask the server anew.
+ * that writes it (a hosted provider's asks for its key first), "Check again"
+ * to ask the server anew.
  */
 import type { SetupState } from '../src/chat/messages';
 import { setupCard } from '../src/chat/setup';
@@ -22,8 +23,8 @@ export function showSetup(root: HTMLElement, state: SetupState | undefined, post
     node.append(text);
     if (row.buttons.length > 0) {
       const buttons = el('div', 'buttons');
-      for (const { label, choice } of row.buttons) {
-        const node = button(label, () => post({ type: 'choose', row: row.id, ...(choice ?? {}) }), 'use');
+      for (const { label, choice, keyVar } of row.buttons) {
+        const node = button(label, () => post({ type: 'choose', row: row.id, ...(choice ?? {}), ...(keyVar ? { keyVar } : {}) }), 'use');
         node.dataset.provider = choice?.provider ?? '';
         buttons.append(node);
       }

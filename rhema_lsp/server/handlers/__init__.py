@@ -1,6 +1,7 @@
 """The contract's command handlers, one module per thing they serve.
 
-- :mod:`.runs`: ``rhema.turn``, ``rhema.step``, ``rhema.edit``, ``rhema.cancel``;
+- :mod:`.runs`: ``rhema.turn``, ``rhema.step``, ``rhema.edit``, ``rhema.cancel``,
+  ``rhema.newConversation``;
 - :mod:`.sessions`: ``rhema.sessions``, ``rhema.openSession``,
   ``rhema.compact``, ``rhema.deleteSession``, ``rhema.forkSession``;
 - :mod:`.checkpoints`: ``rhema.undoTurn``, ``rhema.rewind``,
@@ -27,7 +28,10 @@ import importlib
 __all__ = ["MODULES", "load"]
 
 MODULES: dict[str, str] = {
-    **dict.fromkeys(("rhema.turn", "rhema.step", "rhema.edit", "rhema.cancel"), "runs"),
+    **dict.fromkeys(
+        ("rhema.turn", "rhema.step", "rhema.edit", "rhema.cancel", "rhema.newConversation"),
+        "runs",
+    ),
     **dict.fromkeys(
         (
             "rhema.sessions",

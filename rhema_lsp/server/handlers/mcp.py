@@ -24,6 +24,7 @@ from rhema_lsp.contract import (
 )
 from rhema_lsp.mcp import McpError
 from rhema_lsp.server.errors import BadArguments, CommandFailed
+from rhema_lsp.server.extensions import CUSTOM_COMMANDS, custom_prompts, typed_command
 from rhema_lsp.server.router import Request, Service, serves
 
 __all__: list[str] = []
@@ -59,11 +60,13 @@ async def mcp_prompts(
             command=f"mcp__{server}__{prompt.name}",
         )
         for server, prompt in listed
-    ]
+    ] + await custom_prompts(state.turns, state.folders.roots())
 
 
 @serves(MCP_PROMPT)
 async def mcp_prompt(service: Service, args: McpPromptArgs, request: Request) -> McpPromptResult:
+    if args.server == CUSTOM_COMMANDS:  # expanded once, when it is sent as a turn
+        return McpPromptResult(text=typed_command(args.name, args.arguments))
     try:
         text = await service.state.mcp.get_prompt(args.server, args.name, args.arguments)
     except McpError as exc:

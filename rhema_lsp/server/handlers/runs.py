@@ -1,5 +1,8 @@
 """Commands that run the model: ``rhema.turn``, ``rhema.step``, ``rhema.edit``,
-and ``rhema.cancel`` that stops them.
+and ``rhema.cancel`` that stops them; ``rhema.newConversation``.
+
+An ask without a ``session`` from a client that renders no events continues
+the folder's latest session (:mod:`~rhema_lsp.server.conversation`).
 
 A run answers when it ends, or at once while it goes on (``detach``, or by
 default for a client that does not render events:
@@ -17,6 +20,7 @@ from typing import TypeVar
 from rhema_lsp.contract import (
     CANCEL,
     EDIT,
+    NEW_CONVERSATION,
     STEP,
     TURN,
     CancelArgs,
@@ -25,6 +29,8 @@ from rhema_lsp.contract import (
     Detached,
     EditArgs,
     EditResult,
+    NewConversationResult,
+    SessionsArgs,
     StepArgs,
     StepResult,
     TurnArgs,
@@ -88,7 +94,8 @@ async def turn(service: Service, args: TurnArgs, request: Request) -> TurnResult
     state = service.state
     folder = await folder_for(state, args.folder, args.context, args.session)
     prompt, images = await prompt_and_images(state, args.prompt, args.context, args.images, folder)
-    chosen = await service.execution.chosen(folder, args.session)
+    session = args.session or (await state.conversations.session_for(state, folder)).session
+    chosen = await service.execution.chosen(folder, session)
     plan = Plan(
         prompt=prompt,
         title=args.prompt,
@@ -97,7 +104,7 @@ async def turn(service: Service, args: TurnArgs, request: Request) -> TurnResult
         images=images,
     )
     report: TurnReport[None] | Detached = await _start(
-        service, folder, args.session, plan, request, args.detach
+        service, folder, session, plan, request, args.detach
     )
     if isinstance(report, Detached):
         return report
@@ -126,7 +133,8 @@ async def step(service: Service, args: StepArgs, request: Request) -> StepResult
         )
     elif args.images:
         raise BadArguments("`images` go with a `prompt`")
-    chosen = await service.execution.chosen(folder, args.session)
+    session = args.session or (await state.conversations.session_for(state, folder)).session
+    chosen = await service.execution.chosen(folder, session)
     plan = Plan(
         prompt=prompt,
         title=args.prompt or "",
@@ -136,7 +144,7 @@ async def step(service: Service, args: StepArgs, request: Request) -> StepResult
         images=images,
     )
     report: TurnReport[None] | Detached = await _start(
-        service, folder, args.session, plan, request, args.detach
+        service, folder, session, plan, request, args.detach
     )
     if isinstance(report, Detached):
         return report
@@ -149,6 +157,17 @@ async def step(service: Service, args: StepArgs, request: Request) -> StepResult
         tool_calls=outcome.tool_calls,
         usage=tally(outcome.usage),
     )
+
+
+@serves(NEW_CONVERSATION)
+async def new_conversation(
+    service: Service, args: SessionsArgs, request: Request
+) -> NewConversationResult:
+    state = service.state
+    chosen = [state.folders.resolve(args.folder, [])] if args.folder else state.folders.roots()
+    for folder in chosen:
+        state.conversations.start_new(folder, state)
+    return NewConversationResult(folders=[str(folder) for folder in chosen])
 
 
 @serves(CANCEL)

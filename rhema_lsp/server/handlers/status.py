@@ -1,6 +1,6 @@
 """``rhema.status``: the version, the provider and where it came from, the
 folders, the mode, the running sessions, the MCP servers, the project rules
-of each folder and the agent's own language servers."""
+of each folder, the agent's own language servers and the command sandbox."""
 
 from __future__ import annotations
 
@@ -23,6 +23,8 @@ from rhema_lsp.contract import (
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.providers import survey_setup
 from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.workplace import command_policy
+from rhema_lsp.server.extensions import extensions_status
 from rhema_lsp.server.router import Request, Service, serves
 
 __all__: list[str] = []
@@ -59,6 +61,7 @@ async def status(service: Service, args: StatusArgs, request: Request) -> Status
     configured = bool(settings.provider or settings.base_url)
     setup = await survey_setup(configured=configured)
     languages = await anyio.to_thread.run_sync(state.languages.status)
+    sandbox = await anyio.to_thread.run_sync(command_policy(settings).status)
     return StatusResult(
         version=__version__,
         provider=provider,
@@ -73,12 +76,14 @@ async def status(service: Service, args: StatusArgs, request: Request) -> Status
             )
         ],
         rules=rules,
+        extensions=await extensions_status(state.turns, roots),
         language_servers=[
             LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
             for entry in languages
         ],
         completion=_completion(settings, provider),
         language_answers=state.language_answers(),
+        sandbox=sandbox,
     )
 
 

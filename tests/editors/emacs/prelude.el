@@ -39,6 +39,14 @@
   (cdr (assoc key T-result)))
 
 ;;; Helpers.
+(defun T-release-model (origin)
+  "Let the fake model at ORIGIN go on with an answer it holds (a reply
+scripted with `hold'): the test paces the model by what it has seen."
+  (require 'url)
+  (let ((url-request-method "GET")
+        (url-proxy-services nil))
+    (kill-buffer (url-retrieve-synchronously (concat origin "/release") t t 10))))
+
 (defun T-path (relative)
   (expand-file-name relative T-workspace))
 

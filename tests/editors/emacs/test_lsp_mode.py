@@ -85,11 +85,16 @@ def test_the_answer_is_shown_on_one_line_with_no_warnings(
 
 LONG_TURN = r"""
 (defvar ticks 0)
+;; lsp-mode gives up on a request after `lsp-response-timeout' (10 s). Once
+;; rhema.turn has answered (at once: the turn runs on), 1 s, so the turn
+;; outlasts it without the test waiting 10 s.
 (T-run
  (T-open "hello.py")
  (lambda ()
    (run-with-timer 0.5 0.5 (lambda () (setq ticks (1+ ticks))))
-   (T-set "started" (T-command 'rhema.turn '(:prompt "Take your time."))))
+   (T-set "started" (T-command 'rhema.turn '(:prompt "Take your time.")))
+   (setq lsp-response-timeout 1)
+   (T-set "ticks_at_start" ticks))
  ;; While the model is still writing, the user switches buffers and types.
  (lambda ()
    (switch-to-buffer "notes")
@@ -108,6 +113,9 @@ LONG_TURN = r"""
    (T-set "progress_tokens"
           (with-current-buffer T-lsp-buffer
             (hash-table-count (lsp--workspace-work-done-tokens (car (lsp-workspaces)))))))
+ (T-until "the turn to outlast the request timeout"
+          (lambda () (>= ticks (+ (T-get "ticks_at_start") 4))))
+ (lambda () (T-release-model "MODEL_ORIGIN"))
  (T-until "the slow answer" (lambda () (T-shown "The slow model")) 90)
  (lambda ()
    (T-set "ticks_at_end" ticks)
@@ -115,14 +123,14 @@ LONG_TURN = r"""
 """
 
 
-def test_a_fifteen_second_turn_neither_times_out_nor_blocks_emacs(
+def test_a_turn_longer_than_the_request_timeout_neither_times_out_nor_blocks_emacs(
     workspace: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
-    # 30 characters, one a half second: about 15 s (lsp-mode gives up on a
-    # request after lsp-response-timeout, 10 s).
-    fake.script(text_reply("The slow model has answered!!", chunk=1, delay=0.5))
+    # The model shows one character, then holds the rest until Emacs has
+    # typed, evaluated and outlasted lsp-mode's request timeout.
+    fake.script(text_reply("The slow model has answered!!", chunk=1, hold=2))
 
-    r = run(LONG_TURN, workspace, tmp_path, fake, timeout=150)
+    r = run(LONG_TURN.replace("MODEL_ORIGIN", fake.origin), workspace, tmp_path, fake, timeout=150)
 
     assert r["started"]["started"] is True
     assert r["started"]["turn"] == 1
@@ -190,10 +198,17 @@ def test_two_edits_to_one_file_in_one_turn_both_land(
 
 
 SLOW_SIMPLIFY = r"""
+;; lsp-mode's request timeout (10 s) made 3 s: the rewrite outlasts it
+;; without the test waiting 10 s (the action's own answer comes at once).
+(setq lsp-response-timeout 3)
 (T-run
  (T-open "hello.py")
  (lambda () (T-select-lines "hello.py" 2 2))
  (T-code-action "Rhema: simplify" "menu")
+ (lambda () (T-set "asked_at" (float-time)))
+ (T-until "the rewrite to outlast the request timeout"
+          (lambda () (> (float-time) (+ (T-get "asked_at") 3.5))))
+ (lambda () (T-release-model "MODEL_ORIGIN"))
  (T-until "the rewrite"
           (lambda () (not (equal (T-buffer-text "hello.py") (T-get "original")))) 60)
  (T-synced "hello.py")
@@ -206,10 +221,11 @@ SLOW_SIMPLIFY = r"""
 def test_a_slow_code_action_rewrites_the_selection_without_a_timeout(
     workspace: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
-    # 24 characters, one a half second: the rewrite takes 12 s, past
-    # lsp-mode's 10 s request timeout.
-    fake.script(text_reply('    return f"hello {name}"', chunk=1, delay=0.5))
+    # The model holds the rewrite until it has outlasted lsp-mode's request
+    # timeout.
+    fake.script(text_reply('    return f"hello {name}"', chunk=1, hold=2))
     body = SLOW_SIMPLIFY.replace('(T-get "original")', '"' + ORIGINAL.replace('"', '\\"') + '"')
+    body = body.replace("MODEL_ORIGIN", fake.origin)
 
     r = run(body, workspace, tmp_path, fake, timeout=150)
 
@@ -259,13 +275,17 @@ def test_rhema_cancel_stops_a_running_turn(
 APPROVE_LATE = r"""
 (T-run
  (T-open "hello.py")
- (lambda () (T-set "started" (T-command 'rhema.turn '(:prompt "Create ran.txt"))))
- ;; lsp-mode asks with completing-read; the user thinks for 11 s (past
- ;; lsp-mode's 10 s request timeout), then types Run.
+ (lambda ()
+   (T-set "started" (T-command 'rhema.turn '(:prompt "Create ran.txt")))
+   ;; lsp-mode's request timeout (10 s) made 1 s once the command has
+   ;; answered: the user outlasts it without the test waiting 10 s.
+   (setq lsp-response-timeout 1))
+ ;; lsp-mode asks with completing-read; the user thinks past lsp-mode's
+ ;; request timeout, then types Run.
  (T-until "the approval prompt" (lambda () (T-prompt)))
  (lambda () (T-set "prompt" (T-choices)) (T-set "asked_at" (float-time)))
  (T-until "the user to make up their mind"
-          (lambda () (> (float-time) (+ (T-get "asked_at") 11))) 20)
+          (lambda () (> (float-time) (+ (T-get "asked_at") 1.5))) 20)
  (lambda () (T-keys "Run\r"))
  (T-until "the turn to end" (lambda () (T-shown "Ran it")) 30)
  (lambda ()
@@ -289,12 +309,14 @@ LEAVE_UNANSWERED = r"""
 """
 
 
-@pytest.mark.parametrize("answered", [True, False], ids=["run-after-11s", "left-to-time-out"])
+@pytest.mark.parametrize(
+    "answered", [True, False], ids=["run-after-the-timeout", "left-to-time-out"]
+)
 def test_an_approval_answered_late_runs_and_one_left_unanswered_denies(
     answered: bool, workspace: Path, fake: FakeModelServer, tmp_path: Path
 ) -> None:
     fake.script(
-        tool_reply(("run_command", {"command": "touch ran.txt"})),
+        tool_reply(("run_command", {"command": "touch ran.txt", "escalate": True})),
         text_reply("Ran it." if answered else "Not run: you denied it."),
     )
     body = APPROVE_LATE if answered else LEAVE_UNANSWERED

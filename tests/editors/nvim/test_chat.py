@@ -32,6 +32,19 @@ local r = {
   winbar = vim.api.nvim_eval_statusline(vim.wo[chat.input_win].winbar,
     { winid = chat.input_win, use_winbar = true }).str,
 }
+local hint_ns = vim.api.nvim_create_namespace('rhema.chat.hint')
+local function hint()
+  local marks = vim.api.nvim_buf_get_extmarks(vim.api.nvim_win_get_buf(panel_win), hint_ns, 0, -1,
+    { details = true })
+  local out = {}
+  for _, mark in ipairs(marks) do
+    for _, line in ipairs(mark[4].virt_lines or {}) do
+      table.insert(out, line[1][1])
+    end
+  end
+  return out
+end
+r.hint = hint()
 vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'What does', 'greet do?' })
 vim.cmd.normal(vim.keycode('<CR>'))
 r.input_after_send = T.lines(chat.input)
@@ -54,6 +67,7 @@ vim.cmd.normal(vim.keycode('<CR>'))
 r.refused_input = T.lines(chat.input)
 T.idle()
 r.first = T.panel_lines()
+r.hint_after = hint()
 r.first_result = runs.last['rhema.turn']
 r.panel_win_shows_panel = vim.api.nvim_win_get_buf(panel_win) == require('rhema').panel_buffer()
 local thinking_line
@@ -126,7 +140,17 @@ def test_chat_sends_streams_follows_up_and_recalls_history(
     assert (r["buftype"], r["filetype"]) == ("acwrite", "markdown")
     assert r["input_col"] == r["panel_col"] and r["input_row"] > r["panel_row"]
     assert r["input_height"] == 6
-    assert r["winbar"] == "Rhema · <CR> or :w sends · #buffer: hello.py"
+    assert r["winbar"] == "Rhema · edit · <CR> or :w sends · #buffer: hello.py"
+    # The empty chat says how to use it (virtual lines: the buffer stays empty); the
+    # first answer replaces them.
+    assert r["hint"] == [
+        "Ask about your code below; <CR> or :w sends, and every message follows up in this"
+        " session.",
+        "#buffer, #selection and #diagnostics attach the file you came from; #image:path an image.",
+        "Mode: edit (gm or :RhemaMode picks another) · :RhemaSessions reopens a session"
+        " · :help rhema-chat",
+    ]
+    assert r["hint_after"] == []
     # <CR> sent the input and emptied it; the answer streamed while the turn ran.
     assert r["input_after_send"] == [""]
     assert r["running_while_streaming"] is True
@@ -418,7 +442,7 @@ def test_ctrl_c_in_the_chat_stops_the_turn(
 
     r = run_nvim(STOP, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url))
 
-    assert r["winbar"] == "Rhema · running, <C-c> stops · #buffer: hello.py"
+    assert r["winbar"] == "Rhema · edit · running, <C-c> stops · #buffer: hello.py"
     assert r["at_stop"][-2:] == ["", "── cancelled ──"]
     assert r["result"]["stopReason"] == "cancelled"
     assert r["status"]["running"] == []

@@ -67,11 +67,11 @@ def test_the_winbar_and_statusline_clear_when_a_turn_is_cancelled(
         CANCEL, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url)
     )
 
-    assert r["running"] == "Rhema · running, <C-c> stops · #buffer: hello.py"
+    assert r["running"] == "Rhema · edit · running, <C-c> stops · #buffer: hello.py"
     assert r["statusline_running"].startswith("Rhema")
     # Stopped, not yet answered; then idle again, on the screen.
-    assert r["right_after_cancel"] == "Rhema · stopping… · #buffer: hello.py"
-    assert r["after"] == "Rhema · <CR> or :w sends · #buffer: hello.py"
+    assert r["right_after_cancel"] == "Rhema · edit · stopping… · #buffer: hello.py"
+    assert r["after"] == "Rhema · edit · <CR> or :w sends · #buffer: hello.py"
 
 
 FAILURE = (
@@ -132,8 +132,8 @@ def test_a_failed_turn_reads_plainly_clears_the_winbar_and_retries(
         FAILURE, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url)
     )
 
-    assert r["running"] == "Rhema · running, <C-c> stops · #buffer: hello.py"
-    assert r["after"] == "Rhema · <CR> or :w sends · #buffer: hello.py"
+    assert r["running"] == "Rhema · edit · running, <C-c> stops · #buffer: hello.py"
+    assert r["after"] == "Rhema · edit · <CR> or :w sends · #buffer: hello.py"
     failed = r["failed"]
     start = failed.index("## Rhema") + 2
     title, fix, detail = failed[start : start + 3]

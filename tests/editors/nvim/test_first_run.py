@@ -4,6 +4,7 @@ answer from the demo model nobody chose."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tests.editors.nvim.harness import run_nvim
@@ -99,6 +100,9 @@ def test_the_chat_opens_on_the_setup_choices_when_the_provider_cannot_be_resolve
     assert after[: len(notice)] == notice
     errors = [line for line in after if line.startswith("✗ ")]
     assert errors == ["✗ The provider has no API key."]
+    # The choices are not repeated under the error, and no retry is offered that cannot help.
+    assert after.count("## Set up a model") == 1
+    assert not [line for line in after if "RhemaRetry" in line]
     assert after[-1] == "── failed · 0 steps · 0 in / 0 out tokens ──"
 
 
@@ -138,3 +142,62 @@ def test_the_chat_says_the_demo_model_is_a_demo(workspace: Path, tmp_path: Path)
         "",
         "… waiting for the model",
     ]
+
+
+KEY = "sk-rhema-nvim-test-0123456789"
+
+TYPE_KEY = r"""
+vim.cmd.edit(T.workspace .. '/hello.py')
+T.attached()
+local runs = require('rhema.runs')
+local first = vim.lsp.get_clients({ name = 'rhema' })[1]
+vim.cmd('RhemaStatus')
+T.wait('the status', function() return runs.last['rhema.status'] ~= nil end)
+local r = { before = runs.last['rhema.status'].provider }
+-- Not a provider's key variable: refused before anything is asked.
+vim.fn.inputsecret = function() error('asked') end
+vim.cmd('RhemaKey PATH')
+vim.fn.inputsecret = function(prompt)
+  r.prompt = prompt
+  return THE_KEY
+end
+vim.cmd('RhemaKey OPENAI_API_KEY')
+T.wait('a new server', function()
+  local now = vim.lsp.get_clients({ name = 'rhema', bufnr = 0 })[1]
+  return now ~= nil and now.id ~= first.id and now.initialized
+end)
+runs.last['rhema.status'] = nil
+vim.cmd('RhemaStatus')
+T.wait('the new status', function() return runs.last['rhema.status'] ~= nil end)
+r.after = runs.last['rhema.status'].provider
+r.file = require('rhema.keys').file()
+r.mode = vim.uv.fs_stat(r.file).mode % 512
+T.result = r
+"""
+
+
+def test_a_key_typed_in_neovim_is_kept_outside_the_workspace_and_used(
+    workspace: Path, tmp_path: Path
+) -> None:
+    r = run_nvim(
+        TYPE_KEY.replace("THE_KEY", repr(KEY).replace("'", '"')),
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings={"provider": "openai"},
+    )
+
+    assert "error" not in r, r.get("error")
+    assert "needs its key" in str(r["before"]["error"])
+    assert r["after"].get("error") is None and r["after"]["name"] == "openai"
+    assert any("PATH is not a provider key variable" in m["message"] for m in r["messages"]), r[
+        "messages"
+    ]
+    assert r["prompt"].startswith("OPENAI_API_KEY (kept in ")
+    kept = Path(r["file"])
+    assert workspace not in kept.parents and kept.stat().st_mode & 0o777 == 0o600
+    assert r["mode"] == 0o600
+    assert json.loads(kept.read_text()) == {"OPENAI_API_KEY": KEY}
+    for path in workspace.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+    assert all(KEY not in m["message"] for m in r["messages"])

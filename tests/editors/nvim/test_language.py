@@ -165,6 +165,7 @@ T.result = {
   use = T.lines(vim.fn.bufnr(use)),
   core = T.lines(vim.fn.bufnr(core)),
   answer = require('rhema.runs').last['rhema.turn'],
+  panel = T.panel_lines(),
 }
 """
 
@@ -204,5 +205,11 @@ def test_the_language_tools_are_answered_by_basedpyright_attached_in_neovim(
     assert "(basedpyright)" in broken
     assert "1 error gone: pkg/use.py:3:" in fixed and "Literal[4]" in fixed, fixed
     assert "welcome" in results["rename_symbol"], results["rename_symbol"]
+    # The panel shows what each edit did to the problems, under its line.
+    panel: list[str] = r["panel"]
+    at = next(i for i, line in enumerate(panel) if line.startswith("▸ edit_file pkg/use.py"))
+    assert panel[at + 1].startswith("  1 new error: pkg/use.py:3: "), panel[at : at + 3]
+    assert "(basedpyright)" in panel[at + 1]
+    assert any(line.startswith("  1 error gone: pkg/use.py:3: ") for line in panel), panel
     assert r["use"] == ["from pkg.core import welcome", "", 'print(welcome("Bo"))']
     assert r["core"][0] == "def welcome(name: str) -> str:"

@@ -190,7 +190,21 @@ local function at(text, col)
 end
 T.screenshot(TREESITTER and 'markdown-treesitter' or 'markdown-vim-syntax')
 local prose = 'Set RHEMA_KEY_ORIGINS and call snake_case_name with `inline code`.'
+-- What the screen shows of the prose line (the cursor is in another window).
+vim.cmd('redraw!')
+local shown
+for row = 1, vim.o.lines do
+  local cells = {}
+  for col = 1, vim.o.columns do
+    table.insert(cells, vim.fn.screenstring(row, col))
+  end
+  local text = table.concat(cells)
+  if text:find('snake_case_name', 1, true) then
+    shown = vim.trim(text:sub(text:find('Set RHEMA', 1, true) or 1))
+  end
+end
 T.result = {
+  shown_prose = shown,
   treesitter = vim.treesitter.highlighter.active[buf] ~= nil,
   syntax_option = vim.bo[buf].syntax,
   heading = at('## A heading', 3),
@@ -230,6 +244,8 @@ def test_the_panel_highlights_markdown_and_fenced_code_with_treesitter(tmp_path:
     assert "pythonStatement" in r["python"]["syntax"]
     assert "markdown:markup.raw.block" in r["python"]["captures"]
     assert r["table_cell"]["captures"]
+    # The Markdown markers are concealed on screen: the code span shows without backticks.
+    assert r["shown_prose"] == "Set RHEMA_KEY_ORIGINS and call snake_case_name with inline code."
 
 
 def test_without_treesitter_vim_syntax_highlights_fences_and_no_underscore_is_an_error(
@@ -276,6 +292,14 @@ send({ type = 'text_delta', text = 'The answer.' })
 r.lines_answering = T.lines(panel.buf)
 r.once_answering = fold_at(7)
 T.screenshot('reasoning-folded-once-the-answer-starts')
+-- A reasoning line wider than the window is wrapped with its "> " on every line.
+vim.api.nvim_win_set_width(win, 40)
+panel:begin_turn('Think long', nil)
+send({ type = 'step_start', iteration = 1 })
+send({ type = 'thinking_delta', text = string.rep('word ', 30) })
+r.text_width = panel:text_width()
+local lines = T.lines(panel.buf)
+r.long = vim.list_slice(lines, #lines - 3)
 T.result = r
 """
 
@@ -289,6 +313,10 @@ def test_reasoning_stays_open_while_it_streams_and_folds_when_the_answer_starts(
     assert r["while_thinking"] == [-1, -1]
     assert r["lines_answering"][6:] == ["> One.", "> Two.", "", "The answer."]
     assert r["once_answering"] == [7, 8]
+    long = [line for line in r["long"] if line.startswith(">")]
+    assert len(long) >= 3, r["long"]
+    assert all(line.startswith("> word") for line in long)
+    assert all(len(line) <= r["text_width"] for line in long)
 
 
 WHEN = r"""

@@ -283,6 +283,7 @@ while handled < 2 do
   local current = T.next_review(handled)
   handled = current.id
   local seen = { label = current.label, lines = T.lines(current.buf) }
+  seen.tabline = vim.api.nvim_eval_statusline(vim.o.tabline, { use_tabline = true }).str
   if current.label:find('old.py', 1, true) then
     vim.api.nvim_feedkeys(vim.keycode('r<CR>'), 'x', false)
   else
@@ -293,6 +294,7 @@ while handled < 2 do
 end
 T.idle()
 vim.cmd('silent wall')
+r.panel = T.panel_lines()
 T.result = r
 """
 
@@ -329,6 +331,13 @@ def test_review_covers_creating_and_deleting_files(
         "In review the user declined deleting old.py; that is their choice" in text
         for text in results
     )
+    # The review's tab reads in words, not "r//r/2".
+    tablines = [seen["tabline"] for seen in r["seen"]]
+    assert all(" Rhema review " in line and "r//" not in line for line in tablines), tablines
+    # The panel says what became of each: the declined delete reads "rejected", not "done".
+    tools = [line for line in r["panel"] if line.startswith("▸ ")]
+    assert any("new.py" in line and line.endswith(" · done") for line in tools), tools
+    assert any("old.py" in line and line.endswith(" · rejected") for line in tools), tools
 
 
 CANCELLED = r"""

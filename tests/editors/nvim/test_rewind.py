@@ -1,6 +1,8 @@
 """`:RhemaRewind` in real Neovim: a turn edits three files, the server is killed (a new
 Neovim starts a new one), and rewinding the session restores all three exactly, writes
-the buffers that were clean, and leaves the file the user changed since alone."""
+the buffers that were clean, and leaves the file the user changed since alone; a rewind
+of the conversation draws the panel again without the turns taken back, and the
+quickfix list drops the changes restored."""
 
 from __future__ import annotations
 
@@ -100,3 +102,65 @@ def test_rhema_rewind_restores_three_files_after_the_server_was_killed(
     assert r["a_modified"] is False  # written back: clean, as before the turn
     assert r["c_lines"] == ["c = 30", "# mine"]  # the user's edit survives
     assert (workspace / "c.py").read_text() == EDITED["c.py"]
+
+
+REDRAW = r"""
+vim.o.columns, vim.o.lines = 120, 40
+vim.cmd.edit(T.workspace .. '/hello.py')
+T.attached()
+vim.cmd('RhemaAsk Change a')
+T.idle()
+vim.cmd('RhemaAsk Change b')
+T.idle()
+T.wait('the quickfix list of turn 2', function()
+  local context = vim.fn.getqflist({ context = 1 }).context
+  return type(context) == 'table' and type(context.rhema) == 'table' and context.rhema.turn == 2
+end)
+local function qf_files()
+  return vim.tbl_map(function(item)
+    return vim.fn.fnamemodify(vim.api.nvim_buf_get_name(item.bufnr), ':t')
+  end, vim.fn.getqflist())
+end
+local r = { before = T.panel_lines(), qf_before = qf_files() }
+vim.cmd('RhemaRewind 2 both')
+T.wait_panel_text('the redrawn panel', 'rewound to before turn 2')
+r.after = T.panel_lines()
+r.qf_after = qf_files()
+r.qf_title = vim.fn.getqflist({ title = 1 }).title
+r.a = T.lines(vim.fn.bufnr(T.workspace .. '/a.py'))
+r.b = T.lines(vim.fn.bufnr(T.workspace .. '/b.py'))
+T.result = r
+"""
+
+
+def test_rewinding_the_conversation_redraws_the_panel_and_the_quickfix_list(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    for name, text in ORIGINAL.items():
+        (workspace / name).write_text(text)
+    fake.script(
+        tool_reply(("edit_file", {"path": "a.py", "old_text": "a = 1", "new_text": "a = 10"})),
+        text_reply("Changed a."),
+        tool_reply(("edit_file", {"path": "b.py", "old_text": "b = 2", "new_text": "b = 20"})),
+        text_reply("Changed b."),
+    )
+
+    r = run_nvim(
+        REDRAW, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url)
+    )
+
+    assert "error" not in r, r.get("error")
+    assert "Change b" in r["before"] and "Changed b." in r["before"]
+    assert r["qf_before"] == ["b.py"]
+    # Drawn again from the store: turn 1 stays, turn 2 is gone, and the panel says why.
+    assert "Change a" in r["after"] and "Changed a." in r["after"]
+    assert "Change b" not in r["after"] and "Changed b." not in r["after"]
+    message = (
+        "rewound to before turn 2; 1 file(s) restored;"
+        " turn 2 and after taken out of the conversation"
+    )
+    assert r["after"][-1] == "↶ " + message
+    assert r["qf_after"] == []  # the restored change is no longer listed
+    assert r["qf_title"] == "Rhema: turn 2 (rewound: 1 file(s) restored)"
+    assert r["a"] == ["a = 10"]  # turn 1's change stays
+    assert r["b"] == ["b = 2"]

@@ -1,4 +1,5 @@
-"""`:RhemaStep` runs one exchange at a time; `:RhemaStatus` shows the provider."""
+"""`:RhemaStep` runs one exchange at a time; `:RhemaStatus` shows the provider, the
+project rules in use and who answers the language tools."""
 
 from __future__ import annotations
 
@@ -74,4 +75,6 @@ def test_rhema_step_runs_one_exchange_at_a_time(
     assert lines[1].startswith(f"provider: custom · model fake-model · {fake.base_url} · ")
     assert lines[2] == f"folders: {workspace}"
     assert lines[3] == "running: nothing"
+    assert "rules: none (no AGENTS.md or CLAUDE.md found)" in lines
+    assert any(line.startswith("language: ") for line in lines), lines
     assert r["notes_filetype"] == ""

@@ -64,3 +64,48 @@ def test_an_image_pasted_into_the_chat_input_reaches_the_model(
     # The follow-up replays the earlier images (from the store) and adds the file's.
     assert [data for _, data in images_sent("openai", second)] == [pasted, dropped, png(4, 4)]
     assert shot.stat().st_size > 0
+
+
+def test_an_image_for_a_local_model_not_named_for_vision_names_the_setting(
+    vscode: VSCode, model: FakeModelServer, artifacts: Path
+) -> None:
+    """The configured model (``fake-model`` on 127.0.0.1) is a local one whose name
+    says nothing of images: the prompt is refused before any request, the error
+    names ``rhema.vision`` (a drop-down in the Settings editor), and Retry shows
+    the prompt and its error once, not once per attempt."""
+    clip = vscode.workspace.parent / "clipboard.png"
+    clip.write_bytes(png(5, 5))
+    shot = artifacts / "chat-image-refused.png"
+    steps = vscode.drive(
+        [
+            {"command": "Rhema: Open Chat"},
+            chat({"waitFor": "#input"}),
+            chat({"click": "#input"}),
+            chat({"pasteImage": str(clip), "name": "image.png"}),
+            chat({"waitFor": ".image-chip", "hasText": "pasted-1.png"}),
+            {"typeText": "What is this?"},
+            {"press": "Enter"},
+            chat({"waitFor": ".notice.error .fix", "hasText": "rhema.vision"}),
+            chat({"click": ".notice.error button.retry"}),
+            chat({"waitFor": "#send"}),
+            chat({"waitFor": ".notice.error .fix", "hasText": "rhema.vision"}),
+            chat({"query": "#transcript > *"}),
+            {"screenshot": str(shot)},
+            {"command": "Preferences: Open Settings (UI)"},
+            {"typeText": "rhema.vision"},
+            {"waitFor": ".setting-item-enum", "hasText": "Vision"},
+            {"query": ".setting-item-enum select, .setting-item-enum .monaco-select-box"},
+        ],
+        timeout_s=120,
+    )
+    transcript, control = [step["elements"] for step in steps if "query" in step]
+    kinds = [element["data"].get("kind") for element in transcript]
+    assert kinds.count("user") == 1, kinds  # the retry did not add another copy
+    errors = [e for e in transcript if e["data"].get("kind") == "notice"]
+    assert len(errors) == 1, errors
+    assert errors[0]["text"].startswith(
+        "The image was not sent: the local model fake-model is not known to read images."
+    )
+    assert len(control) >= 1  # rhema.vision is a drop-down in the Settings editor
+    assert model.requests == []  # refused before any request
+    assert shot.stat().st_size > 0

@@ -1,7 +1,8 @@
 """A plan in the Rhema chat view in real VS Code (code-server), against the real server
-and a scripted model: in plan mode the turn's checklist shows under the prompt, above the
-answer; "Run this plan" continues the same session in edit mode, and the checklist ticks
-while that turn runs (screenshots in ``test-artifacts/vscode/``)."""
+and a scripted model: plan mode picked in the chat's mode picker, the turn's checklist
+shows under the prompt, above the answer; "Run this plan" continues the same session in
+edit mode, and the checklist ticks while that turn runs; the pick stands after it
+(screenshots in ``test-artifacts/vscode/``)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ def plan(*statuses: str) -> dict[str, Any]:
     }
 
 
-@pytest.mark.parametrize("extra_settings", [{"rhema.mode": "plan"}], ids=["plan-mode"])
 def test_the_plan_ticks_in_the_chat_view_and_run_this_plan_runs_it(
     vscode: VSCode, model: FakeModelServer, artifacts: Path
 ) -> None:
@@ -58,6 +58,10 @@ def test_the_plan_ticks_in_the_chat_view_and_run_this_plan_runs_it(
         [
             {"command": "Rhema: Open Chat"},
             chat({"waitFor": "#input"}),
+            # The picker starts at rhema.mode (edit); plan is picked for the chat's prompts.
+            chat({"waitFor": "#mode[data-mode='edit']"}),
+            chat({"selectOption": "#mode", "hasText": "plan"}),
+            chat({"waitFor": "#mode[data-mode='plan']"}),
             chat({"click": "#input"}),
             {"typeText": "Plan a header for hello.py"},
             {"press": "Enter"},
@@ -74,11 +78,12 @@ def test_the_plan_ticks_in_the_chat_view_and_run_this_plan_runs_it(
             chat({"waitFor": ".end", "hasText": "4 steps"}),
             chat({"query": ".plan"}),
             {"screenshot": str(done_shot)},
+            chat({"query": "#mode"}),
         ],
         timeout_s=180,
     )
     queried = [step["elements"] for step in steps if "query" in step]
-    transcript, planned, ticking, buttons_while_running, plans = queried
+    transcript, planned, ticking, buttons_while_running, plans, (picker,) = queried
     kinds = [element["data"].get("kind") for element in transcript]
     assert kinds[:3] == ["user", "plan", "answer"]  # the checklist above the answer
     assert [(e["text"].strip(), e["data"]["status"]) for e in planned] == [
@@ -91,6 +96,7 @@ def test_the_plan_ticks_in_the_chat_view_and_run_this_plan_runs_it(
     assert len(plans) == 2
     assert "2 of 2 done" in plans[1]["text"]
     assert "Run this plan" not in plans[1]["text"]  # all done: nothing to run
+    assert picker["data"]["mode"] == "plan"  # "Run this plan" ran in edit mode, the pick stands
     # The plan turn offered no edit tool; "Run this plan" continued the session in edit mode.
     offered = [[tool["function"]["name"] for tool in r["tools"]] for r in model.requests]
     assert "edit_file" not in offered[0] and "update_plan" in offered[0]

@@ -46,14 +46,25 @@ def test_show_status_reports_the_configured_provider(
     vscode: VSCode, model: FakeModelServer
 ) -> None:
     steps = vscode.drive(
-        [{"command": "Rhema: Show Status"}, {"waitLog": "Rhema", "contains": "  session: "}]
+        [
+            {"command": "Rhema: Show Status"},
+            {"waitLog": "Rhema", "contains": "  session: "},
+            # The whole status, readable in a tab of its own (not a pop-up cut short).
+            {"waitFor": ".tab", "hasText": "Rhema Status.md"},
+            {"waitFor": ".editor-instance .view-lines", "hasText": "## Language tools"},
+            {"query": ".editor-instance .view-lines"},
+        ]
     )
-    text = steps[-1]["text"]
+    text = steps[1]["text"]
     assert (
         f"ℹ Rhema {__version__} · custom / {FAKE_MODEL} (custom rhema.baseUrl (openai), no key)"
         f" · mode edit\n  base URL: {model.base_url}\n  folders: {vscode.workspace}\n"
         "  session: (new)\n"
     ) in text
+    (view,) = steps[-1]["elements"]
+    shown = view["text"].replace("\u00a0", " ")
+    assert "# Rhema status" in shown and "## Project rules" in shown
+    assert f"- **Provider**: custom / {FAKE_MODEL}" in shown
     assert model.requests == []
 
 
@@ -292,4 +303,4 @@ def test_explain_selection_code_action_streams_an_ask_turn(
     (request,) = model.requests
     assert 'print("hello")' in user_texts(request)[0]
     tools = sorted(tool["function"]["name"] for tool in request["tools"])
-    assert tools == sorted([*TOOLS_BY_MODE["ask"], "update_plan"])  # ask mode: no edit tool
+    assert tools == sorted([*TOOLS_BY_MODE["ask"], "task", "update_plan"])  # ask mode: no edit tool

@@ -64,8 +64,11 @@ def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_cho
             chat({"waitFor": ".notice.error .headline"}),
             chat({"query": ".notice.error"}),
             {"screenshot": str(card_shot)},
-            # Choosing a hosted preset writes it; without its key the card stays and says so.
+            # Choosing a hosted preset asks for its key; dismissed, the preset is written
+            # all the same, and without its key the card stays and says so.
             chat({"click": "#setup button[data-provider='openai']"}),
+            {"waitFor": ".quick-input-widget .quick-input-title", "hasText": "openai API key"},
+            {"press": "Escape"},
             {"waitFile": str(vscode.settings_file), "contains": '"rhema.provider": "openai"'},
             chat({"waitFor": "#setup h2", "hasText": "The model provider setting does not work"}),
             chat({"query": "#setup .intro"}),
@@ -108,7 +111,7 @@ def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_cho
         timeout_s=120,
     )
     ((label,),) = [step["elements"] for step in steps if "query" in step]
-    assert label["text"] == "embedded · SmolLM2-135M-Instruct · edit"
+    assert label["text"] == "embedded · SmolLM2-135M-Instruct"
     assert user_settings(vscode)["rhema.provider"] == "embedded"
 
 
@@ -142,15 +145,18 @@ def test_the_chat_has_its_own_view_a_keybinding_and_the_status_item_and_ask_runs
             {"input": "And again", "title": "Rhema: Ask"},
             chat({"waitFor": ".answer", "hasText": "Second."}),
             chat({"query": ".user"}),
+            chat({"query": ".user .chip"}),
             {"query": ".part.panel .output-view"},
         ],
         timeout_s=120,
     )
     queries = [step["elements"] for step in steps if "query" in step]
-    (typed,), (icon,), prompts, output = queries
+    (typed,), (icon,), prompts, (chip,), output = queries
     assert typed["value"] == "Say hello"
     assert icon["label"].startswith("Rhema")
-    assert [p["text"] for p in prompts] == ["Say hello", "And again"]
+    # The active editor went along with the chat's prompt: its chip says so.
+    assert chip["text"] == "hello.py (active editor)"
+    assert [p["text"] for p in prompts] == ["Say hellohello.py (active editor)", "And again"]
     assert output == []  # the Output panel was never brought up
     assert user_texts(model.requests[1])[-1].startswith("And again")
     assert shot.stat().st_size > 0
@@ -219,4 +225,43 @@ def test_a_prompt_sent_while_the_server_cannot_start_stays_with_the_error_and_a_
     assert emptied["value"] == ""
     assert sent["text"] == "Are you there?"
     assert user_texts(model.requests[0])[0].startswith("Are you there?")
+    assert shot.stat().st_size > 0
+
+
+KEY = "sk-rhema-test-0123456789abcdef"
+
+
+@pytest.mark.parametrize("extra_settings", [NOTHING_SET_UP], ids=["nothing-set-up"])
+def test_a_hosted_provider_s_key_typed_in_the_setup_card_is_kept_secret_and_used(
+    vscode: VSCode, model: FakeModelServer, artifacts: Path, extra_settings: dict[str, Any]
+) -> None:
+    """The key goes into VS Code's secret storage, the server restarts with it in its
+    environment and resolves the provider: the card goes; the key is in no setting, no
+    workspace file and no output channel."""
+    shot = artifacts / "setup-key-asked.png"
+    steps = vscode.drive(
+        [
+            {"command": "Rhema: Open Chat"},
+            chat({"waitFor": "#setup h2", "hasText": "Choose a model provider"}),
+            chat({"click": "#setup button[data-provider='openai']"}),
+            {"waitFor": ".quick-input-widget .quick-input-title", "hasText": "openai API key"},
+            {"query": ".quick-input-widget input[type='password']"},
+            {"screenshot": str(shot)},
+            {"input": KEY, "title": "openai API key"},
+            {"waitFile": str(vscode.settings_file), "contains": '"rhema.provider": "openai"'},
+            chat({"waitFor": "#setup", "state": "hidden"}),
+            chat({"waitFor": "#provider", "hasText": "openai"}),
+            chat({"query": "#provider"}),
+        ],
+        timeout_s=120,
+    )
+    (field,), (label,) = [step["elements"] for step in steps if "query" in step]
+    assert field["value"] == ""  # a password field, empty until typed
+    assert label["text"].startswith("openai")
+    assert KEY not in vscode.settings_file.read_text()
+    for path in vscode.workspace.rglob("*"):
+        if path.is_file() and path.stat().st_size < 1 << 20:
+            assert KEY.encode() not in path.read_bytes(), path
+    assert KEY not in vscode.channel("Rhema") and KEY not in vscode.channel("Rhema Server")
+    assert model.requests == []
     assert shot.stat().st_size > 0

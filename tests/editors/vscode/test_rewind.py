@@ -1,7 +1,8 @@
 """Rewind in real VS Code (code-server): a turn edits three files, the server is killed
 (the client starts a new one), and "Rhema: Rewind…" restores the files exactly from the
 store's checkpoints, saved as they were, leaving the one the user changed since alone
-(reported in the channel)."""
+(reported in the channel); the chat is drawn again without the turn taken back (its
+prompt, answer and changed-files card with their Accept/Reject gone) and says so."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from typing import Any
 import pytest
 
 from tests.editors.vscode.conftest import VSCode
+
+CHAT = {"in": "chat"}
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(900)
@@ -99,6 +102,10 @@ def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
             *[{"waitFor": ".tab.dirty", "hasText": name} for name in EDITED],
             {"command": "File: Save All Files"},
             *[{"waitFile": str(ws / name), "equals": text} for name, text in EDITED.items()],
+            # The chat shows the turn and its changed files.
+            {"command": "Rhema: Open Chat"},
+            {"waitFor": ".changes button", "hasText": "Reject", **CHAT},
+            {"query": "#transcript > *", **CHAT},
             # The server dies (SIGKILL); the client starts a new one.
             {"exec": kill},
             # The user changes c.py (unsaved).
@@ -109,8 +116,11 @@ def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
             {"waitFor": ".quick-input-widget .monaco-list-row", "hasText": "Turn 1"},
             {"screenshot": str(shot)},
             {"input": "Turn 1", "title": "Rhema: Rewind"},
-            {"input": "Code only", "title": "Rhema: Take Back Turn 1"},
+            {"input": "Code and conversation", "title": "Rhema: Take Back Turn 1"},
             {"waitLog": "Rhema", "contains": "↶ Rewind to before turn 1"},
+            {"command": "Rhema: Open Chat"},
+            {"waitFor": ".notice", "hasText": "Rewound to before turn 1", **CHAT},
+            {"query": "#transcript > *", **CHAT},
             {"waitFile": str(ws / "a.py"), "equals": ORIGINAL["a.py"]},
             {"waitFile": str(ws / "b.py"), "equals": ORIGINAL["b.py"]},
             {"openFile": "c.py"},
@@ -121,10 +131,22 @@ def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
     )
     assert int(next(s["stdout"] for s in steps if "exec" in s)) >= 1  # a server was killed
     (text,) = [step["text"] for step in steps if step.get("waitLog")][-1:]
-    assert "↶ Rewind to before turn 1: 2 file(s) restored (2 saved), 1 left alone\n" in text
+    assert (
+        "↶ Rewind to before turn 1: 2 file(s) restored (2 saved), 1 left alone,"
+        " conversation kept to 0 message(s)\n" in text
+    )
     assert "  c.py: changed since turn 1 left it; not restored (force overwrites it)\n" in text
     assert digest(ws / "a.py") == before["a.py"]
     assert digest(ws / "b.py") == before["b.py"]
     assert steps[-1]["text"] == EDITED["c.py"] + USER_LINE  # the user's edit survived
     assert shot.stat().st_size > 0
     assert len(model.requests) == 2  # rewinding asks nothing of the model
+    before_rewind, after_rewind = [step["elements"] for step in steps if "query" in step]
+    assert [e["data"]["kind"] for e in before_rewind][:1] == ["user"]
+    assert "changes" in [e["data"]["kind"] for e in before_rewind]
+    # Drawn again: the turn taken back is gone, with its card; one line says what went back.
+    assert [e["data"]["kind"] for e in after_rewind] == ["notice"]
+    assert after_rewind[0]["text"] == (
+        "↶ Rewound to before turn 1: 2 files restored, 1 changed since left as they are,"
+        " turn 1 and after taken out of the conversation."
+    )

@@ -20,7 +20,7 @@ from rhema_lsp.acp.agent import RhemaAcpAgent
 from rhema_lsp.acp.connection import connect
 from rhema_lsp.acp.handshake import PROTOCOL_VERSION, Greeting, replaying, vouched
 from rhema_lsp.acp.ready import answer_early
-from rhema_lsp.runs.settings import Settings
+from rhema_lsp.runs.settings import Settings, parse_settings
 
 FS = {"readTextFile": True, "writeTextFile": True}
 
@@ -176,3 +176,54 @@ async def test_the_agent_learns_the_capabilities_and_nothing_is_sent_twice_or_lo
 
 def test_the_protocol_version_is_the_sdks() -> None:
     assert PROTOCOL_VERSION == acp.PROTOCOL_VERSION
+
+
+IMAGES: list[tuple[dict[str, Any], bool]] = [
+    ({}, True),  # nothing named yet: the provider refuses images when built, naming why
+    ({"vision": False}, False),  # --no-vision
+    ({"provider": "openai", "vision": False}, False),
+    ({"provider": "openai"}, True),
+    ({"provider": "embedded"}, False),
+    ({"provider": "embedded", "vision": True}, False),
+    ({"provider": "ollama", "model": "qwen2.5-coder:7b"}, False),  # a local text-only model
+    ({"provider": "ollama", "model": "llava:13b"}, True),
+    ({"provider": "ollama", "model": "qwen2.5-coder:7b", "vision": True}, True),
+    ({"provider": "ollama"}, True),  # its model is asked of the server later
+    (
+        {
+            "provider": "custom",
+            "protocol": "openai",
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "model": "fake-model",
+        },
+        False,
+    ),
+    (
+        {
+            "provider": "custom",
+            "protocol": "openai",
+            "baseUrl": "https://models.example.com/v1",
+            "model": "fake-model",
+        },
+        True,
+    ),
+    # hostile values: the settings leave them at their defaults, so does the answer
+    ({"vision": "maybe", "provider": 7, "model": None}, True),
+    ({"provider": "custom", "baseUrl": "http://[::1", "model": "x"}, True),
+]
+
+
+@pytest.mark.parametrize(("raw", "image"), IMAGES)
+async def test_the_image_capability_follows_the_configured_model_on_both_paths(
+    raw: dict[str, Any], image: bool, project: Path
+) -> None:
+    line = _line({"protocolVersion": 1})
+    read, write, early = pipe(line)
+    answered = await answer_early(read, write, raw)
+    assert answered.greeting is not None
+    capabilities = json.loads(early[0])["result"]["agentCapabilities"]
+    assert capabilities["promptCapabilities"]["image"] is image
+    settings, _problems = parse_settings({"sessionStore": "user", **raw})
+    read, write, sdk = pipe(line)
+    await connect(RhemaAcpAgent(settings), read, write)
+    assert sdk == early

@@ -25,6 +25,9 @@ from rhema_lsp.clients.tables import (
 )
 from rhema_lsp.contract.__main__ import every_artefact, main
 from rhema_lsp.contract.generate import PROTOCOL_PATH
+from rhema_lsp.runs.skills import SKILL, SkillArgs
+from rhema_lsp.runs.subagents import TASK, TaskArgs
+from rhema_lsp.tools.arguments import ToolArguments
 from rhema_lsp.tools.facts import TOOL_FACTS, ToolFacts
 from rhema_lsp.tools.planning import UPDATE_PLAN, UpdatePlan
 from rhema_lsp.tools.specs import _BY_MODE, _EDIT, TOOLS_BY_MODE
@@ -34,12 +37,23 @@ FAKE = ToolFacts("fake_move", "Fake-move", "move", main="source", target="dest",
 
 
 def test_every_tool_offered_has_its_facts_in_the_order_offered() -> None:
-    assert [facts.name for facts in TOOL_FACTS] == [*TOOLS_BY_MODE["agent"], UPDATE_PLAN]
+    assert [facts.name for facts in TOOL_FACTS] == [
+        *TOOLS_BY_MODE["agent"],
+        UPDATE_PLAN,
+        SKILL,
+        TASK,
+    ]
 
 
 @pytest.mark.parametrize("facts", TOOL_FACTS, ids=lambda facts: facts.name)
 def test_a_tools_main_and_target_are_its_arguments(facts: ToolFacts) -> None:
-    model = next((m for m in _BY_MODE["agent"] if m.tool_name == facts.name), UpdatePlan)
+    own: dict[str, type[ToolArguments]] = {
+        UPDATE_PLAN: UpdatePlan,
+        SKILL: SkillArgs,
+        TASK: TaskArgs,
+    }
+    found = [m for m in _BY_MODE["agent"] if m.tool_name == facts.name]
+    model = found[0] if found else own[facts.name]
     names = {info.alias or name for name, info in model.model_fields.items()}
     assert {facts.main, facts.target} - {None} <= names
     assert facts.changes_files == (model in _EDIT)

@@ -3,7 +3,9 @@
 ``rhema.*`` setting but the extension's own is a server setting, of the
 same type, with the same choices, bounds and default (``null`` or ``""``
 means the server decides, and then the description names the server's
-default). Other keys (``scope``, descriptions) are the extension's."""
+default). Other keys (``scope``, descriptions) are the extension's, and so
+is listing a nullable boolean's values (``null``, ``true``, ``false``) as an
+``enum``, which the Settings editor shows as a drop-down."""
 
 from __future__ import annotations
 
@@ -57,7 +59,11 @@ def problems(properties: dict[str, Any]) -> list[str]:
         if set(kinds) - {"null"} != types - {"null"}:
             found.append(f"{key}: type {kinds}, the server's {sorted(types)}")
         choices = CHOICES.get(name, server.get("enum", []))
-        if set(prop.get("enum", [])) - {""} != set(choices):
+        listed = prop.get("enum", [])
+        booleans = all(v is None or isinstance(v, bool) for v in listed)
+        if types - {"null"} == {"boolean"} and booleans:
+            listed = []  # a boolean's values listed for the Settings editor's drop-down
+        if set(listed) - {""} != set(choices):
             found.append(f"{key}: choices {prop.get('enum')}, the server's {choices}")
         for bound in ("minimum", "maximum"):
             if prop.get(bound) != server.get(bound):
@@ -86,6 +92,7 @@ def test_the_extensions_settings_are_the_servers() -> None:
         (lambda p: p["rhema.provider"]["enum"].remove("groq"), "rhema.provider: choices"),
         (lambda p: p["rhema.review"].update(default=True), "rhema.review: default True"),
         (lambda p: p["rhema.review"].update(type="string"), "rhema.review: type"),
+        (lambda p: p["rhema.vision"]["enum"].append("maybe"), "rhema.vision: choices"),
         (lambda p: p["rhema.maxTokens"].update(description="Tokens."), "rhema.maxTokens: unset"),
     ],
 )

@@ -107,7 +107,8 @@ def test_a_note_after_a_ctrl_c_starts_its_own_line() -> None:
     assert err.getvalue() == "cancelling…\n\n— stopped\n"
     renderer.note("after")
     assert err.getvalue().endswith("— stopped\nafter\n")
-    plain = JsonRenderer(io.StringIO(), io.StringIO())
+    notes = io.StringIO()
+    plain = JsonRenderer(io.StringIO(), notes)
     plain.interrupted()
     plain.note("— stopped")
-    assert plain.err.getvalue() == "\n— stopped\n"
+    assert notes.getvalue() == "\n— stopped\n"

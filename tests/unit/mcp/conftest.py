@@ -108,7 +108,11 @@ def http_server(marks: Path) -> Iterator[str]:
 
 @pytest.fixture
 async def hub(tmp_path: Path) -> AsyncIterator[McpHub]:
-    made = McpHub({"FAKE_TOKEN": "s3cret"}, config_path=tmp_path / "config" / "config.json")
+    made = McpHub(
+        {"FAKE_TOKEN": "s3cret"},
+        config_path=tmp_path / "config" / "config.json",
+        state_dir=tmp_path / "state",
+    )
     yield made
     await made.aclose()
 

@@ -35,7 +35,9 @@ def starts(marks: Path) -> int:
 @pytest.fixture
 async def quick(tmp_path: Path) -> AsyncIterator[McpHub]:
     """A hub whose restarts come after a tenth of a second."""
-    made = McpHub({}, config_path=tmp_path / "config.json", backoff=lambda _n: 0.1)
+    made = McpHub(
+        {}, config_path=tmp_path / "config.json", backoff=lambda _n: 0.1, state_dir=tmp_path
+    )
     yield made
     await made.aclose()
 

@@ -35,6 +35,29 @@ def test_repeat_last_and_models_listing() -> None:
     assert server.base_url == server.origin
 
 
+def test_a_held_answer_waits_for_its_release() -> None:
+    """``hold`` paces the model by the test's events: the stream stops after
+    its first delta until ``release()`` or a ``GET /release``."""
+    with FakeModelServer(wire="openai") as server:
+        server.script(text_reply("abc", hold=2), text_reply("xyz", hold=2))
+        for release in (
+            server.release,
+            lambda: httpx.get(f"{server.origin}/release", trust_env=False),
+        ):
+            with httpx.stream(
+                "POST", f"{server.base_url}/chat/completions", json={}, trust_env=False
+            ) as response:
+                lines = response.iter_lines()
+                assert '"role":"assistant"' in next(line for line in lines if line)
+                first = next(line for line in lines if line)
+                assert server.holding.wait(10)
+                assert len(server.sent) % 7 == 2  # the role and the first delta, no more
+                release()
+                rest = [line for line in lines if line]
+            assert '"content":"a"' in first or '"content":"x"' in first
+            assert rest[-1] == "data: [DONE]" and not server.holding.is_set()
+
+
 def test_replies_round_trip_through_json() -> None:
     replies = [
         text_reply("hi", thinking="t", chunk=2, delay=0.01, usage=(3, 4), crlf=True),

@@ -31,7 +31,8 @@ from rhema_lsp.engine import (
 )
 from tests.fakes.model_server import FakeModelServer, raw_reply, text_reply
 from tests.unit.providers.helpers import Recorder, adapter, ask
-from tests.unit.providers.streams import CASES, COMPACTION, GEMINI_CODE, MCP, WEB_SEARCH, Case
+from tests.unit.providers.streams import COMPACTION, MCP, WEB_SEARCH, Case
+from tests.unit.providers.streams_more import CASES, GEMINI_CODE
 
 MODES = {"whole": None, "split-1": 1, "split-2": 2, "split-3": 3}
 

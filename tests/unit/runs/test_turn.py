@@ -221,7 +221,7 @@ async def test_a_turn_cancelled_during_a_tool_records_both_calls_and_runs_no_oth
     bench.editor = editor
     bench.fake.script(
         tool_reply(
-            ("run_command", {"command": "echo hi"}),
+            ("run_command", {"command": "echo hi", "escalate": True}),
             ("write_file", {"path": "after.txt", "content": "never"}),
         ),
         text_reply("never asked"),

@@ -59,6 +59,7 @@ def test_a_plain_client_gets_ready_rewrites_and_the_comment_instruction() -> Non
         "Rhema: add docstrings",
         "Rhema: simplify",
         "Rhema: explain",
+        "Rhema: new conversation",
     ]
     first = actions[0]
     assert first.command.command == "rhema.edit"
@@ -67,8 +68,10 @@ def test_a_plain_client_gets_ready_rewrites_and_the_comment_instruction() -> Non
         "range": {"start": {"line": 1, "character": 0}, "end": {"line": 3, "character": 0}},
         "instruction": "use an f-string",
     }
-    assert actions[-1].command.command == "rhema.turn"
-    assert argument(actions[-1])["mode"] == "ask"
+    assert actions[-2].command.command == "rhema.turn"
+    assert argument(actions[-2])["mode"] == "ask"
+    assert actions[-1].command.command == "rhema.newConversation"
+    assert argument(actions[-1]) == {}
 
 
 def test_our_clients_get_their_own_edit_selection_instead() -> None:
@@ -80,7 +83,7 @@ def test_our_clients_get_their_own_edit_selection_instead() -> None:
 
 
 def test_fix_this_on_every_diagnostic_even_without_a_selection() -> None:
-    [fix] = offered(request((2, 25), (2, 25), NAM), ClientFeatures())
+    [fix] = offered(request((2, 25), (2, 25), NAM), ClientFeatures(events=True))
     assert fix.title == "Rhema: fix this"
     assert fix.kind == types.CodeActionKind.QuickFix
     assert fix.diagnostics == [NAM]
@@ -106,9 +109,12 @@ def test_fix_this_on_every_diagnostic_even_without_a_selection() -> None:
 
 
 def test_cancel_is_offered_while_a_turn_runs_and_only_filters_kinds() -> None:
-    assert [a.title for a in offered(request((0, 0), (0, 0)), ClientFeatures())] == []
-    running = offered(request((0, 0), (0, 0)), ClientFeatures(), running=True)
+    ours = ClientFeatures(events=True)
+    assert [a.title for a in offered(request((0, 0), (0, 0)), ours)] == []
+    running = offered(request((0, 0), (0, 0)), ours, running=True)
     assert [(a.title, argument(a)) for a in running] == [("Rhema: cancel running turn", {})]
+    plain = offered(request((0, 0), (0, 0)), ClientFeatures(), running=True)
+    assert [a.title for a in plain] == ["Rhema: new conversation", "Rhema: cancel running turn"]
     params = request((1, 0), (3, 0), NAM)
     params.context.only = [types.CodeActionKind.QuickFix]
     assert [a.title for a in offered(params, ClientFeatures())] == ["Rhema: fix this"]

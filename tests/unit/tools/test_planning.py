@@ -48,6 +48,11 @@ def test_the_schema_is_plain_with_the_entries_inlined(tmp_path: Path) -> None:
                             "type": "string",
                             "enum": ["pending", "in_progress", "completed"],
                         },
+                        "priority": {
+                            "type": "string",
+                            "enum": ["high", "medium", "low"],
+                            "description": "How much the step matters (default medium).",
+                        },
                     },
                     "required": ["content", "status"],
                     "additionalProperties": False,

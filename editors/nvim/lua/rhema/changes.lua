@@ -178,6 +178,7 @@ end
 --- tab of its own: the two panes share the editor's whole width.
 local function open_diff(path, turn, text)
   local file_buf = file_buffer(path)
+  require('rhema.tabline').setup()
   vim.cmd('tab sbuffer ' .. file_buf)
   local file_win = vim.api.nvim_get_current_win()
   local buf = vim.api.nvim_create_buf(false, true)

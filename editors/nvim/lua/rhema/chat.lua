@@ -20,8 +20,9 @@
 --- on disk, across restarts), recalled with `<C-p>`/`<C-n>` (and
 --- `<Up>`/`<Down>` on the first/last line). Every panel gets `gf`
 --- (`rhema.jump`), `i` (to the input), `R` (retry the failed turn), and the
---- chat's stop and close keys. Every key is `chat.keys` (see config). The
---- winbar says how to send, that a turn runs, or that it is stopping; it is
+--- chat's stop, close and mode keys (the mode: rhema.modes, the chat's
+--- prompts run in it). Every key is `chat.keys` (see config). The
+--- winbar says the mode, how to send, that a turn runs, or that it is stopping; it is
 --- drawn again the moment a run ends. An empty chat whose server has no real
 --- model shows the setup choices (rhema.first_run).
 local client = require('rhema.client')
@@ -390,7 +391,7 @@ function M.send()
   local bufnr = src or M.source_buffer() or M.input
   local mcp = require('rhema.mcp')
   if not mcp.is_slash(text) then
-    runs.run('turn', { prompt = text, context = context }, bufnr)
+    runs.run('turn', { prompt = text, context = context, mode = require('rhema.modes').chosen_mode() }, bufnr)
     return true
   end
   -- A slash command: an MCP server's prompt, filled in, is the turn's prompt.
@@ -402,7 +403,7 @@ function M.send()
       end
       return
     end
-    runs.run('turn', { prompt = expanded, context = context }, bufnr)
+    runs.run('turn', { prompt = expanded, context = context, mode = require('rhema.modes').chosen_mode() }, bufnr)
   end)
   return true
 end
@@ -537,6 +538,11 @@ function M.chat_keys(buf)
   if keys.close then
     vim.keymap.set('n', keys.close, M.close, { buffer = buf, desc = 'Rhema: close the chat' })
   end
+  if keys.mode then
+    vim.keymap.set('n', keys.mode, function()
+      require('rhema.modes').pick()
+    end, { buffer = buf, desc = "Rhema: pick the mode of the chat's prompts" })
+  end
 end
 
 -- the windows -------------------------------------------------------------------
@@ -555,7 +561,7 @@ function M.winbar()
   else
     state = (keys.send and (keys.send .. ' or ') or '') .. ':w sends'
   end
-  return ('Rhema · %s · #buffer: %s'):format(state, name)
+  return ('Rhema · %s · %s · #buffer: %s'):format(require('rhema.modes').current(), state, name)
 end
 
 --- The panel the chat shows: the current session's, else an empty one that
@@ -594,6 +600,7 @@ function M.open(opts)
   if #shown.blocks == 0 then
     -- A first run with no real model says so, with the choices.
     require('rhema.first_run').on_chat_open(shown, M.source_buffer() or current)
+    M.hint(shown)
   end
   local input = M.input_buffer()
   if not M.is_open() then
@@ -625,10 +632,43 @@ function M.open(opts)
   end
 end
 
+--- The lines an empty chat panel shows (virtual: the buffer stays empty, and
+--- the first block written clears them, see Panel:flush).
+--- @return string[]
+function M.hint_lines()
+  local keys = config.options.chat.keys
+  local send = keys.send and (keys.send .. ' or :w') or ':w'
+  local pick = keys.mode and (keys.mode .. ' or :RhemaMode') or ':RhemaMode'
+  return {
+    ('Ask about your code below; %s sends, and every message follows up in this session.'):format(send),
+    '#buffer, #selection and #diagnostics attach the file you came from; #image:path an image.',
+    ('Mode: %s (%s picks another) · :RhemaSessions reopens a session · :help rhema-chat'):format(
+      require('rhema.modes').current(),
+      pick
+    ),
+  }
+end
+
+--- Show how to use the chat in `p`, an empty panel.
+--- @param p rhema.Panel
+function M.hint(p)
+  if #p.blocks > 0 or not vim.api.nvim_buf_is_valid(p.buf) then
+    return
+  end
+  local ns = vim.api.nvim_create_namespace('rhema.chat.hint')
+  vim.api.nvim_buf_clear_namespace(p.buf, ns, 0, -1)
+  local lines = vim.tbl_map(function(line)
+    return { { line, 'Comment' } }
+  end, M.hint_lines())
+  vim.api.nvim_buf_set_extmark(p.buf, ns, 0, 0, { virt_lines = lines })
+end
+
 --- A new session began (`:RhemaNew`): an open chat shows an empty panel.
 function M.on_new_session()
   if M.is_open() then
-    chat_panel():show()
+    local p = chat_panel()
+    p:show()
+    M.hint(p)
   end
 end
 

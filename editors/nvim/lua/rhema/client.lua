@@ -152,13 +152,27 @@ function M.init_options(settings)
   return options
 end
 
+--- The server's extra environment: the keys kept by `:RhemaKey` (rhema.keys),
+--- `cmd_env` over them.
+--- @param cmd_env table|nil
+--- @return table|nil
+function M.server_env(cmd_env)
+  local env = vim.tbl_extend('force', require('rhema.keys').env(), cmd_env or {})
+  return next(env) and env or nil
+end
+
+--- A key was kept: the next server starts with it.
+function M.use_keys()
+  vim.lsp.config(M.name, { cmd_env = M.server_env(config.options.cmd_env) })
+end
+
 --- Register and enable the client.
 --- @param opts rhema.Options
 --- @param on_event fun(params: table, client_id: integer)
 function M.setup(opts, on_event)
   vim.lsp.config(M.name, {
     cmd = opts.cmd,
-    cmd_env = opts.cmd_env,
+    cmd_env = M.server_env(opts.cmd_env),
     root_dir = function(bufnr, on_dir)
       on_dir(M.root(bufnr))
     end,

@@ -160,6 +160,38 @@ function M.define()
     end,
     desc = "Run the session's plan (edit, or agent), ticking its steps",
   })
+  command('RhemaMode', function(opts)
+    local modes = require('rhema.modes')
+    if opts.args == '' then
+      modes.pick()
+    else
+      modes.set(opts.args)
+    end
+  end, {
+    nargs = '?',
+    complete = function()
+      return require('rhema.facts').modes
+    end,
+    desc = "Pick the mode of the chat's prompts (ask, plan, edit, agent)",
+  })
+  command('RhemaKey', function(opts)
+    require('rhema.keys').ask(opts.args)
+  end, {
+    nargs = 1,
+    complete = function()
+      -- The hosted presets' variables, as the server's status names them.
+      local names = {}
+      for _, status in pairs(require('rhema.first_run').statuses) do
+        for _, preset in ipairs(type(status.setup) == 'table' and status.setup.presets or {}) do
+          if type(preset.keyVar) == 'string' and not vim.tbl_contains(names, preset.keyVar) then
+            table.insert(names, preset.keyVar)
+          end
+        end
+      end
+      return names
+    end,
+    desc = "Type a provider's API key: kept outside the workspace, given to the server",
+  })
   command('RhemaEdit', edit, {
     nargs = '*',
     range = true,

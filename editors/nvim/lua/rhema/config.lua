@@ -64,6 +64,7 @@ M.defaults = {
       goto_file = 'gf',
       input = 'i',
       retry = 'R',
+      mode = 'gm',
     },
   },
   inline = {

@@ -3,12 +3,14 @@
 --- Contract: `explain(message)` reads an error message of the server (a
 --- provider's HTTP status, a connection that failed, a missing key or
 --- provider, a store failure) and returns `{title, fix, detail, setup,
---- retryable}`: `title` says what failed, in plain words; `fix` what to do
+--- retryable, fix_first}`: `title` says what failed, in plain words; `fix` what to do
 --- (the server's own advice when it gives some, else the rule's); `detail`
 --- the message as the server sent it (less the advice, said once as `fix`). Setting names are given the way a
 --- Neovim user writes them (`settings.baseUrl`, not `rhema.baseUrl`).
 --- `setup` is true when no provider is configured at all (the first run);
---- `retryable` when trying the same request again may work. The rules are
+--- `retryable` when trying the same request again may work; `fix_first`
+--- when it cannot until the fix is made (no provider, no key: no retry is
+--- offered). The rules are
 --- the one table below; a message no rule knows keeps its first clause as
 --- the title. Nothing here touches a buffer.
 local M = {}
@@ -44,6 +46,7 @@ end
 --- @field advice string|nil what precedes the server's advice in the message
 --- @field retryable boolean|nil
 --- @field setup boolean|nil
+--- @field fix_first boolean|nil a retry fails the same way until the fix is made
 
 --- The rules, most specific first.
 --- @type rhema.ErrorRule[]
@@ -54,22 +57,34 @@ M.rules = {
     title = 'No model is set up yet.',
     fix = 'choose one with `settings.provider` in setup() (see below, and :help rhema-setup)',
     setup = true,
+    fix_first = true,
   },
   {
     find = 'needs its key',
     title = 'The provider has no API key.',
     advice = 'needs its key: ',
     fix = "set the provider's key in the environment Neovim starts rhema-lsp with",
+    fix_first = true,
   },
-  { find = 'is unknown: pick one of', title = '`settings.provider` names no provider I know.' },
-  { find = 'embedded model is not installed', title = 'The demo model is not installed.' },
+  {
+    find = 'is unknown: pick one of',
+    title = '`settings.provider` names no provider I know.',
+    fix_first = true,
+  },
+  {
+    find = 'embedded model is not installed',
+    title = 'The demo model is not installed.',
+    fix_first = true,
+  },
   {
     find = 'needs settings%.protocol',
     title = 'A custom `settings.baseUrl` needs `settings.protocol`.',
+    fix_first = true,
   },
   {
     find = 'custom needs settings%.baseUrl',
     title = 'The custom provider needs `settings.baseUrl`.',
+    fix_first = true,
   },
   {
     find = 'HTTP 40[13]',
@@ -169,6 +184,7 @@ end
 --- @field detail string
 --- @field setup boolean
 --- @field retryable boolean
+--- @field fix_first boolean a retry fails the same way until the fix is made
 
 --- What `message` means, and what to do.
 --- @param message string
@@ -200,6 +216,7 @@ function M.explain(message)
         detail = detail,
         setup = rule.setup == true,
         retryable = rule.retryable == true or attempts ~= nil,
+        fix_first = rule.fix_first == true,
       }
     end
   end
@@ -212,6 +229,7 @@ function M.explain(message)
     detail = detail,
     setup = false,
     retryable = false,
+    fix_first = false,
   }
 end
 

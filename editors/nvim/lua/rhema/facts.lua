@@ -21,6 +21,8 @@ M.tools = {
   rename_symbol = { title = 'Rename symbol in', kind = 'edit', main = 'path', changes_files = true },
   run_command = { title = 'Run', kind = 'execute', main = 'command', changes_files = false },
   update_plan = { title = 'Update the plan', kind = 'think', changes_files = false },
+  skill = { title = 'Use skill', kind = 'read', main = 'name', changes_files = false },
+  task = { title = 'Task', kind = 'other', main = 'description', changes_files = false },
 }
 
 --- For a tool not in `tools` (an MCP server's): the first of these it has is shown.
@@ -46,6 +48,7 @@ M.commands = {
   mcpPrompts = 'rhema.mcpPrompts',
   mcpPrompt = 'rhema.mcpPrompt',
   mcpResources = 'rhema.mcpResources',
+  newConversation = 'rhema.newConversation',
 }
 
 --- Every server setting (the `rhema` section) and its default; `vim.NIL`: unset,
@@ -63,6 +66,9 @@ M.settings = {
   review = false,
   sessionStore = 'workspace',
   commandAllowlist = {},
+  sandbox = 'auto',
+  sandboxNetwork = false,
+  sandboxWritable = {},
   approvalTimeout = 120.0,
   responseTimeout = 600.0,
   minStreamRate = 128.0,
@@ -80,5 +86,8 @@ M.settings = {
   completionBaseUrl = vim.NIL,
   completionDebounce = 75,
 }
+
+--- The modes a turn runs in (the `mode` setting's choices), in this order.
+M.modes = { 'ask', 'plan', 'edit', 'agent' }
 
 return M

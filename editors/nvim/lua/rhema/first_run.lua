@@ -162,8 +162,8 @@ function M.choice_lines(choices)
     table.insert(lines, '  any other with `provider = "custom", baseUrl = "http://127.0.0.1:PORT/v1", protocol = "openai"`.')
   end
   if #hosted > 0 then
-    table.insert(lines, '- **A hosted provider**, its key in the environment Neovim starts rhema-lsp with')
-    table.insert(lines, '  (or `cmd_env` in setup()): ' .. table.concat(hosted, ', ') .. '.')
+    table.insert(lines, '- **A hosted provider**, its key typed with `:RhemaKey VARIABLE` (kept outside')
+    table.insert(lines, '  the workspace) or in the environment Neovim starts rhema-lsp with: ' .. table.concat(hosted, ', ') .. '.')
   end
   local demo = type(choices.demo) == 'table' and choices.demo or {}
   local line = '- **' .. M.DEMO:gsub('^the ', 'The ', 1):gsub(':', '**:', 1) .. ' (`provider = "embedded"`)'

@@ -18,7 +18,8 @@
 --- "went through" once the stream goes on (removed when the turn fails or
 --- stops). An error reads in plain words (rhema.errors): what failed, what
 --- to do, the detail; the setup choices follow an error that no provider is
---- set up. A turn that ends while no window shows its panel is notified.
+--- set up (unless the panel shows them already); an error a retry cannot
+--- help (no provider, no key: `fix_first` in rhema.errors) offers none. A turn that ends while no window shows its panel is notified.
 local config = require('rhema.config')
 local render = require('rhema.render')
 
@@ -51,6 +52,7 @@ local quiet_events = { step_start = true, step_end = true, usage = true, context
 --- @field updates integer buffer writes so far (a test hook: it stops after a cancel)
 --- @field usage {input: integer, output: integer}|nil
 --- @field waiting rhema.Block|nil the "waiting for the model" line, while shown
+--- @field mode string|nil the mode the turn streaming runs in (for the plan hint)
 --- @field retrying rhema.Block|nil the retry line of the retries in progress
 --- @field quiet boolean|nil never notify its end (`rhema.edit`'s hidden panels)
 --- @field retry table|nil what `:RhemaRetry` runs again (set by rhema.runs)
@@ -146,6 +148,9 @@ function Panel:flush()
   for index = first, #self.blocks do
     local block = self.blocks[index]
     block.start = row
+    if block.kind == 'thinking' then
+      block.width = self:text_width()
+    end
     local body, groups = render.lines(block)
     if leads_blank(self.blocks, index) then
       table.insert(lines, '')
@@ -166,6 +171,8 @@ function Panel:flush()
     block.count = row - block.start
   end
   local buf = self.buf
+  -- The empty chat's hint (rhema.chat) goes with the first block.
+  vim.api.nvim_buf_clear_namespace(buf, vim.api.nvim_create_namespace('rhema.chat.hint'), 0, -1)
   -- Only the lines that changed are written: a streaming answer costs its new
   -- lines, the window keeps its place, and the foldexpr runs on those alone.
   local old = vim.api.nvim_buf_get_lines(buf, start, -1, false)
@@ -214,6 +221,18 @@ function Panel:flush()
     })
   end
   self:follow()
+end
+
+--- The width text has in the panel's window (the configured size while it is not shown).
+--- @return integer
+function Panel:text_width()
+  local win = vim.fn.win_findbuf(self.buf)[1]
+  if win then
+    local info = vim.fn.getwininfo(win)[1]
+    return vim.api.nvim_win_get_width(win) - (info and info.textoff or 0)
+  end
+  local position = config.options.panel.position
+  return (position == 'left' or position == 'right') and config.options.panel.size or vim.o.columns
 end
 
 --- Keep the panel window at the end of the buffer while the turn streams.
@@ -280,7 +299,7 @@ end
 --- @param context string|nil where the context came from
 function Panel:begin_turn(prompt, context)
   self.dropping, self.dropped_turn, self.rules_block = false, nil, nil
-  self.open, self.turn, self.plan = true, nil, nil
+  self.open, self.turn, self.plan, self.mode = true, nil, nil, nil
   self:add({ kind = 'you', text = prompt, context = context })
   self:add({ kind = 'rhema' })
   self:wait_for_model()
@@ -365,6 +384,9 @@ function Panel:close_turn(stop, steps, usage)
   self.open = false
   local text = render.closing_text(stop, steps, usage)
   self:add({ kind = 'closing', text = text })
+  if self.plan and self.mode == 'plan' and stop == 'end_turn' then
+    self:add({ kind = 'notice', text = require('rhema.modes').plan_hint() })
+  end
   self:flush()
   if stop ~= 'cancelled' and not self.quiet and #vim.fn.win_findbuf(self.buf) == 0 then
     self:tell_hidden(stop, text)
@@ -404,6 +426,9 @@ function Panel:offer_retry(key)
   for index = #self.blocks, 1, -1 do
     local block = self.blocks[index]
     if block.kind == 'error' then
+      if require('rhema.errors').explain(block.text or '').fix_first then
+        return -- a retry fails the same way until the fix is made: none is offered
+      end
       block.retry = key
       self:touch(index)
       self:flush()
@@ -433,9 +458,21 @@ end
 --- @param text string
 function Panel:error(text)
   self:add({ kind = 'error', text = text })
-  if require('rhema.errors').explain(text).setup then
+  if require('rhema.errors').explain(text).setup and not self:shows('setup') then
     self:add({ kind = 'setup', lines = require('rhema.first_run').lines(nil) })
   end
+end
+
+--- Whether the panel shows a block of `kind` (the setup choices are shown once).
+--- @param kind string
+--- @return boolean
+function Panel:shows(kind)
+  for _, block in ipairs(self.blocks) do
+    if block.kind == kind then
+      return true
+    end
+  end
+  return false
 end
 
 function Panel:stop_countdown()
@@ -537,11 +574,9 @@ function Panel:on_event(params)
     self:touch_block(block)
   elseif kind == 'tool_result' then
     local block = self:tool(event.id, event.name)
-    if event.isError then
-      local reason = tostring(event.content or ''):gsub('\n.*', '')
-      block.status = 'failed: ' .. reason
-    else
-      block.status = 'done'
+    block.status = render.result_status(event.content, event.isError)
+    if not event.isError then
+      block.notes = render.problem_notes(block.name, event.content)
     end
     self:touch_block(block)
   elseif kind == 'plan' then
@@ -687,12 +722,9 @@ function Panel:show_messages(messages)
       for _, part in ipairs(content) do
         if part.type == 'tool_result' then
           local block = self:tool(part.id, nil)
-          if part.is_error then
-            local reason =
-              tostring(type(part.content) == 'string' and part.content or ''):gsub('\n.*', '')
-            block.status = 'failed: ' .. reason
-          else
-            block.status = 'done'
+          block.status = render.result_status(part.content, part.is_error)
+          if not part.is_error then
+            block.notes = render.problem_notes(block.name, part.content)
           end
         end
       end

@@ -4,12 +4,25 @@
 --- blank, and for blocks whose lines differ in kind (an error's title, fix
 --- and detail) the highlight group of each line; `highlight_of` maps the
 --- other kinds to the group of all their lines. `closing_text` is the closing
---- line of a turn, in words (`done`, never `end_turn`); `when` a stored
---- timestamp as a person reads it. Nothing here touches a buffer.
+--- line of a turn, in words (`done`, never `end_turn`); `result_status` a
+--- tool call's status from its result (`done`, `failed: …`, `rejected` when
+--- the user declined the whole change in review, `partly accepted: K of N`);
+--- `when` a stored timestamp as a person reads it. Nothing here touches a buffer.
 local errors = require('rhema.errors')
 local facts = require('rhema.facts')
 
 local M = {}
+
+--- How the server's report of what an edit did to the problems of the files
+--- it touched starts a line (rhema_lsp/tools/after_edit.py: "1 new error: …",
+--- "2 problems gone:", "basedpyright did not report diagnostics for …").
+local PROBLEM_HEADS = {
+  '^%d+ new ',
+  '^%d+ %a+ gone',
+  '^%d+ problems? in ',
+  '^diagnostics unavailable: ',
+  ' did not report diagnostics for the edited ',
+}
 
 function M.split(text)
   local lines = vim.split(text, '\n', { plain = true })
@@ -23,6 +36,33 @@ function M.plural(n, word)
   return ('%d %s%s'):format(n, word, n == 1 and '' or 's')
 end
 
+--- The lines of a file-changing tool's result that say what it did to the
+--- problems of the files it touched (shown under its line in the panel), or nil.
+--- @param name string|nil
+--- @param content any
+--- @return string[]|nil
+function M.problem_notes(name, content)
+  local tool = facts.tools[name or '']
+  if not tool or not tool.changes_files or type(content) ~= 'string' then
+    return nil
+  end
+  local notes, within = {}, false
+  for index, line in ipairs(M.split(content)) do
+    local head = false
+    for _, pattern in ipairs(PROBLEM_HEADS) do
+      if index > 1 and line:find(pattern) then
+        head = true
+        break
+      end
+    end
+    within = head or (within and line:match('^  %S') ~= nil)
+    if within then
+      table.insert(notes, line)
+    end
+  end
+  return #notes > 0 and notes or nil
+end
+
 local stop_words = {
   end_turn = 'done',
   tool_use = 'paused after a tool call · :RhemaStep continues',
@@ -32,6 +72,52 @@ local stop_words = {
   cancelled = 'cancelled',
   error = 'failed',
 }
+
+--- A tool call's status from its result. The review's accounts are the
+--- server's words (rhema_lsp/tools/edit_base.py, editing.py): "In review the
+--- user declined …" (all of it) and "… applied K of N changes … declined …".
+--- @param content string|nil
+--- @param is_error boolean|nil
+--- @return string
+function M.result_status(content, is_error)
+  content = type(content) == 'string' and content or ''
+  if is_error then
+    return 'failed: ' .. content:gsub('\n.*', '')
+  end
+  if content:find('In review the user declined', 1, true) then
+    return 'rejected'
+  end
+  local kept, total = content:match('In review the user applied (%d+) of (%d+) changes')
+  if kept then
+    return kept == '0' and 'rejected' or ('partly accepted: %s of %s'):format(kept, total)
+  end
+  return 'done'
+end
+
+--- `line` cut at spaces into pieces of at most `width` display cells (a
+--- word longer than that stays whole); no width: `line` as it is.
+--- @param line string
+--- @param width integer|nil
+--- @return string[]
+function M.wrap(line, width)
+  if not width or width < 10 or vim.fn.strdisplaywidth(line) <= width then
+    return { line }
+  end
+  local pieces, current = {}, ''
+  for word in line:gmatch('%S+') do
+    local joined = current == '' and word or (current .. ' ' .. word)
+    if current ~= '' and vim.fn.strdisplaywidth(joined) > width then
+      table.insert(pieces, current)
+      current = word
+    else
+      current = joined
+    end
+  end
+  if current ~= '' then
+    table.insert(pieces, current)
+  end
+  return pieces
+end
 
 --- The words of a closing line.
 --- @param stop string
@@ -94,9 +180,18 @@ function M.lines(block)
   elseif kind == 'rhema' then
     return { '## Rhema' }
   elseif kind == 'thinking' then
-    return vim.tbl_map(function(line)
-      return line == '' and '>' or '> ' .. line
-    end, M.split(block.text))
+    -- Wrapped here, at the panel's width, so every line keeps its "> ".
+    local out = {}
+    for _, line in ipairs(M.split(block.text)) do
+      if line == '' then
+        table.insert(out, '>')
+      else
+        for _, piece in ipairs(M.wrap(line, block.width and block.width - 2 or nil)) do
+          table.insert(out, '> ' .. piece)
+        end
+      end
+    end
+    return out
   elseif kind == 'text' or kind == 'note' or kind == 'notice' then
     return M.split(block.text)
   elseif kind == 'tool' then
@@ -106,6 +201,9 @@ function M.lines(block)
       for _, line in ipairs(M.split(block.output)) do
         table.insert(lines, '  │ ' .. line)
       end
+    end
+    for _, note in ipairs(block.notes or {}) do
+      table.insert(lines, '  ' .. note)
     end
     return lines
   elseif kind == 'plan' then

@@ -569,6 +569,7 @@ show = function(review)
     map_keys(review, buf)
     render(review)
   end
+  require('rhema.tabline').setup()
   vim.cmd('tab sbuffer ' .. review.buf)
   -- The review's keys are Normal-mode keys: a review that opens while the
   -- user types (a turn sent with <C-s> from the chat's input) starts there too.

@@ -6,7 +6,10 @@
 --- server restores the files through `workspace/applyEdit`; the buffers it
 --- lists in `save` were clean before the turn and are written again, so a
 --- rewind leaves them unmodified. Files changed since the turn are left alone
---- and named in a warning; `:RhemaRewind! N` forces them.
+--- and named in a warning; `:RhemaRewind! N` forces them. After a rewind
+--- that took back the conversation the session's panel is drawn again from
+--- the store (the turns taken back gone), with the rewind's message under
+--- it; the quickfix list of a turn taken back drops the files restored.
 local facts = require('rhema.facts')
 local M = {}
 
@@ -25,15 +28,46 @@ function M.save(uris)
   end
 end
 
+--- The quickfix list of a turn of `session` the rewind took back: without
+--- the files it restored (the list stays, its title says so).
+--- @param session string
+--- @param result table
+function M.drop_restored(session, result)
+  local list = vim.fn.getqflist({ context = 1, items = 1, title = 1 })
+  local context = type(list.context) == 'table' and list.context.rhema or nil
+  if type(context) ~= 'table' or context.session ~= session or context.turn < result.turn then
+    return
+  end
+  local restored = {}
+  for _, uri in ipairs(result.restored or {}) do
+    restored[vim.uri_to_fname(uri)] = true
+  end
+  local kept = {}
+  for _, item in ipairs(list.items) do
+    if not restored[vim.api.nvim_buf_get_name(item.bufnr)] then
+      table.insert(kept, item)
+    end
+  end
+  if #kept == #list.items then
+    return
+  end
+  vim.fn.setqflist({}, 'r', {
+    items = kept,
+    title = ('%s (rewound: %d file(s) restored)'):format(list.title, #list.items - #kept),
+  })
+end
+
 --- The message a rewind result gives.
 --- @param result table
 --- @return string message, integer level
 function M.describe(result)
   local runs = require('rhema.runs')
-  local parts =
-    { ('rewound to before turn %d: %d file(s) restored'):format(result.turn, #result.restored) }
-  if result.messages ~= vim.NIL and result.messages ~= nil then
-    table.insert(parts, ('conversation kept to %d message(s)'):format(result.messages))
+  local parts = { ('rewound to before turn %d'):format(result.turn) }
+  if result.what ~= 'conversation' then
+    table.insert(parts, ('%d file(s) restored'):format(#result.restored))
+  end
+  if result.what ~= 'code' then
+    table.insert(parts, ('turn %d and after taken out of the conversation'):format(result.turn))
   end
   local level = vim.log.levels.INFO
   for _, conflict in ipairs(result.conflicts or {}) do
@@ -49,10 +83,21 @@ end
 local function run(bufnr, session, turn, what, force)
   local runs = require('rhema.runs')
   local args = { session = session, turn = turn, what = what, force = force }
-  runs.command(bufnr, facts.commands.rewind, 'rewind', args, function(result)
+  runs.command(bufnr, facts.commands.rewind, 'rewind', args, function(result, c)
     M.save(result.save)
+    M.drop_restored(session, result)
     local message, level = M.describe(result)
     runs.notify(message, level)
+    if result.what == 'code' then
+      return
+    end
+    runs.open_session(c, session, function()
+      local p = runs.current_panel
+      if p then
+        p:add({ kind = 'notice', text = '↶ ' .. message })
+        p:flush()
+      end
+    end)
   end)
 end
 

@@ -238,6 +238,7 @@ function M.run(kind, args, bufnr)
     p.retry = nil
     if args.prompt then
       p:begin_turn(args.prompt, context_label(context))
+      p.mode = require('rhema.modes').of_run(args.mode)
     else
       p:continue_turn()
     end
@@ -560,6 +561,49 @@ function M.describe_status(result)
   local running = result.running or {}
   table.insert(lines, 'running: ' .. (#running > 0 and table.concat(running, ', ') or 'nothing'))
   vim.list_extend(lines, require('rhema.mcp').status_lines(result))
+  vim.list_extend(lines, M.rules_and_languages(result))
+  return lines
+end
+
+--- The status lines of the project rules in use and who answers the
+--- language tools (as `rhema-lsp status` prints them).
+--- @param result table
+--- @return string[]
+function M.rules_and_languages(result)
+  local lines, shown = {}, {}
+  for _, rules in ipairs(result.rules or {}) do
+    if type(rules.refused) ~= 'string' then
+      local cut = rules.truncated == true and (' (cut: %d bytes)'):format(rules.bytes or 0) or ''
+      table.insert(shown, tostring(rules.path) .. cut)
+    end
+  end
+  table.insert(
+    lines,
+    'rules: ' .. (#shown > 0 and table.concat(shown, ', ') or 'none (no AGENTS.md or CLAUDE.md found)')
+  )
+  for _, rules in ipairs(result.rules or {}) do
+    if type(rules.refused) == 'string' then
+      table.insert(lines, ('  %s: not read — %s'):format(tostring(rules.path), rules.refused))
+    end
+  end
+  local languages = result.languageServers or {}
+  local first = result.languageAnswers == 'editor' and "the editor's servers, then " or ''
+  local found = #languages > 0 and ('%d server(s)'):format(#languages) or 'no servers found'
+  table.insert(lines, ("language: %sthe agent's own: %s"):format(first, found))
+  for _, language in ipairs(languages) do
+    local where = type(language.folder) == 'string' and (' in ' .. language.folder) or ''
+    local pid = type(language.pid) == 'number' and (' (pid %d)'):format(language.pid) or ''
+    table.insert(
+      lines,
+      ('  %s: %s, %s%s%s'):format(
+        tostring(language.language),
+        tostring(language.name),
+        tostring(language.state),
+        where,
+        pid
+      )
+    )
+  end
   return lines
 end
 

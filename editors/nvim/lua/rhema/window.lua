@@ -43,6 +43,10 @@ local function set_window_options(win)
   wo.foldlevel = config.options.panel.fold_thinking and 0 or 99
   wo.foldenable = true
   wo.winfixwidth = true
+  -- Markdown reads as text: treesitter's markdown queries conceal the
+  -- markers (backticks, `**`, link brackets); the line under the cursor shows them.
+  wo.conceallevel = 2
+  wo.concealcursor = ''
 end
 
 --- Show `buf` in the panel window (a split opened when needed), leaving the

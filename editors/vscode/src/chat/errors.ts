@@ -125,6 +125,22 @@ const RULES: Rule[] = [
     }),
   },
   {
+    test: /the local model (\S+) is not known to read images/,
+    explain: (m) => ({
+      headline: `The image was not sent: the local model ${m[1] ?? ''} is not known to read images.`,
+      fix: 'Run a vision model (llava, qwen2.5vl, gemma3, ...), or, if this one reads images, set rhema.vision to "Reads images" in Settings; then Retry.',
+      retry: true,
+    }),
+  },
+  {
+    test: /images are turned off \(the vision setting is false\)/,
+    explain: () => ({
+      headline: 'The image was not sent: images are turned off (rhema.vision is false).',
+      fix: 'Set rhema.vision in Settings to "Guess" or "Reads images", or send the prompt without the image; then Retry.',
+      retry: true,
+    }),
+  },
+  {
     test: /exceed|too long|context window|context length/i,
     explain: () => ({
       headline: "The conversation no longer fits the model's context window.",

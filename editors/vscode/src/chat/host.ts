@@ -6,34 +6,41 @@
  * opens and deletes sessions (after a confirmation); the session shown is
  * remembered per workspace and reopened, with its changed-files cards, when
  * the window reloads. While no provider works the view shows the setup card,
- * and a choice there is written to the user settings. A prompt that is a
+ * and a choice there is written to the user settings. The bar's mode picker
+ * sets the mode of the chat's next prompts (starting at `rhema.mode`, and
+ * following it when that setting changes). A prompt that is a
  * slash command (an MCP server's prompt, `mcp.ts`) is sent as the prompt's
  * text; the view lists the commands when `/` starts the input.
  */
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { execute } from '../client';
+import { currentServerSettings, execute } from '../client';
 import { ServerCommand, type ChangedFile, type ImageArg, type OpenSessionResult, type SessionSummary } from '../contract';
 import { SlashPrompts } from '../mcp';
 import { ChangesCard, openDiff } from './changes';
 import { mentionContext, resolvePath } from './context';
 import { mentionLabel, parseMentions, type Mention } from './mentions';
-import type { FromView } from './messages';
+import type { FromView, Mode } from './messages';
 import { openEndpointSettings, providerLabel, providerStatus, writeChoice } from './provider';
 import { emptyState, fromMessages, placeChanges } from './transcript';
 import { CHAT_VIEW_ID, ChatView, type ChatHost } from './view';
 import type { ContextItem } from '../protocol';
+import { SERVER_SETTINGS } from '../serverSettings';
 
 /** What the chat needs of the extension. */
 export interface Extension {
   readonly session: string | undefined;
   start(): Promise<LanguageClient>;
-  chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: 'edit' | 'agent', images?: ImageArg[]): Promise<void>;
+  chatTurn(prompt: string, context: ContextItem[], mentions: string[], mode?: Mode, images?: ImageArg[]): Promise<void>;
   /** Run the last failed turn again. */
   retry(): Promise<void>;
   cancel(): Promise<void>;
   newSession(): Promise<void>;
   openSessionById(session: string): Promise<void>;
+  /** Ask for an API key and keep it (`keys.ts`); whether one was stored. */
+  askKey(variable: string, label: string): Promise<boolean>;
+  /** Start the server again (a key stored goes into its environment). */
+  restart(): Promise<void>;
 }
 
 const SESSION_KEY = 'rhema.chat.session';
@@ -49,6 +56,12 @@ export class ChatSide implements ChatHost, vscode.Disposable {
   /** The turn whose files are being listed, and whether it must be listed again after. */
   private listing: Promise<void> | undefined;
   private relist: { session: string; turn: number; live: boolean } | undefined;
+  /**
+   * The mode picker: `setting` is `rhema.mode` as the server last reported it, `chosen` the
+   * mode picked in the chat since (the chat's prompts run in it); a change of the setting
+   * replaces the pick, the latest change wins.
+   */
+  private modes: { setting?: Mode; chosen?: Mode } = {};
 
   constructor(
     private readonly extension: Extension,
@@ -122,6 +135,7 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     try {
       const { status, setup } = await providerStatus(await this.extension.start());
       this.view.setup(setup, providerLabel(status));
+      this.followModeSetting();
       return setup === undefined;
     } catch {
       return false; // no server: the send path says so
@@ -139,8 +153,23 @@ export class ChatSide implements ChatHost, vscode.Disposable {
     const mentions = parseMentions(text);
     const context = await mentionContext(mentions);
     const labels = mentions.map((mention) => chipLabel(mention, context));
+    // Without a mention the active editor goes along: its chip says so, like any context.
+    if (mentions.length === 0) labels.push(...context.map(implicitLabel));
     labels.push(...images.map((image) => `image ${image.name ?? ''}`.trim()));
-    await this.extension.chatTurn(text, context, labels, undefined, images);
+    await this.extension.chatTurn(text, context, labels, this.modes.chosen, images);
+  }
+
+  /** `rhema.mode` as the server is sent it: a change of it replaces the chat's pick. */
+  followModeSetting(): void {
+    const setting = currentServerSettings().mode;
+    if (setting !== this.modes.setting) this.modes = { setting };
+    this.showMode();
+  }
+
+  /** The mode the chat's next prompt runs in, in the bar's picker. */
+  private showMode(): void {
+    const mode = this.modes.chosen ?? this.modes.setting;
+    if (mode !== undefined) this.view.mode(mode, SERVER_SETTINGS.mode.choices);
   }
 
   stop(): Promise<void> {
@@ -233,12 +262,24 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       case 'retry':
         await this.extension.retry();
         return;
+      case 'mode':
+        if ((SERVER_SETTINGS.mode.choices as readonly string[]).includes(message.mode)) {
+          this.modes.chosen = message.mode;
+        }
+        this.showMode();
+        return;
       case 'runPlan':
         await this.extension.chatTurn(RUN_PLAN, [], [], message.mode);
         return;
       case 'choose':
         if (message.provider === undefined) {
           await openEndpointSettings();
+          return;
+        }
+        if (message.keyVar !== undefined && (await this.extension.askKey(message.keyVar, message.provider))) {
+          await writeChoice({ provider: message.provider });
+          await this.extension.restart();
+          await this.settle();
           return;
         }
         await writeChoice({ provider: message.provider, ...(message.model ? { model: message.model } : {}) });
@@ -319,6 +360,15 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       for (const selection of editor.selections) edit.replace(selection, text);
     });
   }
+}
+
+/** The chip of the context that goes along without a mention: the active editor's file, and its selected lines. */
+function implicitLabel(ref: ContextItem): string {
+  const name = vscode.workspace.asRelativePath(vscode.Uri.parse(ref.uri));
+  if (ref.range === undefined || ref.range === null) return `${name} (active editor)`;
+  const { start, end } = ref.range;
+  const lines = start.line === end.line ? `${start.line + 1}` : `${start.line + 1}-${end.line + 1}`;
+  return `${name}:${lines} (selection)`;
 }
 
 /** A mention's chip on the prompt: what it attached (the file, the selected lines, how many files). */

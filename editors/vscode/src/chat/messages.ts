@@ -9,6 +9,10 @@
  * bundle.
  */
 import type { ChangedFile, ImageArg, McpPromptInfo, McpResourceInfo, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
+import type { SERVER_SETTINGS } from '../serverSettings';
+
+/** A mode a turn runs in: the choices of the server's `mode` setting (generated from the contract). */
+export type Mode = (typeof SERVER_SETTINGS.mode.choices)[number];
 
 /** The token counts the view shows. */
 export type Usage = Pick<UsageTally, 'input' | 'output'>;
@@ -118,6 +122,8 @@ export type ToView =
   | { type: 'focusInput' }
   /** Show the setup card (none: hide it, a provider works); `provider`: the bar's provider line. */
   | { type: 'setup'; state?: SetupState; provider: string }
+  /** The mode picker: `mode` shown, `modes` its choices (the contract's `mode` setting). */
+  | { type: 'mode'; mode: Mode; modes: readonly Mode[] }
   /** A prompt the extension could not send (the server did not start): back into the input, with the error. */
   | { type: 'sendFailed'; text: string; message: string }
   /** The MCP servers' prompts, the input's slash commands (`error`: they could not be listed). */
@@ -144,12 +150,14 @@ export type FromView =
   | { type: 'retry' }
   /** Run the session's plan: continue it in this mode, the plan in its history. */
   | { type: 'runPlan'; mode: 'edit' | 'agent' }
+  /** The mode picker changed: the chat's next prompts run in `mode`. */
+  | { type: 'mode'; mode: Mode }
   | { type: 'acceptAll'; turn: number }
   | { type: 'rejectAll'; turn: number }
   /** Re-apply what the agent left in a rejected file. */
   | { type: 'undoReject'; turn: number; uri: string }
   /** A setup card row: write its choice, or (no choice) open the settings; `checkSetup` asks the server again. */
-  | { type: 'choose'; row: string; provider?: string; model?: string }
+  | { type: 'choose'; row: string; provider?: string; model?: string; keyVar?: string }
   | { type: 'checkSetup' }
   /** `/` typed at the start of the input: the slash commands, please. */
   | { type: 'listPrompts' }

@@ -45,9 +45,8 @@ export async function openEndpointSettings(): Promise<void> {
   await vscode.commands.executeCommand('workbench.action.openSettings', 'rhema.baseUrl rhema.protocol');
 }
 
-/** One line for the chat's bar: the provider and model, and the mode. */
+/** One line for the chat's bar: the provider and model (the mode has its own picker). */
 export function providerLabel(status: StatusResult): string {
   const { provider } = status;
-  const who = provider.name === null ? 'no provider' : [provider.name, provider.model].filter(Boolean).join(' · ');
-  return `${who} · ${status.mode}`;
+  return provider.name === null ? 'no provider' : [provider.name, provider.model].filter(Boolean).join(' · ');
 }

@@ -5,9 +5,9 @@
  *
  * A choice writes the whole provider group (`provider`, and `model`,
  * `baseUrl`, `protocol` cleared unless given) to the user settings, so no
- * leftover of an earlier setting mixes in. Keys are never asked for: a
- * hosted preset's row says which variable to set in the server's
- * environment. The demo model is offered last, labelled for what it is, and
+ * leftover of an earlier setting mixes in. A hosted preset's button asks
+ * for its API key (kept in VS Code's secret storage, `keys.ts`, and given to
+ * the server in its environment), never written to a setting. The demo model is offered last, labelled for what it is, and
  * only when installed (else with the command that installs it). Pure:
  * unit-tested in Node, rendered by the webview.
  */
@@ -20,10 +20,24 @@ export interface ProviderChoice {
   model?: string;
 }
 
-/** A button of a row: its label and what it writes (none: it opens the settings). */
+/** A button of a row: its label and what it writes (none: it opens the settings); `keyVar`: ask for that key first. */
 export interface SetupButton {
   label: string;
   choice?: ProviderChoice;
+  keyVar?: string;
+}
+
+/** Why `name` is not a provider's key variable (the only variables a key may be stored as). */
+export function keyVariableProblem(name: string): string | undefined {
+  return /^[A-Z][A-Z0-9_]{0,40}_API_KEY$/.test(name) ? undefined : `${name} is not a provider's API key variable`;
+}
+
+/** Why `value` cannot be a key (empty, or more than one line). */
+export function keyValueProblem(value: string): string | undefined {
+  const key = value.trim();
+  if (key === '') return 'Paste the key';
+  if (key.length > 4096 || /\s/.test(key) || key.includes(String.fromCharCode(0))) return 'A key is one word, with no spaces or line breaks';
+  return undefined;
 }
 
 export interface SetupRow {
@@ -107,10 +121,14 @@ export function setupCard(setup: ProviderSetup, error: string): SetupCard {
       id: 'hosted',
       title: 'A hosted provider',
       detail:
-        "Its API key goes in the environment VS Code starts the server with (never in settings), then restart the server: " +
+        "Pick one and paste its API key: it is kept in VS Code's secret storage (never in settings) and given to the server, which restarts. Or set it in the environment VS Code starts the server with: " +
         waiting.map((p) => `${title(p.name)} ${p.keyVar ?? ''}`).join(', ') +
         '.',
-      buttons: waiting.map((p) => ({ label: title(p.name), choice: { provider: p.name } })),
+      buttons: waiting.map((p) => ({
+        label: title(p.name),
+        choice: { provider: p.name },
+        ...(p.keyVar ? { keyVar: p.keyVar } : {}),
+      })),
     });
   }
   rows.push({

@@ -34,6 +34,19 @@ export function emptyState(session?: string, title?: string): TranscriptState {
   return { session, title, items: [], running: false, usage: { input: 0, output: 0 } };
 }
 
+/**
+ * Take the last prompt and everything after it out of the transcript: a retry of a prompt
+ * the server never took sends it again, and shows it once, not once per attempt.
+ */
+export function withoutLastPrompt(state: TranscriptState): void {
+  for (let index = state.items.length - 1; index >= 0; index--) {
+    if (state.items[index]?.kind === 'user') {
+      state.items.splice(index);
+      return;
+    }
+  }
+}
+
 /** Apply one action; returns the indices of the items added or changed. */
 export function apply(state: TranscriptState, action: Action): number[] {
   switch (action.kind) {

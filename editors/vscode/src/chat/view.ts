@@ -1,8 +1,8 @@
 /**
  * The Rhema chat view: a webview view (one per window, in its own activity
  * bar container; the user can move it like any view) showing the current
- * session's transcript, with the input, the session picker, the provider
- * and the meter, and the setup card while no provider works.
+ * session's transcript, with the input, the session picker, the mode
+ * picker, the provider and the meter, and the setup card while no provider works.
  *
  * The view owns no state of its own: the extension keeps the transcript
  * (`transcript.ts`) and posts each action to the webview, or the whole state
@@ -14,8 +14,8 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import type { ImageArg, McpPromptInfo, McpResourceInfo, SessionSummary } from '../contract';
-import type { Action, FromView, SetupState, ToView, TranscriptState } from './messages';
-import { apply, emptyState } from './transcript';
+import type { Action, FromView, Mode, SetupState, ToView, TranscriptState } from './messages';
+import { apply, emptyState, withoutLastPrompt } from './transcript';
 
 export const CHAT_VIEW_ID = 'rhema.chat';
 
@@ -38,6 +38,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   private state: TranscriptState = emptyState();
   private setupState: SetupState | undefined;
   private provider = '';
+  private modeShown: { mode: Mode; modes: readonly Mode[] } | undefined;
   private focusWanted = false;
   private readonly disposables: vscode.Disposable[] = [];
 
@@ -78,6 +79,18 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   reset(state: TranscriptState): void {
     this.state = state;
     this.post({ type: 'reset', state });
+  }
+
+  /** Take the last prompt and what followed it out (its retry sends it again), and show the rest. */
+  retractLastPrompt(): void {
+    withoutLastPrompt(this.state);
+    this.post({ type: 'reset', state: this.state });
+  }
+
+  /** Show `mode` in the bar's mode picker, with its choices. */
+  mode(mode: Mode, modes: readonly Mode[]): void {
+    this.modeShown = { mode, modes };
+    this.post({ type: 'mode', mode, modes });
   }
 
   /** Show the setup card (none: hide it), and the provider line of the bar. */
@@ -124,6 +137,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         case 'ready':
           this.post({ type: 'reset', state: this.state });
           this.post({ type: 'setup', state: this.setupState, provider: this.provider });
+          if (this.modeShown !== undefined) this.post({ type: 'mode', ...this.modeShown });
           if (this.focusWanted) this.post({ type: 'focusInput' });
           if (this.state.items.length === 0) await this.host.restore();
           return;
@@ -186,7 +200,8 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     <button id="delete" title="Delete this session" aria-label="Delete session">Delete</button>
   </div>
   <div class="row">
-    <span id="provider" title="The model provider and the mode (rhema.provider, rhema.mode)"></span>
+    <select id="mode" title="The mode of the next prompts (rhema.mode until you pick one here)" aria-label="Mode"></select>
+    <span id="provider" title="The model provider (rhema.provider, rhema.model)"></span>
     <span id="meter" title="Tokens of this run, and the context window's fill"></span>
   </div>
 </header>

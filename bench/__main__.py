@@ -33,6 +33,7 @@ MODULES = (
     "context_cost",
     "checkpoints_store",
     "edit_diagnostics",
+    "inline_completion",
     "sandbox",
 )
 

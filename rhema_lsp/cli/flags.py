@@ -236,6 +236,36 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         why="it goes in user settings or the user config file, which headless reads",
     ),
     SettingFlag(
+        "inlineCompletion",
+        None,
+        "",
+        why="completion is an editor feature: a terminal has no cursor to complete at",
+    ),
+    SettingFlag(
+        "completionProvider",
+        None,
+        "",
+        why="completion is an editor feature: a terminal has no cursor to complete at",
+    ),
+    SettingFlag(
+        "completionModel",
+        None,
+        "",
+        why="completion is an editor feature: a terminal has no cursor to complete at",
+    ),
+    SettingFlag(
+        "completionBaseUrl",
+        None,
+        "",
+        why="completion is an editor feature: a terminal has no cursor to complete at",
+    ),
+    SettingFlag(
+        "completionDebounce",
+        None,
+        "",
+        why="completion is an editor feature: a terminal has no cursor to complete at",
+    ),
+    SettingFlag(
         "mcpServers",
         None,
         "",

@@ -15,6 +15,7 @@ from rhema_lsp.contract.base import Wire
 from rhema_lsp.vocabulary import Mode
 
 __all__ = [
+    "CompletionStatus",
     "ExtensionStatus",
     "LanguageServerStatus",
     "McpServerStatus",
@@ -37,6 +38,16 @@ class ProviderStatus(Wire):
     source: str | None
     error: str | None = None
     context_window: int | None = None
+
+
+class CompletionStatus(Wire):
+    """Which model completes as the user types (inline completion and next
+    edits): the ``completion*`` settings over the chat's provider."""
+
+    enabled: bool
+    provider: str | None
+    model: str | None
+    base_url: str | None = None
 
 
 class LanguageServerStatus(Wire):
@@ -168,6 +179,8 @@ class StatusResult(Wire):
     """The skills and custom slash commands of each folder, and the files left out."""
     language_servers: list[LanguageServerStatus] = Field(default_factory=list)
     """The agent's own language servers that are started or found."""
+    completion: CompletionStatus | None = None
+    """Which model completes as the user types."""
     language_answers: Literal["editor", "agent"] = "agent"
     """Who answers the language tools: the editor's own language servers
     (``editor``: the client declared ``language``; the agent's own serve the

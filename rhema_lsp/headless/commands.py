@@ -145,6 +145,10 @@ async def status(
         print(f"source:   {options.provider_note}")
     print(f"folders:  {', '.join(result.folders)}")
     print(f"mode:     {mode_note}")
+    if result.completion is not None:
+        completion = result.completion
+        what = f"model {completion.model} ({completion.provider})" if completion.model else "none"
+        print(f"complete: {what}" if completion.enabled else "complete: off")
     servers = result.mcp_servers
     print(f"mcp:      {len(servers)} server(s)" if servers else "mcp:      no servers configured")
     for server in servers:

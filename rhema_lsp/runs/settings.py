@@ -86,6 +86,11 @@ class Settings(BaseModel):
     language_servers: dict[str, LanguageServerConfig] = Field(
         default_factory=dict, alias="languageServers"
     )
+    inline_completion: bool = Field(default=True, alias="inlineCompletion")
+    completion_provider: str | None = Field(default=None, alias="completionProvider")
+    completion_model: str | None = Field(default=None, alias="completionModel")
+    completion_base_url: str | None = Field(default=None, alias="completionBaseUrl")
+    completion_debounce: int = Field(default=75, alias="completionDebounce", ge=50, le=2000)
 
     def language_commands(self) -> dict[str, tuple[str, ...]]:
         """``languageServers`` as commands by language id."""
@@ -109,7 +114,15 @@ class Settings(BaseModel):
             return level
         return value
 
-    @field_validator("provider", "model", "base_url", mode="before")
+    @field_validator(
+        "provider",
+        "model",
+        "base_url",
+        "completion_provider",
+        "completion_model",
+        "completion_base_url",
+        mode="before",
+    )
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         if isinstance(value, str) and not value.strip():

@@ -33,6 +33,7 @@ from rhema_lsp.runs.settings import parse_settings
 from rhema_lsp.server.actions import offered_actions
 from rhema_lsp.server.app import RhemaServer
 from rhema_lsp.server.clients import ClientFeatures
+from rhema_lsp.server.inline import register_inline
 from rhema_lsp.server.logs import EditorLogHandler
 
 __all__ = ["create_server", "register_features"]
@@ -115,6 +116,8 @@ async def _documents_changed(server: RhemaServer) -> None:
 
 
 def _register_lsp_features(server: RhemaServer) -> None:
+    inline = register_inline(server)
+
     @server.feature(types.INITIALIZE)
     def initialize(ls: RhemaServer, params: types.InitializeParams) -> None:
         ls.init_options = params.initialization_options
@@ -141,16 +144,19 @@ def _register_lsp_features(server: RhemaServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     @_ends_quietly
     async def did_open(ls: RhemaServer, params: types.DidOpenTextDocumentParams) -> None:
+        inline.opened(params.text_document.uri, params.text_document.text)
         await _documents_changed(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     @_ends_quietly
     async def did_change(ls: RhemaServer, params: types.DidChangeTextDocumentParams) -> None:
+        inline.changed(params)
         await _documents_changed(ls)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @_ends_quietly
     async def did_close(ls: RhemaServer, params: types.DidCloseTextDocumentParams) -> None:
+        inline.closed(params.text_document.uri)
         await _documents_changed(ls)
 
     @server.feature(
@@ -184,6 +190,7 @@ def _register_lsp_features(server: RhemaServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     async def shutdown(ls: RhemaServer, params: None) -> None:
+        await inline.close()
         await ls.close_service()
 
 

@@ -28,6 +28,7 @@ API (kept stable for every test suite that uses it):
   against a client's own clock.
 - ``disconnects``: how many streams the client closed before their end;
   ``client_closed``: a ``threading.Event`` set on the first one.
+- ``received_post``: a ``threading.Event`` set on the first POST.
 - ``GET .../models`` lists ``models`` (default ``["fake-model"]``), so model
   discovery and local-server autodetection work against it.
 - ``context_window=N`` makes it a model with a window of N tokens (a token
@@ -36,6 +37,9 @@ API (kept stable for every test suite that uses it):
   ``too_long``) and pops no reply; every reply reports the request's tokens
   as its prompt usage. With ``report_window`` it also answers llama.cpp's
   ``GET /props`` with ``n_ctx``, as a local server does.
+- FIM: ``POST .../completions`` and Ollama's ``/api/generate`` answer the
+  next reply's text whole, in the route's shape (:mod:`tests.fakes.fim`);
+  ``fim=False`` answers them 404, as a chat-only server does.
 - ``responder``: called with the request's JSON body when the script is
   empty, returns the reply (a model that answers whatever it is asked).
 - ``hold=N`` on a reply stops its stream after N pieces until the test calls
@@ -73,6 +77,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from tests.fakes.fim import fim_answer, is_fim
 from tests.fakes.wire import (
     Reply,
     Wire,
@@ -156,6 +161,10 @@ class _Handler(BaseHTTPRequestHandler):
         self._record(body)
         owner = self.server.owner
         tokens = math.ceil(len(body) / TOKEN_BYTES)
+        fim = is_fim(self.path)
+        if fim and not owner.fim:
+            self._send_whole(404, {"content-type": "text/plain"}, b"not found")
+            return
         if owner.context_window is not None and tokens > owner.context_window:
             owner._too_long()
             reply: Reply | None = too_long_reply(owner.wire, tokens, owner.context_window)
@@ -174,6 +183,15 @@ class _Handler(BaseHTTPRequestHandler):
                 {"content-type": "application/json"},
                 json.dumps({"error": {"message": message, "type": "fake_error"}}).encode(),
             )
+            return
+        if fim:
+            if reply.delay > 0:
+                time.sleep(reply.delay)
+            status, answer = fim_answer(self.path, reply)
+            try:
+                self._send_whole(status, {"content-type": "application/json"}, answer)
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+                self.server.owner._disconnected()  # the client aborted the request
             return
         status, headers, pieces = self.server.owner._rendered(reply)
         if reply.kind == "error":
@@ -283,7 +301,9 @@ class FakeModelServer:
         context_window: int | None = None,
         report_window: bool = False,
         responder: Callable[[Any], Reply] | None = None,
+        fim: bool = True,
     ) -> None:
+        self.fim = fim
         self.wire: Wire = wire
         self.owned_by = owned_by
         self.context_window = context_window
@@ -297,6 +317,7 @@ class FakeModelServer:
         self.disconnects = 0
         self.sent: list[tuple[float, bytes]] = []
         self.client_closed = threading.Event()
+        self.received_post = threading.Event()
         self.holding = threading.Event()
         """Set while an answer waits at its ``hold`` for :meth:`release`."""
         self._releases = threading.Semaphore(0)
@@ -392,6 +413,8 @@ class FakeModelServer:
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self.received.append(request)
+        if request.method == "POST":
+            self.received_post.set()
 
     def _next_reply(self, body: bytes = b"") -> Reply | None:
         with self._lock:

@@ -150,6 +150,14 @@ export interface CompactionPayload {
   summaryTokens: number;
 }
 
+/** Which model completes as the user types (inline completion and next edits): the `completion*` settings over the chat's provider. */
+export interface CompletionStatus {
+  enabled: boolean;
+  provider: string | null;
+  model: string | null;
+  baseUrl: string | null;
+}
+
 /** A problem the editor reports in a context document (from any language server or linter), passed on to the model. */
 export interface ContextDiagnostic {
   range: Range;
@@ -593,6 +601,7 @@ export interface StatusResult {
   rules: RulesStatus[];
   extensions: ExtensionStatus[];
   languageServers: LanguageServerStatus[];
+  completion: CompletionStatus | null;
   languageAnswers: 'editor' | 'agent';
   sandbox: string;
 }

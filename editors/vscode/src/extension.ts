@@ -25,6 +25,8 @@ import {
   State,
   type LanguageClient,
 } from 'vscode-languageclient/node';
+import { registerInlineCompletion } from './inline';
+import { NextEdits } from './nextEdit';
 import { CHECKPOINT_SCHEME, CheckpointContent } from './checkpoints';
 import { createClient, execute, notifySettingsChanged, onReview } from './client';
 import {
@@ -121,6 +123,8 @@ export class Rhema implements vscode.Disposable {
       );
     }
     this.disposables.push(this.chat.register());
+    this.disposables.push(registerInlineCompletion(() => this.client));
+    this.disposables.push(new NextEdits(() => this.client));
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointContent(() => this.start())),
       vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, this.statusDocument),

@@ -106,5 +106,14 @@ export function statusSummary(status: StatusResult): string {
       ? 'no provider'
       : `${[provider.name, provider.model].filter(Boolean).join(' / ')}${provider.source ? ` (${provider.source})` : ''}`;
   const rules = status.rules.filter((file) => file.refused === null).map((file) => file.path);
-  return `Rhema ${status.version} · ${who} · mode ${status.mode}${rules.length > 0 ? ` · rules ${rules.join(', ')}` : ''}`;
+  const completion = status.completion;
+  const completes =
+    completion === null ||
+    (completion.enabled &&
+      (completion.model === null || (completion.model === provider.model && completion.provider === provider.name)))
+      ? ''
+      : completion.enabled
+        ? ` · completes with ${[completion.provider, completion.model].filter(Boolean).join(' / ')}`
+        : ' · completion off';
+  return `Rhema ${status.version} · ${who} · mode ${status.mode}${completes}${rules.length > 0 ? ` · rules ${rules.join(', ')}` : ''}`;
 }

@@ -31,4 +31,9 @@ export const SERVER_SETTINGS = {
   mcpStartTimeout: { default: 10.0, min: 1, max: 600 },
   diagnosticsWait: { default: 1.5, min: 0, max: 60 },
   languageServers: { default: {} },
+  inlineCompletion: { default: true },
+  completionProvider: { default: null },
+  completionModel: { default: null },
+  completionBaseUrl: { default: null },
+  completionDebounce: { default: 75, min: 50, max: 2000 },
 } as const;

@@ -6,7 +6,9 @@
  * Contract: the server object has exactly the server's setting keys
  * (provider, model, baseUrl, protocol, thinking, maxTokens, maxSteps, mode,
  * review, sessionStore, commandAllowlist, logLevel, contextWindow,
- * compactThreshold, diagnosticsWait, vision); unset optional values are
+ * compactThreshold, diagnosticsWait, vision, inlineCompletion,
+ * completionProvider, completionModel, completionBaseUrl, completionDebounce);
+ * unset optional values are
  * left out so the server's own defaults apply, and the ranges, choices and
  * defaults are the server's own (`serverSettings.ts`, generated from
  * rhema_lsp/runs/settings.py and providers/presets.py). An invalid value never stops the extension: it is replaced
@@ -101,6 +103,8 @@ export const CONTEXT_WINDOW_RANGE = range(SERVER_SETTINGS.contextWindow);
 export const COMPACT_THRESHOLD_RANGE = range(SERVER_SETTINGS.compactThreshold);
 /** The server's bounds for `diagnosticsWait` (seconds). */
 export const DIAGNOSTICS_WAIT_RANGE = range(SERVER_SETTINGS.diagnosticsWait);
+/** The server's bounds for `completionDebounce` (milliseconds). */
+export const COMPLETION_DEBOUNCE_RANGE = range(SERVER_SETTINGS.completionDebounce);
 
 /** The server's settings object, keys as in the editor contract. */
 export interface ServerSettings {
@@ -115,6 +119,11 @@ export interface ServerSettings {
   compactThreshold?: number;
   diagnosticsWait?: number;
   vision?: boolean;
+  inlineCompletion?: boolean;
+  completionProvider?: Provider;
+  completionModel?: string;
+  completionBaseUrl?: string;
+  completionDebounce?: number;
   mode: Mode;
   review: boolean;
   sessionStore: SessionStore;
@@ -269,6 +278,18 @@ export function readServerSettings(get: SettingGetter): SettingsReading {
   if (compactThreshold !== undefined) settings.compactThreshold = compactThreshold;
   const diagnosticsWait = optionalNumber(get, 'diagnosticsWait', DIAGNOSTICS_WAIT_RANGE, problems);
   if (diagnosticsWait !== undefined) settings.diagnosticsWait = diagnosticsWait;
+  const inlineCompletion = get('inlineCompletion');
+  if (inlineCompletion !== undefined && inlineCompletion !== null) {
+    settings.inlineCompletion = flag(get, 'inlineCompletion', SERVER_SETTINGS.inlineCompletion.default, problems);
+  }
+  const completionProvider = optionalChoice(get, 'completionProvider', PROVIDERS, problems);
+  const completionModel = optionalString(get, 'completionModel', problems);
+  const completionBaseUrl = optionalString(get, 'completionBaseUrl', problems);
+  const completionDebounce = optionalInt(get, 'completionDebounce', COMPLETION_DEBOUNCE_RANGE, problems);
+  if (completionProvider !== undefined) settings.completionProvider = completionProvider;
+  if (completionModel !== undefined) settings.completionModel = completionModel;
+  if (completionBaseUrl !== undefined) settings.completionBaseUrl = completionBaseUrl;
+  if (completionDebounce !== undefined) settings.completionDebounce = completionDebounce;
   const vision = get('vision');
   if (typeof vision === 'boolean') settings.vision = vision;
   else if (vision !== undefined && vision !== null) {

@@ -45,6 +45,7 @@ describe('statusSummary', () => {
     rules: [],
     extensions: [],
     languageServers: [],
+    completion: { enabled: true, provider: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1' },
     languageAnswers: 'agent',
     sandbox: 'commands run in a sandbox: bubblewrap',
   };
@@ -66,8 +67,19 @@ describe('statusSummary', () => {
   });
 
   it('says when no provider resolved', () => {
-    const status = { ...base, provider: { name: null, model: null, baseUrl: null, source: null, error: 'no key', contextWindow: null } };
+    const status = {
+      ...base,
+      provider: { name: null, model: null, baseUrl: null, source: null, error: 'no key', contextWindow: null },
+      completion: { enabled: true, provider: null, model: null, baseUrl: null },
+    };
     assert.equal(statusSummary(status), 'Rhema 0.1.0 · no provider · mode edit');
+  });
+
+  it('names the completion model when it is not the chat\'s, or that completion is off', () => {
+    const own = { ...base, completion: { enabled: true, provider: 'ollama', model: 'qwen2.5-coder', baseUrl: null } };
+    assert.equal(statusSummary(own), 'Rhema 0.1.0 · custom / fake-model (custom baseUrl (openai), no key) · mode edit · completes with ollama / qwen2.5-coder');
+    const off = { ...base, completion: { ...own.completion, enabled: false } };
+    assert.equal(statusSummary(off), 'Rhema 0.1.0 · custom / fake-model (custom baseUrl (openai), no key) · mode edit · completion off');
   });
 
   it('writes the whole status as a document: rules, language servers, MCP servers', () => {

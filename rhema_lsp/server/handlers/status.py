@@ -11,6 +11,7 @@ import anyio.to_thread
 from rhema_lsp import __version__
 from rhema_lsp.contract import (
     STATUS,
+    CompletionStatus,
     LanguageServerStatus,
     McpServerStatus,
     ProviderSetup,
@@ -21,6 +22,7 @@ from rhema_lsp.contract import (
 )
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.providers import survey_setup
+from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.workplace import command_policy
 from rhema_lsp.server.extensions import extensions_status
 from rhema_lsp.server.router import Request, Service, serves
@@ -79,6 +81,24 @@ async def status(service: Service, args: StatusArgs, request: Request) -> Status
             LanguageServerStatus.model_validate({**asdict(entry), "command": list(entry.command)})
             for entry in languages
         ],
+        completion=_completion(settings, provider),
         language_answers=state.language_answers(),
         sandbox=sandbox,
+    )
+
+
+def _completion(settings: Settings, chat: ProviderStatus) -> CompletionStatus:
+    """The completion model: its own settings, else the chat's provider."""
+    if settings.completion_provider or settings.completion_base_url:
+        return CompletionStatus(
+            enabled=settings.inline_completion,
+            provider=settings.completion_provider or "custom",
+            model=settings.completion_model,
+            base_url=settings.completion_base_url,
+        )
+    return CompletionStatus(
+        enabled=settings.inline_completion,
+        provider=chat.name,
+        model=settings.completion_model or chat.model,
+        base_url=chat.base_url,
     )

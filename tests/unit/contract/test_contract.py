@@ -153,6 +153,9 @@ LSP_NAMES = {
     "initializationOptions",
     "workspaceFolders",
     "editSelection",  # the client-side command rhema.editSelection
+    # LSP 3.18's inline completion (rhema.inline)
+    "insertText",
+    "triggerKind",
     # Locations and symbols the language servers answer (rhema/language converts them)
     "targetUri",
     "targetRange",

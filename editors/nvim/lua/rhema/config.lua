@@ -22,6 +22,12 @@ local M = {}
 --- @field history integer sent prompts kept, across restarts too (0: this Neovim only)
 --- @field keys table<string, string|boolean> the chat's buffer-local keys (`false`: unmapped)
 
+--- @class rhema.InlineOptions
+--- @field enabled boolean ghost text from the server's inline completion as you type
+--- @field accept string|false the Insert-mode key that accepts the suggestion shown
+--- @field disabled_filetypes string[] filetypes with no ghost text
+--- @field next_edit string|false the Normal-mode key that jumps to the next-edit suggestion, then applies it
+
 --- @class rhema.Options
 --- @field cmd string[] the server command (stdio)
 --- @field cmd_env table<string,string>|nil extra environment for the server
@@ -29,6 +35,7 @@ local M = {}
 --- @field settings table the `rhema` settings (initializationOptions and workspace/configuration)
 --- @field panel rhema.PanelOptions
 --- @field chat rhema.ChatOptions
+--- @field inline rhema.InlineOptions
 --- @field keymaps boolean|table<string,string|false> opt-in key mappings
 M.defaults = {
   cmd = { 'rhema-lsp' },
@@ -59,6 +66,12 @@ M.defaults = {
       retry = 'R',
       mode = 'gm',
     },
+  },
+  inline = {
+    enabled = true,
+    accept = '<M-l>',
+    next_edit = '<M-;>',
+    disabled_filetypes = {},
   },
   keymaps = false,
 }

@@ -80,6 +80,11 @@ M.settings = {
   mcpStartTimeout = 10.0,
   diagnosticsWait = 1.5,
   languageServers = {},
+  inlineCompletion = true,
+  completionProvider = vim.NIL,
+  completionModel = vim.NIL,
+  completionBaseUrl = vim.NIL,
+  completionDebounce = 75,
 }
 
 --- The modes a turn runs in (the `mode` setting's choices), in this order.

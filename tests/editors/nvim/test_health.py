@@ -30,7 +30,19 @@ def test_checkhealth_passes_with_the_server_and_a_provider(
     assert 'OK server command "' in text
     assert "OK rhema-lsp " in text
     assert f"OK provider custom resolved: model fake-model at {fake.base_url}" in text
+    assert "OK sandbox: bubblewrap" in text and "commands run without asking" in text
     assert "ERROR" not in text and "WARNING" not in text
+
+
+def test_checkhealth_warns_when_commands_run_unconfined(
+    workspace: Path, fake: FakeModelServer, tmp_path: Path
+) -> None:
+    settings = settings_for(fake.base_url, sandbox="off")
+    r = run_nvim(HEALTH, workspace=workspace, tmp_path=tmp_path, settings=settings)
+
+    text = "\n".join(r["lines"])
+    assert "WARNING sandbox: off (setting)" in text
+    assert 'settings.sandbox = "auto"' in text
 
 
 def test_checkhealth_reports_a_missing_server(

@@ -110,7 +110,24 @@ local function check_provider()
   health.ok('rhema-lsp ' .. tostring(status.version))
   local verdict = M.verdict(status, config.options.settings)
   health[verdict.level](verdict.message, verdict.advice)
+  M.report_sandbox(status)
   M.report_mcp(status)
+end
+
+--- The command sandbox of a `rhema.status` result: the server's own line
+--- ("sandbox: bubblewrap …; commands run without asking"), a warning when
+--- commands run unconfined or are refused.
+--- @param status table
+function M.report_sandbox(status)
+  local line = type(status.sandbox) == 'string' and status.sandbox or ''
+  if line == '' then
+    return
+  end
+  if line:find('^sandbox: off') or line:find('^sandbox: none') or line:find('^sandbox: required') then
+    health.warn(line, { 'settings.sandbox = "auto" runs commands in a sandbox where one is available' })
+  else
+    health.ok(line)
+  end
 end
 
 --- The MCP servers of a `rhema.status {check = true}` result: a failed

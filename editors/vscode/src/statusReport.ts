@@ -2,8 +2,10 @@
  * "Rhema: Show Status" as a document: the whole `rhema.status` in Markdown,
  * shown read-only in an editor tab (a virtual `rhema-status:` document) so
  * nothing is cut off: the server, the provider (or why none works and what
- * to do), the folders, the session, the project rules in use (and any
- * refused, with why), who answers the language tools and the MCP servers.
+ * to do), which model completes as you type, whether commands run in a
+ * sandbox, the folders, the session, the project rules in use (and any
+ * refused, with why), the skills and custom commands, who answers the
+ * language tools and the MCP servers.
  *
  * Pure: unit-tested in Node; `statusDocument.ts` shows it.
  */
@@ -21,6 +23,12 @@ export function statusReport(status: StatusResult, session: string | undefined):
     lines.push(`- **Provider**: ${who}${provider.source ? ` (${provider.source})` : ''}`);
   }
   if (provider.baseUrl) lines.push(`- **Base URL**: ${provider.baseUrl}`);
+  const completion = status.completion;
+  if (completion) {
+    const who = [completion.provider, completion.model].filter(Boolean).join(' / ') || 'the chat model';
+    lines.push(`- **Completes as you type**: ${completion.enabled ? who : 'off'}`);
+  }
+  if (status.sandbox) lines.push(`- **Commands**: ${status.sandbox}`);
   lines.push(
     `- **Mode**: ${status.mode}`,
     `- **Folders**: ${status.folders.join(', ') || '(none)'}`,
@@ -37,6 +45,13 @@ export function statusReport(status: StatusResult, session: string | undefined):
     } else {
       lines.push(`- ${rules.path} (${rules.scope}, ${rules.bytes.toLocaleString('en')} bytes${rules.truncated ? ', cut' : ''})`);
     }
+  }
+  lines.push('', '## Skills and commands', '');
+  if (status.extensions.length === 0) lines.push('None (no SKILL.md or command files found).');
+  for (const item of status.extensions) {
+    const what = `${item.kind} /${item.name}`;
+    if (item.problem !== null) lines.push(`- ${what} (${item.path}): not used (${item.problem})`);
+    else lines.push(`- ${what}${item.description ? `: ${item.description}` : ''} (${item.path})`);
   }
   lines.push('', '## Language tools', '');
   lines.push(

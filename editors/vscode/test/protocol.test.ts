@@ -47,7 +47,7 @@ describe('statusSummary', () => {
     languageServers: [],
     completion: { enabled: true, provider: 'custom', model: 'fake-model', baseUrl: 'http://127.0.0.1:9/v1' },
     languageAnswers: 'agent',
-    sandbox: 'commands run in a sandbox: bubblewrap',
+    sandbox: 'sandbox: bubblewrap; commands run without asking',
   };
 
   it('names the provider, model, how it was chosen, and the mode', () => {
@@ -91,8 +91,17 @@ describe('statusSummary', () => {
       ],
       languageServers: [{ language: 'python', name: 'basedpyright', command: ['basedpyright-langserver'], state: 'running', folder: '/w', pid: 42 }],
       languageAnswers: 'editor',
+      extensions: [
+        { folder: '/w', kind: 'skill', name: 'release-notes', path: '.claude/skills/release-notes/SKILL.md', description: 'Write release notes', argumentHint: '', problem: null },
+        { folder: '/w', kind: 'command', name: 'bad', path: '.rhema/commands/bad.md', description: '', argumentHint: '', problem: 'no body' },
+      ],
+      completion: { enabled: true, provider: 'ollama', model: 'qwen2.5-coder', baseUrl: null },
     };
     const report = statusReport(status, 's1');
+    assert.ok(report.includes('- **Completes as you type**: ollama / qwen2.5-coder\n'));
+    assert.ok(report.includes('- **Commands**: sandbox: bubblewrap; commands run without asking\n'));
+    assert.ok(report.includes('- skill /release-notes: Write release notes (.claude/skills/release-notes/SKILL.md)\n'));
+    assert.ok(report.includes('- command /bad (.rhema/commands/bad.md): not used (no body)\n'));
     assert.ok(report.startsWith('# Rhema status\n\n- **Server**: rhema-lsp 0.1.0\n'));
     assert.ok(report.includes('- **Session**: s1\n'));
     assert.ok(report.includes('- AGENTS.md (root, 12,345 bytes, cut)\n- x/AGENTS.md: not read (a link out)\n'));

@@ -1,5 +1,7 @@
 """The settings every editor test gives the server: the fake model server,
-on the OpenAI wire, in edit mode."""
+on the OpenAI wire, in edit mode, completion as you type off (left on, a
+test that types would have its scripted replies used up by completions and
+next-edit suggestions; the inline tests turn it on)."""
 
 from __future__ import annotations
 
@@ -17,5 +19,6 @@ def settings_for(base_url: str, **extra: Any) -> dict[str, Any]:
         "baseUrl": base_url,
         "model": "fake-model",
         "mode": "edit",
+        "inlineCompletion": False,
         **extra,
     }

@@ -75,7 +75,10 @@ TYPE_AT_PROMPT = r"""
 def test_a_typed_answer_at_the_approval_prompt_is_the_answer(
     workspace: Path, fake: FakeModelServer, tmp_path: Path, keys: str, ran: bool
 ) -> None:
-    fake.script(tool_reply(("run_command", {"command": "touch ran.txt", "escalate": True})), text_reply("Done."))
+    fake.script(
+        tool_reply(("run_command", {"command": "touch ran.txt", "escalate": True})),
+        text_reply("Done."),
+    )
 
     r = run_emacs(
         TYPE_AT_PROMPT.replace("KEYS", keys),

@@ -44,7 +44,7 @@ def test_ghost_text_shows_the_model_s_middle_and_the_accept_key_inserts_it(
         GHOST,
         workspace=workspace,
         tmp_path=tmp_path,
-        settings=settings_for(fake.base_url, completionDebounce=50),
+        settings=settings_for(fake.base_url, inlineCompletion=True, completionDebounce=50),
     )
     assert r["ghost"] == "urn a + b"
     assert r["on_change"] == 1
@@ -90,7 +90,10 @@ def test_a_next_edit_is_shown_jumped_to_and_applied(
     (workspace / "area.py").write_text("def area(w, h):\n    return w * h\n\n\nprint(area(2, 3))\n")
     fake.script(text_reply(ZETA))
     r = run_nvim(
-        NEXT_EDIT, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url)
+        NEXT_EDIT,
+        workspace=workspace,
+        tmp_path=tmp_path,
+        settings=settings_for(fake.base_url, inlineCompletion=True),
     )
     assert r["on_leave"] == 1
     assert r["edit"]["text"] == ', "m"'

@@ -1,14 +1,13 @@
 """Real Neovim with basedpyright attached (to hello.py, and by hand to
 README.md; on the server's ``PATH`` too): a review turn that edits a file
-no language server serves (README.md) waits for no diagnostics: it takes under 1 s more than the same turn without
-basedpyright attached, and the model hears of no missing report (it waited
-20 s twice, on the server's own basedpyright, which was never given the
-file)."""
+no language server serves (README.md) waits for no diagnostics: it takes
+under 1 s more than the same turn without basedpyright attached, and the
+model hears of no missing report (it waited 20 s twice, on the server's own
+basedpyright, which was never given the file)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
 
 from tests.editors.fake_settings import settings_for
 from tests.editors.nvim.harness import run_nvim

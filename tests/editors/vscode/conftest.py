@@ -253,6 +253,9 @@ def vscode(
                 "rhema.model": FAKE_MODEL,
                 "rhema.mode": "edit",
                 "rhema.logLevel": "info",
+                # Off unless a test turns it on: completions and next edits
+                # would use up the scripted model's replies as the test types.
+                "rhema.inlineCompletion": False,
                 **extra_settings,
             }
         )

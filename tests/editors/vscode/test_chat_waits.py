@@ -127,7 +127,10 @@ def test_a_review_waits_for_your_approval_in_the_chat(
 def test_a_command_waits_for_your_approval_in_the_chat(
     vscode: VSCode, model: FakeModelServer, artifacts: Path, extra_settings: dict[str, Any]
 ) -> None:
-    model.script(tool_reply(("run_command", {"command": "echo approved", "escalate": True})), text_reply("It ran."))
+    model.script(
+        tool_reply(("run_command", {"command": "echo approved", "escalate": True})),
+        text_reply("It ran."),
+    )
     shot = artifacts / "chat-waiting-for-command-approval.png"
     steps = vscode.drive(
         [

@@ -22,6 +22,12 @@ NEXT = (
 )
 
 
+@pytest.fixture
+def extra_settings() -> dict[str, Any]:
+    """Completion as you type on (the other VS Code tests turn it off)."""
+    return {"rhema.inlineCompletion": True}
+
+
 def answer(body: Any) -> Reply:
     """FIM: the body of ``add`` at its empty body, nothing elsewhere; a chat request (the
     next edit): the rewritten region."""

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 from tests.editors.vscode.conftest import VSCode
+from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 CHAT = {"in": "chat"}
-from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(900)
 

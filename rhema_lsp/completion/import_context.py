@@ -133,6 +133,7 @@ class ImportContext:
             shown = gate.ws.display(target.path)
             pieces = [definition(target.path.name, head.text, name) for name in imported.names]
             texts = [piece for piece in pieces if piece] or [module_head(head.text)]
+            texts = [text for text in texts if text.strip()]
             for text in texts:
                 if len(found) == MAX_SNIPPETS or used + len(text) > CONTEXT_CHARS:
                     return tuple(found)

@@ -18,9 +18,11 @@ Rules it keeps:
   of it is the answer, with no model request.
 - **A small cache per position**: the same text around the same cursor is
   answered from the last answer for it (:data:`CACHE_SIZE` entries).
-- **Context before the prefix.** Short snippets of the documents changed
-  most recently go before the prefix, inside the prompt, each under a
-  comment naming its file; the prefix still ends exactly at the cursor.
+- **Context before the prefix.** Short snippets of the definitions the
+  document's imports name (:attr:`Completer.imports`, asked only once the
+  debounce has passed) and of the documents changed most recently go before
+  the prefix, inside the prompt, each under a comment naming its file; the
+  prefix still ends exactly at the cursor.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
@@ -51,10 +53,20 @@ SNIPPET_LINES = 12
 Ask = Callable[[str, str, bool], Awaitable[str]]
 """The model: (prompt, suffix, multiline) to the middle."""
 
+Imports = Callable[[str], Awaitable[Sequence[tuple[str, str]]]]
+"""A document's import context: its uri to (file name, snippet) pairs."""
+
 _LINE_COMMENT = {
     "py": "#", "sh": "#", "rb": "#", "yaml": "#", "yml": "#", "toml": "#", "r": "#",
     "lua": "--", "sql": "--", "hs": "--",
 }  # fmt: skip
+
+
+def _commented(uri: str, name: str, snippet: str) -> str:
+    """``snippet`` of file ``name`` as comments of ``uri``'s language."""
+    mark = _LINE_COMMENT.get(PurePosixPath(uri).suffix.lstrip(".").lower(), "//")
+    body = "\n".join(f"{mark} {line}" for line in snippet.split("\n"))
+    return f"{mark} {name}:\n{body}\n"
 
 
 def protected(uri: str) -> bool:
@@ -104,6 +116,7 @@ class Completer:
 
     ask: Ask
     debounce: float = 0.075
+    imports: Imports | None = None
     stats: Stats = field(default_factory=Stats)
     _documents: dict[str, _Document] = field(default_factory=dict)
     _cache: OrderedDict[tuple[str, str, str], str] = field(default_factory=OrderedDict)
@@ -137,10 +150,8 @@ class Completer:
             document = self._documents.get(other)
             if other == uri or document is None or not document.snippet.strip():
                 continue
-            mark = _LINE_COMMENT.get(PurePosixPath(uri).suffix.lstrip(".").lower(), "//")
             name = PurePosixPath(unquote(urlsplit(other).path)).name
-            body = "\n".join(f"{mark} {line}" for line in document.snippet.split("\n"))
-            pieces.append(f"{mark} {name}:\n{body}\n")
+            pieces.append(_commented(uri, name, document.snippet))
         return "".join(pieces[:RECENT])
 
     async def complete(self, uri: str, text: str, line: int, character: int) -> Suggestion | None:
@@ -189,7 +200,7 @@ class Completer:
         if document.work is not None and not document.work.done():
             document.work.cancel()  # replaced: never sent, or aborted
             self.stats.superseded += 1
-        work = asyncio.ensure_future(self._debounced(self.context(uri), cursor))
+        work = asyncio.ensure_future(self._debounced(uri, self.context(uri), cursor))
         document.work = work
         try:
             return await work
@@ -205,7 +216,10 @@ class Completer:
             if document.work is work:
                 document.work = None
 
-    async def _debounced(self, context: str, cursor: Cursor) -> str:
+    async def _debounced(self, uri: str, context: str, cursor: Cursor) -> str:
         await asyncio.sleep(self.debounce)
+        if self.imports is not None:
+            found = await self.imports(uri)
+            context = "".join(_commented(uri, name, text) for name, text in found) + context
         self.stats.asked += 1
         return await self.ask(context + cursor.prefix, cursor.suffix, cursor.multiline)

@@ -16,6 +16,9 @@ chosen from the ``completion*`` settings over the chat's (a completion
 provider or base URL of its own takes none of the chat's), again when they
 change; its HTTP client is closed at ``shutdown``. ``inlineCompletion:
 false`` turns both off. A protected file (``.env``, keys) is never sent.
+The prompt's import context (the definitions the document's imports name)
+is read through the confinement gate over the workspace folders the roots
+policy serves (:mod:`rhema_lsp.completion.import_context`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from pathlib import PurePosixPath
+import os
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
@@ -35,6 +40,7 @@ from rhema_lsp.server.app import RhemaServer
 
 if TYPE_CHECKING:
     from rhema_lsp.completion.completer import Completer
+    from rhema_lsp.completion.import_context import ImportContext
     from rhema_lsp.completion.model import CompletionModel
     from rhema_lsp.runs.settings import Settings
 
@@ -83,6 +89,7 @@ class Inline:
         self._completer: Completer | None = None
         self._key: tuple[Any, ...] | None = None
         self._edits: dict[str, asyncio.Future[Any]] = {}
+        self._context: ImportContext | None = None
 
     @property
     def enabled(self) -> bool:
@@ -109,11 +116,42 @@ class Inline:
                     )
                 )
             )
-            self._completer = Completer(self._model.middle, settings.completion_debounce / 1000)
+            self._completer = Completer(
+                self._model.middle, settings.completion_debounce / 1000, self._imports
+            )
             for uri, document in self.server.workspace.text_documents.items():
                 self._completer.changed(uri, document.source, 0)
         self._completer.debounce = settings.completion_debounce / 1000
         return self._completer
+
+    async def _imports(self, uri: str) -> Sequence[tuple[str, str]]:
+        """The definitions the document's imports name, through the gate."""
+        document = self.server.workspace.text_documents.get(uri)
+        if document is None:
+            return ()
+        if self._context is None:
+            from rhema_lsp.completion.import_context import ImportContext
+            from rhema_lsp.server.lsp_editor import LspEditor
+
+            self._context = ImportContext(self._roots, LspEditor(self.server))
+        try:
+            found = await self._context.snippets(uri, document.source, document.version)
+        except Exception as exc:  # noqa: BLE001 -- no context is still a suggestion
+            logger.info("no import context: %s", exc)
+            return ()
+        return [(snippet.name, snippet.text) for snippet in found]
+
+    def _roots(self) -> list[Path]:
+        """The workspace folders that confine something (the roots policy's)."""
+        from rhema_lsp.tools.gate import unsafe_root_reason
+        from rhema_lsp.tools.positions import uri_to_path
+
+        workspace = self.server.workspace
+        found = [uri_to_path(folder.uri) for folder in workspace.folders.values()]
+        if not found and workspace.root_path:
+            found = [Path(workspace.root_path)]
+        roots = [Path(os.path.realpath(root)) for root in found]
+        return [root for root in roots if unsafe_root_reason(root) is None]
 
     def describe(self) -> str | None:
         """Which model completes (``None``: none asked yet)."""
@@ -146,6 +184,8 @@ class Inline:
 
     def closed(self, uri: str) -> None:
         self.history.closed(uri)
+        if self._context is not None:
+            self._context.forget(uri)
         if self._completer is not None:
             self._completer.closed(uri)
         work = self._edits.pop(uri, None)

@@ -26,6 +26,7 @@ import {
   type LanguageClient,
 } from 'vscode-languageclient/node';
 import { registerInlineCompletion } from './inline';
+import { InlineToggle } from './inlineToggle';
 import { NextEdits } from './nextEdit';
 import { CHECKPOINT_SCHEME, CheckpointContent } from './checkpoints';
 import { createClient, execute, notifySettingsChanged, onReview } from './client';
@@ -124,7 +125,7 @@ export class Rhema implements vscode.Disposable {
     }
     this.disposables.push(this.chat.register());
     this.disposables.push(registerInlineCompletion(() => this.client));
-    this.disposables.push(new NextEdits(() => this.client));
+    this.disposables.push(new NextEdits(() => this.client), new InlineToggle());
     this.disposables.push(
       vscode.workspace.registerTextDocumentContentProvider(CHECKPOINT_SCHEME, new CheckpointContent(() => this.start())),
       vscode.workspace.registerTextDocumentContentProvider(STATUS_SCHEME, this.statusDocument),

@@ -1,7 +1,8 @@
 """Inline completion and next-edit suggestions in real VS Code (code-server): ghost text
 appears as one types in a Python file, from the server's ``textDocument/inlineCompletion``
 on the scripted model's fill-in-the-middle answer, and Tab inserts it; then the next edit
-the model proposes in Zeta's format is shown at its place (decorations) and Tab applies it."""
+the model proposes in Zeta's format is shown at its place (decorations) and Tab applies it;
+the status-bar toggle turns suggestions off in the user's settings and back on."""
 
 from __future__ import annotations
 
@@ -60,6 +61,12 @@ def test_ghost_text_then_a_next_edit_each_accepted_with_tab(
             {"press": "Tab"},
             {"command": "File: Save"},
             {"waitFile": str(hello), "contains": "print(add(1, 2))\ndef add(a, b):"},
+            # The status-bar toggle: on, a click turns it off in the user's settings; back on.
+            {"click": ".statusbar-item:has(.codicon-sparkle)", "hasText": "Suggestions"},
+            {"waitFor": ".statusbar-item .codicon-circle-slash"},
+            {"waitFile": str(vscode.settings_file), "contains": '"rhema.inlineCompletion": false'},
+            {"click": ".statusbar-item:has(.codicon-circle-slash)", "hasText": "Suggestions"},
+            {"waitFor": ".statusbar-item .codicon-sparkle"},
         ]
     )
     prompts = [post.body["prompt"] for post in model.posts if post.path == "/v1/completions"]

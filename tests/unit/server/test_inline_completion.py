@@ -266,3 +266,40 @@ async def test_status_says_which_model_completes(folder: Path, fake: FakeModelSe
         "model": "coder",
         "baseUrl": fake.base_url,
     }
+
+
+async def test_the_prompt_carries_what_the_imports_name_and_never_a_protected_file(
+    inline: Loopback, fake: FakeModelServer, folder: Path
+) -> None:
+    (folder / "geometry").mkdir()
+    (folder / "geometry" / "__init__.py").write_text("")
+    (folder / "geometry" / "shapes.py").write_text(
+        "import math\n\n\ndef scale(value, factor):\n"
+        '    """Multiply value by factor."""\n    return value * factor\n\n\n'
+        "def unused():\n    return 0\n"
+    )
+    (folder / ".env").write_text("API_KEY=sk-live-secret\n")
+    (folder / "config.py").symlink_to(folder / ".env")  # a protected file behind a name
+    (folder / "web").mkdir()
+    (folder / "web" / "units.ts").write_text(
+        "export function toPixels(mm: number): number {\n  return mm * 3.78\n}\n"
+    )
+    (folder / "web" / ".env.ts").write_text("export const TOKEN = 'sk-ts-secret'\n")
+    source = "from geometry.shapes import scale\nfrom config import API_KEY\n\nresult = "
+    uri = opened(inline, folder / "main.py", source)
+    fake.script(text_reply("scale(2, 3)"), text_reply("toPixels(1)"))
+    answer = await ask(inline, uri, 3, 9)
+    assert answer["items"][0]["insertText"] == "scale(2, 3)"
+    prompt = fim_posts(fake)[0].body["prompt"]
+    assert "# geometry/shapes.py:\n# def scale(value, factor):" in prompt
+    assert "#     return value * factor\n" in prompt
+    assert "unused" not in prompt
+    assert prompt.endswith(source)  # the context is before the prefix
+    assert "sk-live-secret" not in prompt and "API_KEY=" not in prompt
+
+    script = "import { toPixels } from './units'\nimport { TOKEN } from './.env'\nconst w = "
+    uri = opened(inline, folder / "web" / "page.ts", script)
+    await ask(inline, uri, 2, 10)
+    prompt = fim_posts(fake)[1].body["prompt"]
+    assert "// web/units.ts:\n// export function toPixels(mm: number): number {" in prompt
+    assert "sk-ts-secret" not in prompt

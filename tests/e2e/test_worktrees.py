@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_cli import ENTRY, ask_command
+from tests.e2e.test_cli import ENTRY, ask_command, run
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 HELLO = 'def greet(name):\n    return "hello " + name\n'
@@ -41,23 +41,6 @@ def repo(workspace: Path) -> Path:
     return workspace
 
 
-def _run(command: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-    }
-    return subprocess.run(
-        command,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-
-
 def _edit(old: str, new: str) -> tuple[str, dict[str, object]]:
     return ("edit_file", {"path": "hello.py", "old_text": old, "new_text": new})
 
@@ -78,7 +61,7 @@ def test_a_worktree_turn_leaves_the_checkout_and_apply_then_discard_finish_it(
         ),
         text_reply("Done."),
     )
-    done = _run(ask_command(fake, repo, "--mode", "agent", "--worktree", "say hi"), tmp_path)
+    done = run(ask_command(fake, repo, "--mode", "agent", "--worktree", "say hi"), tmp_path)
     assert done.returncode == 0, done.stderr
     name = _name(done.stderr)
     assert (repo / "hello.py").read_text() == HELLO  # the checkout is untouched
@@ -87,31 +70,31 @@ def test_a_worktree_turn_leaves_the_checkout_and_apply_then_discard_finish_it(
     assert _git(repo, "show", f"rhema/{name}:seen.txt") == "draft, not committed\n"
     assert str(tmp_path / "state") in done.stderr  # under the state directory
 
-    listed = _run([*ENTRY, "worktrees", "--folder", str(repo)], tmp_path)
+    listed = run([*ENTRY, "worktrees", "--folder", str(repo)], tmp_path)
     assert f"{name}  rhema/{name}  2 file(s) changed" in listed.stdout, listed.stdout
 
-    applied = _run([*ENTRY, "worktree", "apply", name, "--folder", str(repo)], tmp_path)
+    applied = run([*ENTRY, "worktree", "apply", name, "--folder", str(repo)], tmp_path)
     assert applied.returncode == 0, applied.stdout + applied.stderr
     assert (repo / "hello.py").read_text() == HELLO.replace('"hello "', '"hi "')
     assert (repo / "seen.txt").read_text() == "draft, not committed\n"
 
-    discarded = _run([*ENTRY, "worktree", "discard", name, "--folder", str(repo)], tmp_path)
+    discarded = run([*ENTRY, "worktree", "discard", name, "--folder", str(repo)], tmp_path)
     assert discarded.returncode == 0, discarded.stderr
     assert f"rhema/{name}" not in _git(repo, "branch", "--list")
     assert _git(repo, "worktree", "list").count("\n") == 1
-    assert "no worktrees" in _run([*ENTRY, "worktrees", "--folder", str(repo)], tmp_path).stdout
+    assert "no worktrees" in run([*ENTRY, "worktrees", "--folder", str(repo)], tmp_path).stdout
 
 
 def test_a_conflicting_local_edit_is_reported_and_nothing_is_written(
     fake: FakeModelServer, repo: Path, tmp_path: Path
 ) -> None:
     fake.script(tool_reply(_edit('"hello "', '"hi "')), text_reply("Done."))
-    done = _run(ask_command(fake, repo, "--mode", "edit", "--worktree", "say hi"), tmp_path)
+    done = run(ask_command(fake, repo, "--mode", "edit", "--worktree", "say hi"), tmp_path)
     assert done.returncode == 0, done.stderr
     name = _name(done.stderr)
     mine = HELLO.replace('"hello "', '"hey "')
     (repo / "hello.py").write_text(mine)  # the user typed on meanwhile
-    applied = _run([*ENTRY, "worktree", "apply", name, "--folder", str(repo)], tmp_path)
+    applied = run([*ENTRY, "worktree", "apply", name, "--folder", str(repo)], tmp_path)
     assert applied.returncode == 1
     assert "conflict" in applied.stdout and "hello.py" in applied.stdout
     assert (repo / "hello.py").read_text() == mine  # never clobbered
@@ -146,6 +129,6 @@ def test_two_worktree_turns_run_at_once_on_one_repository(
 
 @pytest.mark.parametrize("name", ["../../etc", "rhema/x", "20991231-000000-abcdef"])
 def test_a_bad_worktree_name_is_refused(repo: Path, tmp_path: Path, name: str) -> None:
-    done = _run([*ENTRY, "worktree", "discard", name, "--folder", str(repo)], tmp_path)
+    done = run([*ENTRY, "worktree", "discard", name, "--folder", str(repo)], tmp_path)
     assert done.returncode == 2
     assert "worktree" in done.stderr and "rhema-lsp worktrees" in done.stderr

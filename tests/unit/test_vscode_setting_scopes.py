@@ -16,11 +16,10 @@ EXTENSION = Path(__file__).resolve().parents[2] / "editors" / "vscode"
 USER_ONLY_SCOPES = ("machine", "application")
 
 STARTS_OR_WIDENS = re.compile(
-    r"^rhema\.(server\..+|commandAllowlist|languageServers|mcp.*|hooks.*|.*[aA]llow.*|baseUrl)$"
+    r"^rhema\.(server\..+|commandAllowlist|languageServers|mcp.*|hooks.*|.*[aA]llow.*)$"
 )
 """The names of settings that start a program (the server, language servers,
-MCP servers, hooks), widen what runs unasked (an allowlist), or say where the
-provider's key is sent (a repository naming its own address would collect it)."""
+MCP servers, hooks) or widen what runs unasked (an allowlist)."""
 
 
 def properties() -> dict[str, Any]:
@@ -35,12 +34,7 @@ def properties() -> dict[str, Any]:
 
 def test_every_program_starting_or_allow_widening_setting_is_user_only() -> None:
     guarded = {name: spec for name, spec in properties().items() if STARTS_OR_WIDENS.match(name)}
-    assert {
-        "rhema.server.command",
-        "rhema.server.python",
-        "rhema.commandAllowlist",
-        "rhema.baseUrl",
-    } <= set(guarded)
+    assert {"rhema.server.command", "rhema.server.python", "rhema.commandAllowlist"} <= set(guarded)
     for name, spec in guarded.items():
         assert spec.get("scope") in USER_ONLY_SCOPES, f"{name} may be set by a workspace"
 

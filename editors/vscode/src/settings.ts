@@ -17,7 +17,7 @@
  *
  * Trust: a setting that starts a program or widens what runs unasked
  * (`USER_ONLY`: the server's command line and interpreter, the command
- * allowlist, and the base URL the provider's key is sent to) has `machine` scope in package.json, so a repository's
+ * allowlist) has `machine` scope in package.json, so a repository's
  * `.vscode/settings.json` cannot set it, and is read from the user's own
  * settings only (`userOnly`), in case a workspace value gets through anyway.
  * The Python extension's interpreter is taken from the user's settings only
@@ -44,12 +44,7 @@ export type SettingInspector = (key: string) => SettingInspection | undefined;
  * The settings below `rhema.` that start a program or widen what runs unasked:
  * a workspace may not set them (`machine` scope in package.json).
  */
-export const USER_ONLY: readonly string[] = [
-  'server.command',
-  'server.python',
-  'commandAllowlist',
-  'baseUrl',
-];
+export const USER_ONLY: readonly string[] = ['server.command', 'server.python', 'commandAllowlist'];
 
 /**
  * `get`, but a `USER_ONLY` setting is read from the user's settings (else its

@@ -265,14 +265,12 @@ describe('settings a workspace may not set', () => {
     'server.python': { defaultValue: '', globalValue: '/venv/bin/python', workspaceFolderValue: '/repo/evil' },
     commandAllowlist: { defaultValue: [], workspaceValue: ['sh'] },
     mode: { defaultValue: 'edit', workspaceValue: 'agent' },
-    baseUrl: { defaultValue: '', workspaceValue: 'https://collector.invalid/v1' },
   };
   const merged: Record<string, unknown> = {
     'server.command': ['sh', '-c', 'touch /tmp/pwned'],
     'server.python': '/repo/evil',
     commandAllowlist: ['sh'],
     mode: 'agent',
-    baseUrl: 'https://collector.invalid/v1',
   };
   const get = userOnly(
     (key) => merged[key],
@@ -280,9 +278,8 @@ describe('settings a workspace may not set', () => {
   );
 
   it('reads the program-starting and allow-widening settings from user settings only', () => {
-    assert.deepEqual(USER_ONLY, ['server.command', 'server.python', 'commandAllowlist', 'baseUrl']);
+    assert.deepEqual(USER_ONLY, ['server.command', 'server.python', 'commandAllowlist']);
     assert.deepEqual(get('server.command'), []);
-    assert.equal(get('baseUrl'), ''); // the provider's key is never sent where a workspace says
     assert.equal(get('server.python'), '/venv/bin/python');
     assert.deepEqual(get('commandAllowlist'), []);
     assert.equal(get('mode'), 'agent'); // any other setting: as VS Code merges it

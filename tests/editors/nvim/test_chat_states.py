@@ -83,6 +83,8 @@ T.wait_panel_text('the turn to start', 'Hello?')
 vim.cmd('redraw!')
 r.running = winbar_on_screen()
 T.idle()
+-- The winbar follows the run's end on the next redraw the plugin schedules.
+T.wait('the winbar to clear', function() return not winbar_on_screen():find('running', 1, true) end)
 r.after = winbar_on_screen()
 T.wait('the statusline to clear', function() return require('rhema').status() == '' end, 5000)
 local panel = runs.current_panel

@@ -58,8 +58,8 @@ def test_show_status_reports_the_configured_provider(
     text = steps[1]["text"]
     assert (
         f"ℹ Rhema {__version__} · custom / {FAKE_MODEL} (custom rhema.baseUrl (openai), no key)"
-        f" · mode edit\n  base URL: {model.base_url}\n  folders: {vscode.workspace}\n"
-        "  session: (new)\n"
+        f" · mode edit · completion off\n  base URL: {model.base_url}\n"
+        f"  folders: {vscode.workspace}\n  session: (new)\n"
     ) in text
     (view,) = steps[-1]["elements"]
     shown = view["text"].replace("\u00a0", " ")

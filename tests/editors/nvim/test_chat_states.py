@@ -80,8 +80,6 @@ FAILURE = (
 vim.api.nvim_buf_set_lines(chat.input, 0, -1, false, { 'Hello?' })
 vim.cmd.normal(vim.keycode('<CR>'))
 T.wait_panel_text('the turn to start', 'Hello?')
-vim.cmd('redraw!')
-r.running = winbar_on_screen()
 T.idle()
 -- The winbar follows the run's end on the next redraw the plugin schedules.
 T.wait('the winbar to clear', function() return not winbar_on_screen():find('running', 1, true) end)
@@ -134,7 +132,8 @@ def test_a_failed_turn_reads_plainly_clears_the_winbar_and_retries(
         FAILURE, workspace=workspace, tmp_path=tmp_path, settings=settings_for(fake.base_url)
     )
 
-    assert r["running"] == "Rhema · edit · running, <C-c> stops · #buffer: hello.py"
+    # (The winbar of a running turn is the cancel test's: this turn fails at
+    # once, often before a redraw could show it running.)
     assert r["after"] == "Rhema · edit · <CR> or :w sends · #buffer: hello.py"
     failed = r["failed"]
     start = failed.index("## Rhema") + 2

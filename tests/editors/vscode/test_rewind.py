@@ -118,6 +118,8 @@ def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
             {"input": "Turn 1", "title": "Rhema: Rewind"},
             {"input": "Code and conversation", "title": "Rhema: Take Back Turn 1"},
             {"waitLog": "Rhema", "contains": "↶ Rewind to before turn 1"},
+            # (the file left alone is the next line, written a moment later)
+            {"waitLog": "Rhema", "contains": "c.py: changed since turn 1 left it"},
             {"command": "Rhema: Open Chat"},
             {"waitFor": ".notice", "hasText": "Rewound to before turn 1", **CHAT},
             {"query": "#transcript > *", **CHAT},

@@ -8,7 +8,7 @@ does not know is -32601, the 2026 probe (``server/discover``) included.
 What it does otherwise comes from its environment:
 
 - ``FAKE_SCRIPT_MARKS``: a folder; every start appends its pid to
-  ``starts`` there;
+  ``starts`` there, and every ``ping`` received a line to ``pings``;
 - ``FAKE_SCRIPT_REFUSE``: methods (comma-separated) answered with an error
   (-32603), e.g. ``logging/setLevel,prompts/list``;
 - ``FAKE_SCRIPT_IGNORE``: methods never answered;
@@ -44,6 +44,12 @@ def starts(marks: Path) -> list[int]:
     """The pids of every start so far."""
     path = marks / "starts"
     return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def pings(marks: Path) -> int:
+    """How many pings the server has received, over every start."""
+    path = marks / "pings"
+    return len(path.read_text().splitlines()) if path.exists() else 0
 
 
 def _methods(name: str) -> set[str]:
@@ -108,6 +114,9 @@ def main() -> None:
         method, msg_id = message.get("method"), message.get("id")
         if msg_id is None or method is None or method in ignore:
             continue
+        if method == "ping":
+            with (marks / "pings").open("a") as handle:
+                handle.write("ping\n")
         if method == "initialize" and slow:
             time.sleep(slow)
         if method in refuse or (method == "ping" and os.environ.get("FAKE_SCRIPT_PING")):

@@ -24,7 +24,7 @@ from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.resolver import McpTools
 from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.tools import MemoryEditor
-from tests.fakes.mcp_scripted import entry, starts
+from tests.fakes.mcp_scripted import entry, pings, starts
 from tests.unit.mcp.conftest import eventually
 from tests.unit.mcp.test_servers import Options, call, inner
 
@@ -115,7 +115,8 @@ async def test_a_frozen_server_is_found_by_ping_and_restarted(
     try:
         await connection.ensure_started(10)
         assert connection.state is ServerState.READY
-        await anyio.sleep(0.6)  # pinged at least twice: an error answer is alive
+        # the third ping is sent once the first two error answers were taken as alive
+        await eventually(lambda: pings(marks) >= 3, 10)
         assert connection.state is ServerState.READY and len(starts(marks)) == 1
         (pid,) = starts(marks)
         os.kill(pid, signal.SIGSTOP)

@@ -71,10 +71,16 @@ def _run(cmd: list[str], cwd: Path, timeout: float = 600) -> str:
 
 
 def _npm_ci_if_needed(folder: Path) -> None:
-    lock = folder / "package-lock.json"
-    marker = folder / "node_modules" / ".package-lock.json"
-    if not marker.exists() or marker.stat().st_mtime < lock.stat().st_mtime:
-        _run(["npm", "ci", "--no-audit", "--no-fund"], folder)
+    """``npm ci`` in ``folder`` unless its ``node_modules`` was installed from
+    this very lock file: the stamp ``scripts/install.sh`` keeps (a copy of the
+    lock), never a file time (a fresh checkout's times say nothing about what
+    is installed, and a worktree's linked ``node_modules`` must not be redone)."""
+    lock = (folder / "package-lock.json").read_bytes()
+    stamp = folder / "node_modules" / ".rhema-lock"
+    if stamp.exists() and stamp.read_bytes() == lock:
+        return
+    _run(["npm", "ci", "--no-audit", "--no-fund"], folder)
+    stamp.write_bytes(lock)
 
 
 @pytest.fixture(scope="session")

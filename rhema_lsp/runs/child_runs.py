@@ -21,6 +21,9 @@ and the rules each part keeps:
   (:data:`CANCELLED`) while the parent goes on. Cancelling the parent
   cancels the child (:func:`follow_parent`): the child runs inside the
   parent's call, and its own cancel signal is set with the parent's.
+- **Its session** (:func:`new_child_id`): ``<parent>-task-<turn>-<n>``,
+  the first such id not stored yet (a turn continued by ``rhema.step`` keeps
+  its number, and its earlier children their ids).
 - **Its model** (:func:`child_backend`): an agent definition's ``model``
   runs the child on the parent's provider with that model name
   (``inherit``, or none, keeps the parent's model), as a custom command's
@@ -29,6 +32,7 @@ and the rules each part keeps:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from rhema_lsp.engine import ChildEvent, Event, EventSink, ModelProvider, Progress, ToolCallStart
@@ -36,6 +40,7 @@ from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run, RunRegistry
 from rhema_lsp.runs.workplace import Backend, BackendSource
+from rhema_lsp.sessions import SessionStore, UnknownSessionError
 
 __all__ = [
     "CANCELLED",
@@ -43,6 +48,7 @@ __all__ = [
     "child_backend",
     "child_run",
     "follow_parent",
+    "new_child_id",
 ]
 
 CANCELLED = "The user cancelled this subagent before it finished; its answer so far: "
@@ -123,3 +129,19 @@ def child_run(parent: Run, session: str, runs: RunRegistry | None) -> Run:
     if runs is not None:
         runs.add(child)
     return child
+
+
+async def new_child_id(store: SessionStore, parent: Run, numbers: Iterator[int]) -> str:
+    """The session id of ``parent``'s next child (see the module docstring).
+
+    Raises
+    ------
+    SessionStoreError
+        The store cannot be read.
+    """
+    while True:
+        candidate = f"{parent.session}-task-{parent.turn}-{next(numbers)}"
+        try:
+            await store.info(candidate)
+        except UnknownSessionError:
+            return candidate

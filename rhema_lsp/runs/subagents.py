@@ -4,7 +4,7 @@
 mode of a turn that is not itself a child's) runs a *child turn* through the
 same pipeline (:meth:`~rhema_lsp.runs.turn.Turns.run`): a new session,
 stored, titled ``Task: <description>`` and linked to its parent by its id
-(``<parent id>-task-<n>``), whose only message is the task's ``prompt`` (the
+(``<parent id>-task-<turn>-<n>``), whose only message is the task's ``prompt`` (the
 parent's conversation is not sent), on the parent's provider and settings.
 The parent's tool result is the child's final answer only; the child's
 usage is added to the parent's (:attr:`Tasks.usage`). Calls in one step run
@@ -59,6 +59,7 @@ from rhema_lsp.runs.child_runs import (
     child_backend,
     child_run,
     follow_parent,
+    new_child_id,
 )
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.extension_files import (
@@ -262,7 +263,7 @@ class Tasks(OwnToolResolver):
             system=system,
             depth=1,
         )
-        child_id = f"{self.parent.session}-task-{next(self._numbers)}"
+        child_id = await new_child_id(self.place.store, self.parent, self._numbers)
         await self.place.store.create(plan.title, session_id=child_id, first=plan.message())
         decorate: Callable[[WorkspaceTools, ToolResolver], ToolResolver] | None = None
         if allowed is not None:

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rhema_lsp.runs.child_runs import CANCELLED
 from tests.editors.fake_settings import settings_for
 from tests.editors.nvim.harness import run_nvim
-from rhema_lsp.runs.child_runs import CANCELLED
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 COMMANDS = r"""

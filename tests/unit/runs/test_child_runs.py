@@ -33,7 +33,7 @@ async def test_the_childs_events_reach_the_parent_nested_in_its_task_call(bench:
 
     [task] = out.of(ToolCallStart)
     wrapped = out.of(ChildEvent)
-    child = f"{report.ref.session}-task-1"
+    child = f"{report.ref.session}-task-1-1"
     assert wrapped and {(e.id, e.session) for e in wrapped} == {(task.id, child)}
     events = inner(out.events)
     assert [e.name for e in events if isinstance(e, ToolCallStart)] == ["read_file"]
@@ -55,7 +55,7 @@ async def test_cancelling_the_child_by_its_session_ends_only_the_child(bench: Be
         text_reply("The parent carried on."),
     )
     run = await bench.begin("go")
-    child = f"{run.session}-task-1"
+    child = f"{run.session}-task-{run.turn}-1"
     cancelled: list[list[str]] = []
 
     def on_event(event: Event) -> None:
@@ -106,7 +106,7 @@ async def test_an_agents_model_names_the_model_of_the_childs_requests(
     assert report.outcome.error is None
     assert models(bench) == ["fake-model", "tiny-model", "fake-model", "fake-model", "fake-model"]
     stored = {s.id: s for s in await bench.store.list()}
-    assert stored[f"{report.ref.session}-task-1"].model == "tiny-model"
+    assert stored[f"{report.ref.session}-task-1-1"].model == "tiny-model"
 
 
 async def test_a_hostile_model_value_is_only_a_name_on_the_parents_provider(
@@ -122,3 +122,21 @@ async def test_a_hostile_model_value_is_only_a_name_on_the_parents_provider(
     assert report.outcome.error is None
     assert models(bench)[1] == "http://evil.example/v1 ; rm -rf /"
     assert len(bench.fake.requests) == 3  # every request reached this server
+
+
+async def test_a_later_turns_children_get_sessions_of_their_own(bench: Bench) -> None:
+    bench.fake.script(
+        tool_reply(("task", {"description": "a", "prompt": "CHILD-A"})),
+        text_reply("a"),
+        text_reply("done a"),
+        tool_reply(("task", {"description": "b", "prompt": "CHILD-B"})),
+        text_reply("b"),
+        text_reply("done b"),
+    )
+    first, _ = await bench.turn("first")
+    _, out = await bench.turn("second", first.ref.session)
+    [result] = [e for e in out.of(ToolResultEvent) if e.name == "task"]
+    assert not result.is_error and result.content == "b"
+    session = first.ref.session
+    ids = {s.id for s in await bench.store.list()}
+    assert ids == {session, f"{session}-task-1-1", f"{session}-task-2-1"}

@@ -73,7 +73,8 @@ async def test_acp_shows_the_childs_steps_as_the_task_calls_content() -> None:
     assert updates[0].status == "in_progress"
     shown = [text_of(u) for u in updates[1:-1]]
     assert any("- … read_file" in text for text in shown)
-    assert any("✓ read_file hello.py" in text and "> greet is in hello.py" in text for text in shown)
+    both = ("✓ read_file hello.py", "> greet is in hello.py")
+    assert any(all(part in text for part in both) for text in shown)
     assert "subagent end turn" in shown[-1]
     final = updates[-1]
     assert final.status == "completed" and "✓ read_file hello.py" in text_of(final)

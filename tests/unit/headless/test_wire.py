@@ -119,7 +119,7 @@ def test_a_note_after_a_ctrl_c_starts_its_own_line() -> None:
 def test_a_subagents_calls_render_indented_under_the_task() -> None:
     out, err = io.StringIO(), io.StringIO()
     renderer = TerminalRenderer(out, err, color=False)
-    child = [
+    child: list[Event] = [
         ToolCallStart("r1", "read_file"),
         ToolCallArgsDelta("r1", '{"path": "hello.py"}'),
         ToolResultEvent("r1", "read_file", "x", is_error=False),

@@ -22,10 +22,12 @@ terminal as its content), ``tool_result`` ->
 changed and the result's text), ``context`` (the context fill after each
 step or compaction) -> ``usage_update``, ``plan`` (``update_plan``) ->
 ``plan`` (the whole plan, each entry with its priority) (``used`` of ``size`` tokens, when
-the window is known). So a call that waits for permission is
-``pending`` until the user answers, as the protocol says, and
-:meth:`UpdateStream.sent` lets the permission request follow the updates
-queued before it.
+the window is known), ``subagent`` (a ``task`` call's child) -> ``tool_call_update``
+of the task call, its content the child's steps and answer so far
+(:class:`~rhema_lsp.runs.child_steps.ChildSteps`; one not yet sent is
+replaced). So a call that waits for permission is ``pending`` until the
+user answers, as the protocol says, and :meth:`UpdateStream.sent` lets the
+permission request follow the updates queued before it.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ from acp.schema import (
 
 from rhema_lsp.acp.calls import kind_of, title_of
 from rhema_lsp.engine import (
+    ChildEvent,
     ContextFill,
     Event,
     PlanUpdate,
@@ -70,6 +73,7 @@ from rhema_lsp.engine import (
 )
 from rhema_lsp.engine import PlanEntry as EnginePlanEntry
 from rhema_lsp.engine import ToolCallStart as CallStarted
+from rhema_lsp.runs.child_steps import ChildSteps
 from rhema_lsp.runs.merge import DeltaMerger
 
 __all__ = [
@@ -161,6 +165,8 @@ class UpdateStream:
         self._queue: deque[SessionUpdate] = deque()
         self._merger = DeltaMerger(self._translate)
         self._calls: dict[str, _Call] = {}
+        self._children: dict[str, ChildSteps] = {}
+        self._child_update: ToolCallProgress | None = None
         self._wake = anyio.Event()
         self._drained = anyio.Event()
         self._sending = False
@@ -214,6 +220,27 @@ class UpdateStream:
             self._output(event.id, event.chunk)
         elif isinstance(event, ToolResultEvent):
             self._result(event)
+        elif isinstance(event, ChildEvent):
+            self._child(event)
+
+    def _child(self, event: ChildEvent) -> None:
+        steps = self._children.setdefault(event.id, ChildSteps())
+        if not steps.take(event.event):
+            return
+        self.call_started(event.id)
+        update = ToolCallProgress(
+            session_update="tool_call_update",
+            tool_call_id=event.id,
+            content=[text_content(steps.markdown())],
+        )
+        if self._queue and self._queue[-1] is self._child_update:  # not sent yet: replaced
+            assert self._child_update is not None
+            if self._child_update.tool_call_id == event.id:
+                self._queue[-1] = update
+                self._child_update = update
+                return
+        self._child_update = update
+        self._enqueue(update)
 
     def _output(self, call_id: str, chunk: str) -> None:
         call = self._calls.setdefault(call_id, _Call("run_command"))
@@ -241,6 +268,9 @@ class UpdateStream:
             locations.append(ToolCallLocation(path=str(diff.path), line=diff.line))
         if call is not None and call.terminal is not None:  # the client keeps showing it
             content.append(TerminalToolCallContent(type="terminal", terminal_id=call.terminal))
+        steps = self._children.pop(event.id, None)
+        if steps is not None and steps.lines():
+            content.append(text_content("\n".join(f"- {line}" for line in steps.lines())))
         if event.content:
             content.append(text_content(event.content))
         status: ToolCallStatus = "failed" if event.is_error else "completed"

@@ -32,6 +32,7 @@ __all__ = [
     "RunStopReason",
     "StepEndPayload",
     "StepStartPayload",
+    "SubagentPayload",
     "TextDeltaPayload",
     "ThinkingDeltaPayload",
     "ToolCallArgsDeltaPayload",
@@ -261,10 +262,28 @@ _AnyEvent = (
     | ErrorPayload
 )
 
-EventPayload = Annotated[_AnyEvent, Field(discriminator="type")]
+ChildEventPayload = Annotated[_AnyEvent, Field(discriminator="type")]
+"""Any event of a child run (a child starts no child: never ``subagent``)."""
+
+
+class SubagentPayload(Wire):
+    """One event of a subagent: the child turn that the ``task`` call ``id``
+    of this run started, stored as its own session ``session`` (linked to
+    this one). ``event`` is the child's event as it would be sent for its
+    own run (its ``turn_end`` last); a client shows them nested in the task
+    call, and ``rhema.cancel {session}`` stops the child alone (the task
+    then fails with a cancelled result)."""
+
+    type: Literal["subagent"] = "subagent"
+    id: str
+    session: str
+    event: ChildEventPayload
+
+
+EventPayload = Annotated[_AnyEvent | SubagentPayload, Field(discriminator="type")]
 """Any event, told apart by its ``type``."""
 
-EVENT_MODELS: tuple[type[Wire], ...] = typing.get_args(_AnyEvent)
+EVENT_MODELS: tuple[type[Wire], ...] = (*typing.get_args(_AnyEvent), SubagentPayload)
 """Every event, in the order the docs list them."""
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
         StepLimitError,
     )
     from rhema_lsp.engine.events import (
+        ChildEvent,
         CompactionEvent,
         ContextFill,
         ErrorEvent,
@@ -113,6 +114,7 @@ __all__ = [
     "CallIds",
     "CancelSignal",
     "ChatParams",
+    "ChildEvent",
     "CommitError",
     "CommitHook",
     "Compaction",

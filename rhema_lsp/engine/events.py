@@ -7,7 +7,9 @@ lifecycle (``StepStart``, ``ToolCallStart`` for calls the provider did not
 announce, ``ToolOutputDelta`` stamped with the call id, ``ToolResultEvent``,
 ``StepEnd``); the ``update_plan`` tool emits ``PlanUpdate`` each time the
 model replaces its plan; a driver emits ``TurnEnd`` and ``ErrorEvent``
-around a run, and ``RulesInUse`` when it gives the model project rules.
+around a run, and ``RulesInUse`` when it gives the model project rules; a
+tool that runs a child turn (the ``task`` tool's subagent) emits each of the
+child's events wrapped in a ``ChildEvent`` stamped with its own call id.
 
 Events are ephemeral: none of them is ever appended to the history. Each one
 knows its wire name (``type``) and its payload as the editor contract spells
@@ -23,6 +25,7 @@ from rhema_lsp.engine.output import StopReason, Usage
 from rhema_lsp.vocabulary import PlanPriority, PlanStatus
 
 __all__ = [
+    "ChildEvent",
     "CompactionEvent",
     "ContextFill",
     "ErrorEvent",
@@ -341,6 +344,27 @@ class ErrorEvent:
         return {"type": self.type, "message": self.message}
 
 
+@dataclass(frozen=True, slots=True)
+class ChildEvent:
+    """One event of a child run (a subagent) that the tool call ``id`` of
+    this run started; ``session`` is the child's own stored session. A
+    child's events are never themselves ``ChildEvent`` (a child starts no
+    child)."""
+
+    type: ClassVar[str] = "subagent"
+    id: str
+    session: str
+    event: Event
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "id": self.id,
+            "session": self.session,
+            "event": self.event.payload(),
+        }
+
+
 Event = (
     StepStart
     | ThinkingDelta
@@ -360,6 +384,7 @@ Event = (
     | RulesInUse
     | TurnEnd
     | ErrorEvent
+    | ChildEvent
 )
 """One event of a step or a run."""
 

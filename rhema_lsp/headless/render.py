@@ -27,6 +27,7 @@ from rhema_lsp.contract import (
     RetryWaitPayload,
     RhemaEventParams,
     RulesPayload,
+    SubagentPayload,
     TextDeltaPayload,
     ThinkingDeltaPayload,
     ToolCallArgsDeltaPayload,
@@ -122,6 +123,17 @@ class TerminalRenderer:
         self.err.write(line + "\n")
         self.err.flush()
 
+    def _subagent(self, event: SubagentPayload) -> None:
+        """A subagent's calls, each on an indented line as it ends (its
+        answer is the task's result)."""
+        inner = event.event
+        if isinstance(inner, ToolCallArgsDeltaPayload):
+            self._args.setdefault(inner.id, []).append(inner.delta)
+        elif isinstance(inner, ToolResultPayload):
+            hint = _args_hint(inner.name, "".join(self._args.pop(inner.id, [])))
+            mark = self._c(RED, "✗") if inner.is_error else self._c(GREEN, "✓")
+            self.note(f"  ↳ {mark} {self._c(CYAN, inner.name)} {hint}".rstrip())
+
     def notification(self, params: RhemaEventParams) -> None:
         """Render one ``rhema/event`` notification."""
         self.event(params.event)
@@ -188,6 +200,8 @@ class TerminalRenderer:
             )
         elif isinstance(event, RulesPayload):
             self.note(self._c(DIM, f"rules: {', '.join(event.files)}"))
+        elif isinstance(event, SubagentPayload):
+            self._subagent(event)
         elif isinstance(event, ErrorPayload):
             self.note(self._c(RED, f"error: {event.message}"))
         elif isinstance(event, TurnEndPayload):

@@ -88,7 +88,7 @@ class Door(Generic[K, B]):
         self.mcp = mcp
         self.backends = backends
         self.turns = Turns(mcp) if turns is None else turns
-        self.runs = RunRegistry()
+        self.runs = self.turns.runs = RunRegistry()
         self.stores = StoreRegistry(on_notice)
         self._closed = False
 

@@ -10,7 +10,9 @@ has no clock and no I/O.
 
 What merges: adjacent deltas of the same type and the same call id
 (``text_delta``, ``thinking_delta``, ``tool_call_args_delta``,
-``tool_output_delta``) join into one event, their pieces concatenated; the
+``tool_output_delta``) join into one event, their pieces concatenated, and
+so do a subagent's (adjacent ``ChildEvent`` wrappers of one task call
+around such deltas join inside their wrapper); the
 usage tally, which replaces rather than adds, is held with its latest value
 and delivered after the delta held with it. Any other event first delivers
 what is held, then itself, so nothing is dropped or reordered (the tally,
@@ -25,6 +27,7 @@ from operator import attrgetter
 from typing import Any
 
 from rhema_lsp.engine import (
+    ChildEvent,
     Event,
     TextDelta,
     ThinkingDelta,
@@ -45,6 +48,10 @@ _MERGEABLE: dict[type[Any], tuple[Callable[[Any], str], Callable[[Any, str], Eve
 first delta of a run with the joined pieces."""
 
 
+class _CHILD:
+    """The held kind of a subagent's delta (no event is of this type)."""
+
+
 class DeltaMerger:
     """Holds the stream's latest delta, joining the ones that continue it.
 
@@ -54,7 +61,7 @@ class DeltaMerger:
         Receives each event that leaves the merger, in order.
     """
 
-    __slots__ = ("_deliver", "_first", "_id", "_kind", "_parts", "_piece", "_usage")
+    __slots__ = ("_child", "_deliver", "_first", "_id", "_kind", "_parts", "_piece", "_usage")
 
     def __init__(self, deliver: Callable[[Event], None]) -> None:
         self._deliver = deliver
@@ -64,6 +71,8 @@ class DeltaMerger:
         self._parts: list[str] = []
         self._piece: Callable[[Any], str] = str
         self._usage: UsageUpdate | None = None
+        self._child: tuple[str, type[Any], str | None] | None = None
+        """The held child delta's task call, inner type and inner id."""
 
     @property
     def pending(self) -> bool:
@@ -93,9 +102,26 @@ class DeltaMerger:
         if isinstance(event, UsageUpdate):
             self._usage = event
             return True
+        if isinstance(event, ChildEvent) and self._hold_child(event):
+            return True
         self.flush()
         self._deliver(event)
         return False
+
+    def _hold_child(self, event: ChildEvent) -> bool:
+        inner = event.event
+        mergeable = _MERGEABLE.get(type(inner))
+        if mergeable is None:
+            return False
+        key = (event.id, type(inner), getattr(inner, "id", None))
+        if self._child == key:
+            self._parts.append(mergeable[0](inner))
+            return True
+        self._flush_delta()
+        # Held under a kind no event has: the hot path above never continues it.
+        self._kind, self._id, self._first, self._child = _CHILD, None, event, key
+        self._parts = [mergeable[0](inner)]
+        return True
 
     def flush(self) -> None:
         """Deliver what is held: the merged delta, then the latest tally."""
@@ -110,8 +136,11 @@ class DeltaMerger:
         if first is None:
             return
         parts = self._parts
-        self._kind = self._id = self._first = None
+        self._kind = self._id = self._first = self._child = None
         self._parts = []
-        if len(parts) > 1:
+        if len(parts) > 1 and isinstance(first, ChildEvent):
+            inner = _MERGEABLE[type(first.event)][1](first.event, "".join(parts))
+            first = ChildEvent(first.id, first.session, inner)
+        elif len(parts) > 1:
             first = _MERGEABLE[type(first)][1](first, "".join(parts))
         self._deliver(first)

@@ -4,13 +4,13 @@
 mode of a turn that is not itself a child's) runs a *child turn* through the
 same pipeline (:meth:`~rhema_lsp.runs.turn.Turns.run`): a new session,
 stored, titled ``Task: <description>`` and linked to its parent by its id
-(``<parent id>-task-<n>``), whose only message is the task's ``prompt`` (the
+(``<parent id>-task-<turn>-<n>``), whose only message is the task's ``prompt`` (the
 parent's conversation is not sent), on the parent's provider and settings.
 The parent's tool result is the child's final answer only; the child's
 usage is added to the parent's (:attr:`Tasks.usage`). Calls in one step run
-side by side (``task`` is concurrent). The child shares the parent's cancel
-signal and runs inside the parent's call, so cancelling the parent cancels
-its children. A child's tool calls are the call's progress lines.
+side by side (``task`` is concurrent). How the child is tied to its parent
+(its events nested in the call, cancelled with the parent or alone, its
+model) is :mod:`~rhema_lsp.runs.child_runs`.
 
 **Tools.** A child is read-only (``ask`` mode) unless its agent definition
 grants more, and never gets more than its parent's mode: the granted tools
@@ -22,9 +22,9 @@ gets no ``task`` tool itself.
 **Agent definitions** (:func:`find_agents`): ``.rhema/agents/*.md`` and
 ``.claude/agents/*.md`` in the session folder, then the user's ``agents``
 folder beside the user config file; front matter ``name``, ``description``,
-``tools`` (a list, or names separated by commas), ``model`` (read, not yet
-used: a child runs on its parent's model); the body joins the child's
-system prompt. Read like skills (:mod:`~rhema_lsp.runs.extension_files`):
+``tools`` (a list, or names separated by commas), ``model`` (the child's
+model on the parent's provider: :func:`~rhema_lsp.runs.child_runs.child_backend`);
+the body joins the child's system prompt. Read like skills (:mod:`~rhema_lsp.runs.extension_files`):
 confined, capped, a malformed file left out and reported.
 """
 
@@ -36,23 +36,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
 
+import anyio
 import anyio.to_thread
 from pydantic import Field
 
 from rhema_lsp.engine import (
     DelegatingResolver,
-    Event,
     EventSink,
     Progress,
     ReplaySafety,
     StatusReporter,
     ToolCall,
-    ToolCallStart,
     ToolContext,
     ToolResolver,
     ToolResult,
     ToolSpec,
     Usage,
+)
+from rhema_lsp.runs.child_runs import (
+    CANCELLED,
+    ChildOutput,
+    child_backend,
+    child_run,
+    follow_parent,
+    new_child_id,
 )
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.extension_files import (
@@ -64,8 +71,7 @@ from rhema_lsp.runs.extension_files import (
 )
 from rhema_lsp.runs.hook_config import ALIASES, Hooks
 from rhema_lsp.runs.prompts import system_prompt
-from rhema_lsp.runs.refs import TurnRef
-from rhema_lsp.runs.registry import Run
+from rhema_lsp.runs.registry import Run, RunRegistry
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.skills import NAME, SkillProblem, user_extension_dir
 from rhema_lsp.runs.workplace import BackendSource, Plan, Workplace
@@ -173,6 +179,9 @@ class TurnRunner(Protocol):
     @property
     def hooks(self) -> Hooks: ...
 
+    @property
+    def runs(self) -> RunRegistry | None: ...
+
     async def run(
         self,
         run: Run,
@@ -208,23 +217,6 @@ class _Only(DelegatingResolver):
 
 
 @dataclass
-class _ChildOutput:
-    """A child turn's output: its tool calls as the parent call's progress."""
-
-    progress: Progress
-
-    async def open(self, ref: TurnRef) -> EventSink:
-        return self
-
-    def emit(self, event: Event) -> None:
-        if isinstance(event, ToolCallStart):
-            self.progress(f"→ {event.name}\n")
-
-    async def close(self, outcome: Outcome) -> None:
-        return None
-
-
-@dataclass
 class Tasks(OwnToolResolver):
     """``inner``'s tools plus ``task`` (see the module docstring)."""
 
@@ -235,6 +227,8 @@ class Tasks(OwnToolResolver):
     place: Workplace
     backend: BackendSource
     settings: Settings
+    emit: EventSink | None = None
+    """The parent's sink, which the children's events reach (:mod:`.child_runs`)."""
     usage: Usage = field(default_factory=Usage)
     _numbers: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -269,9 +263,8 @@ class Tasks(OwnToolResolver):
             system=system,
             depth=1,
         )
-        child_id = f"{self.parent.session}-task-{next(self._numbers)}"
+        child_id = await new_child_id(self.place.store, self.parent, self._numbers)
         await self.place.store.create(plan.title, session_id=child_id, first=plan.message())
-        child = Run(session=child_id, turn=1, signal=self.parent.signal)
         decorate: Callable[[WorkspaceTools, ToolResolver], ToolResolver] | None = None
         if allowed is not None:
             granted = allowed
@@ -279,17 +272,23 @@ class Tasks(OwnToolResolver):
             def decorate(_tools: WorkspaceTools, resolver: ToolResolver) -> ToolResolver:
                 return _Only(resolver, granted)
 
-        report = await self.turns.run(
-            child,
-            plan,
-            self.place,
-            self.backend,
-            self.settings,
-            _ChildOutput(progress),
-            decorate=decorate,
-        )
+        output = ChildOutput(call_id, child_id, progress, self.emit)
+        backend = child_backend(self.backend, agent.model if agent is not None else None)
+        child = child_run(self.parent, child_id, self.turns.runs)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(follow_parent, self.parent, child)
+                report = await self.turns.run(
+                    child, plan, self.place, backend, self.settings, output, decorate=decorate
+                )
+                group.cancel_scope.cancel()
+        finally:
+            if self.turns.runs is not None:
+                self.turns.runs.remove(child)
         outcome: Outcome = report.outcome
         self.usage = self.usage + outcome.usage
         if outcome.error is not None:
             return ToolResult.failure(call_id, f"The subagent failed: {outcome.error}")
+        if outcome.stop_reason == "cancelled":
+            return ToolResult.failure(call_id, CANCELLED + (outcome.text or "(none)"))
         return ToolResult.success(call_id, outcome.text or "(the subagent gave no answer)")

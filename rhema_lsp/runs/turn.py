@@ -83,7 +83,7 @@ from rhema_lsp.runs.project_rules import (
 )
 from rhema_lsp.runs.prompts import system_prompt
 from rhema_lsp.runs.refs import TurnRef
-from rhema_lsp.runs.registry import Run
+from rhema_lsp.runs.registry import Run, RunRegistry
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.skills import Skills, SkillShelf, skills_prompt
 from rhema_lsp.runs.subagents import Tasks
@@ -145,6 +145,7 @@ class Turns:
         """Per folder, the nested rules its turns gave (or refused), by name."""
         self.skills = SkillShelf(mcp.config_path)
         self.hooks = Hooks(mcp.config_path)
+        self.runs: RunRegistry | None = None  # where subagents register (the door kit's)
 
     def _point(self, name: str) -> None:
         if self.on_point is not None:
@@ -346,6 +347,7 @@ class Turns:
                 instructions += skills_prompt(skills)
             if plan.depth == 0:
                 resolver = tasks = Tasks(resolver, self, run, plan, place, backend_source, settings)
+                tasks.emit = sink
             resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
             resolver = HookedTools(resolver, hooks, ref.session, place.folder, roots, place.editor)
         ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)

@@ -2,7 +2,8 @@
 
 One file per session, ``transcripts/<session>.md`` beside the session store
 (so it is ignored by git and out of the agent's reach like the store): each
-turn's prompt, its reasoning, the answer, one line per tool call, and the
+turn's prompt, its reasoning, the answer, one line per tool call (a
+``task`` call's subagent's calls each on an indented line, as they end), and the
 turn's plan as a Markdown task list, ticked in place as it changes. The
 file is rewritten atomically (write a temporary file, rename) at most every
 :data:`FLUSH_EVERY` seconds while a run streams and once when it ends, in a
@@ -21,6 +22,7 @@ from pathlib import Path
 import anyio.to_thread
 
 from rhema_lsp.engine import (
+    ChildEvent,
     ErrorEvent,
     Event,
     PlanEntry,
@@ -34,6 +36,7 @@ from rhema_lsp.engine import (
     ToolResultEvent,
     TurnEnd,
 )
+from rhema_lsp.runs.child_steps import ChildSteps
 from rhema_lsp.server.stream import describe_call
 from rhema_lsp.tools import ToolError
 from rhema_lsp.tools.confined_fs import ConfinedFS
@@ -75,6 +78,7 @@ class Transcript:
         self._calls: dict[str, str] = {}
         self._args: dict[str, list[str]] = {}
         self._plan_at: int | None = None
+        self._children: dict[str, ChildSteps] = {}
         self.answer: list[str] = []
         self.plan: tuple[PlanEntry, ...] = ()
         """The turn's latest plan (none: the turn made none)."""
@@ -135,6 +139,13 @@ class Transcript:
             self._line(f"**Error:** {event.message}")
         elif isinstance(event, TurnEnd):
             self._line(f"*— {event.stop_reason.replace('_', ' ')}, {event.steps} step(s)*")
+        elif isinstance(event, ChildEvent) and isinstance(event.event, ToolResultEvent):
+            steps = self._children.setdefault(event.id, ChildSteps())
+            steps.take(event.event)
+            self._line(f"  - ↳ {steps.line(event.event.id)}")
+        elif isinstance(event, ChildEvent):
+            self._children.setdefault(event.id, ChildSteps()).take(event.event)
+            return
         else:
             return
         self._changed()

@@ -73,7 +73,8 @@ export type RhemaEvent =
   | ContextPayload
   | RulesPayload
   | TurnEndPayload
-  | ErrorPayload;
+  | ErrorPayload
+  | SubagentPayload;
 
 /** One tool call of a step. */
 export interface CallSummary {
@@ -513,7 +514,7 @@ export interface RhemaEventParams {
   session: string;
   turn: number;
   seq: number;
-  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | PlanPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | PlanPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload | SubagentPayload;
 }
 
 /** Who authored a message. */
@@ -638,6 +639,14 @@ export interface StepResult {
 export interface StepStartPayload {
   type: 'step_start';
   iteration: number;
+}
+
+/** One event of a subagent: the child turn that the `task` call `id` of this run started, stored as its own session `session` (linked to this one). `event` is the child's event as it would be sent for its own run (its `turn_end` last); a client shows them nested in the task call, and `rhema.cancel {session}` stops the child alone (the task then fails with a cancelled result). */
+export interface SubagentPayload {
+  type: 'subagent';
+  id: string;
+  session: string;
+  event: StepStartPayload | ThinkingDeltaPayload | TextDeltaPayload | ToolCallStartPayload | ToolCallArgsDeltaPayload | ProviderToolPayload | ToolOutputDeltaPayload | ToolStatusPayload | ToolResultPayload | PlanPayload | UsagePayload | RetryWaitPayload | StepEndPayload | CompactionPayload | ContextPayload | RulesPayload | TurnEndPayload | ErrorPayload;
 }
 
 /** A piece of the answer. */

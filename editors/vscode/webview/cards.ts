@@ -9,6 +9,7 @@ import { toolDiff, type DiffLine } from '../src/chat/diff';
 import { explainError } from '../src/chat/errors';
 import type { FromView, Item, ToolCard } from '../src/chat/messages';
 import { toolDetail, toolTarget } from '../src/chat/transcript';
+import { fillSubagent } from './subagents';
 
 export type Post = (message: FromView) => void;
 
@@ -101,6 +102,7 @@ export function fillTool(node: HTMLElement, card: ToolCard, post: Post, approval
   (node.querySelector('.output') as HTMLElement).hidden = card.output.length === 0;
   node.querySelector('.result')!.textContent = card.result;
   (node.querySelector('.result') as HTMLElement).hidden = card.result.length === 0;
+  fillSubagent(node, card, post);
 }
 
 const STATE_NOTE: Record<string, string> = { changed: 'changed since', restored: 'restored' };

@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { ClientApp, ndJsonStream } from "@agentclientprotocol/sdk";
+import { extensions } from "./extensions.mjs";
 
 const [scenario, rawConfig] = process.argv.slice(2);
 const config = JSON.parse(rawConfig);
@@ -194,7 +195,9 @@ async function codecompanion(agent) {
   });
 }
 
-const scenarios = { tour, codecompanion };
+const scenarios = {
+  tour, codecompanion, extensions: (agent) => extensions(agent, { seen, config, nextUpdate }),
+};
 let failure = null;
 try {
   await app.connectWith(stream, scenarios[scenario]);

@@ -56,6 +56,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
     assert r["commands"] == [
         "RhemaAsk",
         "RhemaCancel",
+        "RhemaCancelTask",
         "RhemaChat",
         "RhemaCompact",
         "RhemaDiff",

@@ -4,8 +4,11 @@ file: the servers' prompts are the chat's slash commands (listed when ``/`` star
 their arguments from the words or asked in an input box), their resources `@`-mentions
 (offered as `@` is typed, attached to the prompt), "Rhema: MCP Servers…" shows the
 failed server with its reason and restarts it, and a server's form is asked field by field
-(Answer, then an input box per free-text field) or refused (Deny). Screenshots go to
-``test-artifacts/vscode/``."""
+(Answer, then an input box per free-text field) or refused (Deny). In the same editor as the
+servers' prompts, the workspace's own command (``.claude/commands/greet.md``) and skill are
+slash commands too (``/greet Ann`` reaches the model expanded), and a ``task`` call's subagent
+shows as a card inside the task's card, live, until its Cancel stops it alone (the parent
+answers on). Screenshots go to ``test-artifacts/vscode/``."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from rhema_lsp.runs.child_runs import CANCELLED
 from tests.e2e.test_mcp_reference import EVERYTHING, installed
 from tests.editors.vscode.conftest import REPO, VSCode, user_texts
 from tests.fakes import mcp_hang
@@ -28,6 +32,19 @@ CHAT = {"in": "chat"}
 
 def chat(step: dict[str, Any]) -> dict[str, Any]:
     return {**step, **CHAT}
+
+
+@pytest.fixture
+def workspace_files() -> dict[str, str]:
+    """The workspace's own slash command and skill."""
+    return {
+        ".claude/commands/greet.md": (
+            "---\ndescription: Greet someone\n---\nGreet $ARGUMENTS warmly.\n"
+        ),
+        ".claude/skills/tidy/SKILL.md": (
+            "---\nname: tidy\ndescription: Tidy the imports.\n---\nSort.\n"
+        ),
+    }
 
 
 @pytest.fixture
@@ -64,36 +81,74 @@ def extra_settings(tmp_path: Path) -> dict[str, Any]:
 def test_prompts_are_slash_commands_and_the_servers_say_how_they_are(
     vscode: VSCode, model: FakeModelServer, artifacts: Path
 ) -> None:
-    model.script(text_reply("Sunny in Paris."), text_reply("Rainy in Lyon."))
-    steps = vscode.drive(
-        [
-            {"command": "Rhema: Open Chat"},
-            chat({"click": "#input"}),
-            {"typeText": "/mcp__everything__ar"},
-            chat({"waitFor": ".completion", "hasText": "/mcp__everything__args-prompt"}),
-            chat({"query": ".completion"}),
-            {"screenshot": str(artifacts / "chat-slash-commands.png")},
-            {"press": "Tab"},
-            chat({"query": "#input"}),
-            {"typeText": "Paris"},
-            {"press": "Enter"},
-            chat({"waitFor": "#transcript", "hasText": "Sunny in Paris."}),
-            # A required argument the words did not give is asked.
-            chat({"click": "#input"}),
-            {"typeText": "/mcp__everything__args-prompt"},
-            {"press": "Enter"},
-            {"input": "Lyon", "title": "Rhema: /mcp__everything__args-prompt"},
-            chat({"waitFor": "#transcript", "hasText": "Rainy in Lyon."}),
-            # The servers, the hung one failed with its reason; picking it restarts it.
-            {"command": "Rhema: MCP Servers…"},
-            {"waitFor": ".quick-input-widget .monaco-list-row", "hasText": "hung"},
-            {"query": ".quick-input-widget .monaco-list-row"},
-            {"screenshot": str(artifacts / "mcp-servers.png")},
-            {"input": "hung", "title": "Rhema: MCP servers"},
-            {"waitLog": "Rhema", "contains": "MCP server hung: failed"},
-        ],
-        timeout_s=180,
+    model.script(
+        text_reply("Sunny in Paris."),
+        text_reply("Rainy in Lyon."),
+        text_reply("Hello, Ann!"),
+        tool_reply(("task", {"description": "find greet", "prompt": "CHILD: find greet"})),
+        tool_reply(("read_file", {"path": "hello.py"})),
+        text_reply("CHILD-PARTIAL answer and then much more", chunk=14, hold=2),
+        text_reply("The parent carried on."),
     )
+    task = ".tool details.subagent"
+    hung_log = {"waitLog": "Rhema", "contains": "MCP server hung: failed"}
+    listed = chat({"query": ".completion"})
+    live = chat({"query": task})
+    script = [
+        {"command": "Rhema: Open Chat"},
+        chat({"click": "#input"}),
+        {"typeText": "/mcp__everything__ar"},
+        chat({"waitFor": ".completion", "hasText": "/mcp__everything__args-prompt"}),
+        chat({"query": ".completion"}),
+        {"screenshot": str(artifacts / "chat-slash-commands.png")},
+        {"press": "Tab"},
+        chat({"query": "#input"}),
+        {"typeText": "Paris"},
+        {"press": "Enter"},
+        chat({"waitFor": "#transcript", "hasText": "Sunny in Paris."}),
+        # A required argument the words did not give is asked.
+        chat({"click": "#input"}),
+        {"typeText": "/mcp__everything__args-prompt"},
+        {"press": "Enter"},
+        {"input": "Lyon", "title": "Rhema: /mcp__everything__args-prompt"},
+        chat({"waitFor": "#transcript", "hasText": "Rainy in Lyon."}),
+        # The servers, the hung one failed with its reason; picking it restarts it.
+        {"command": "Rhema: MCP Servers…"},
+        {"waitFor": ".quick-input-widget .monaco-list-row", "hasText": "hung"},
+        {"query": ".quick-input-widget .monaco-list-row"},
+        {"screenshot": str(artifacts / "mcp-servers.png")},
+        {"input": "hung", "title": "Rhema: MCP servers"},
+        hung_log,
+        # The workspace's own command and skill are offered at "/" too; /greet runs.
+        {"command": "Rhema: Open Chat"},
+        chat({"click": "#input"}),
+        {"typeText": "/"},
+        chat({"waitFor": ".completion", "hasText": "/greet"}),
+        listed,
+        {"typeText": "gre"},
+        {"press": "Tab"},
+        {"typeText": "Ann"},
+        {"press": "Enter"},
+        chat({"waitFor": "#transcript", "hasText": "Hello, Ann!"}),
+        # A subagent shows inside its task's card, live; its Cancel stops it alone.
+        chat({"click": "#input"}),
+        {"typeText": "Find greet"},
+        {"press": "Enter"},
+        chat({"waitFor": task, "hasText": "CHILD-PARTIAL"}),
+        live,
+        {"screenshot": str(artifacts / "chat-subagent.png")},
+        chat({"click": f"{task} .sub-cancel"}),
+        chat({"waitFor": "#transcript", "hasText": "The parent carried on."}),
+        chat({"waitFor": f"{task} .sub-state", "hasText": "cancelled"}),
+        chat({"query": task}),
+    ]
+    try:
+        steps = vscode.drive(script, timeout_s=240)
+    finally:
+        model.release()
+
+    def at(step: dict[str, Any]) -> dict[str, Any]:
+        return steps[next(n for n, one in enumerate(script) if one is step)]
 
     offered = [element["text"] for element in steps[4]["elements"]]
     assert offered == ["/mcp__everything__args-prompt city [state] — Arguments Prompt"]
@@ -104,7 +159,19 @@ def test_prompts_are_slash_commands_and_the_servers_say_how_they_are(
     hung = next(row for row in rows if "hung" in row)
     assert "failed (stdio" in hung and "did not finish starting" in hung, rows
     assert any("everything" in row and "ready (stdio" in row for row in rows), rows
-    assert "within 2 s" in steps[-1]["text"].split("MCP server hung: failed")[1]
+    assert "within 2 s" in at(hung_log)["text"].split("MCP server hung: failed")[1]
+    # the workspace's own command and skill, then /greet Ann expanded
+    commands = [element["text"] for element in at(listed)["elements"]]
+    assert any(text.startswith("/greet") and "Greet someone" in text for text in commands), commands
+    assert any(text.startswith("/tidy") for text in commands), commands
+    assert user_texts(model.requests[2])[-1] == "Greet Ann warmly."
+    # the subagent, live inside the task's card, then cancelled alone
+    [shown] = at(live)["elements"]
+    assert "running" in shown["text"] and "read_file" in shown["text"], shown
+    [ended] = steps[-1]["elements"]
+    assert "cancelled" in ended["text"] and "CHILD-PARTIAL" in ended["text"], ended
+    result = [m for m in model.requests[-1]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert result.startswith(CANCELLED)
 
 
 @pytest.mark.parametrize("answer", ["Answer", "Deny"])

@@ -64,6 +64,12 @@ SAMPLES: list[Any] = [
     engine.TurnEnd(stop_reason="cancelled", text="", steps=1, usage=Usage()),
     engine.RulesInUse(files=("AGENTS.md", "pkg/AGENTS.md")),
     engine.ErrorEvent(message="boom"),
+    engine.ChildEvent(id="c2", session="s-task-1", event=engine.TextDelta(text="hi")),
+    engine.ChildEvent(
+        id="c2",
+        session="s-task-1",
+        event=engine.TurnEnd(stop_reason="cancelled", text="", steps=1, usage=Usage()),
+    ),
 ]
 
 

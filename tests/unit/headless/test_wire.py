@@ -1,5 +1,6 @@
 """The headless client reads events and results by the contract's models:
-what the server's own events produce renders, and a drift fails loudly."""
+what the server's own events produce renders (a subagent's calls indented
+under its task), and a drift fails loudly."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from rhema_lsp.contract import SessionSummary, TurnResult
 from rhema_lsp.engine import (
+    ChildEvent,
     Event,
     StopReason,
     TextDelta,
@@ -112,3 +114,21 @@ def test_a_note_after_a_ctrl_c_starts_its_own_line() -> None:
     plain.interrupted()
     plain.note("— stopped")
     assert notes.getvalue() == "\n— stopped\n"
+
+
+def test_a_subagents_calls_render_indented_under_the_task() -> None:
+    out, err = io.StringIO(), io.StringIO()
+    renderer = TerminalRenderer(out, err, color=False)
+    child: list[Event] = [
+        ToolCallStart("r1", "read_file"),
+        ToolCallArgsDelta("r1", '{"path": "hello.py"}'),
+        ToolResultEvent("r1", "read_file", "x", is_error=False),
+        ToolCallStart("g1", "grep"),
+        ToolCallArgsDelta("g1", "not json {"),
+        ToolResultEvent("g1", "grep", "boom", is_error=True),
+    ]
+    events = [ChildEvent("t1", "s-task-1-1", event) for event in child]
+    for seq, event in enumerate(events, 1):
+        renderer.notification(read_event(params(seq, event.payload())))
+    assert out.getvalue() == ""
+    assert err.getvalue().splitlines() == ["  ↳ ✓ read_file hello.py", "  ↳ ✗ grep"]

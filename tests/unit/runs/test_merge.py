@@ -4,6 +4,7 @@ keeps its latest value, and any other event goes out after what is held."""
 from __future__ import annotations
 
 from rhema_lsp.engine import (
+    ChildEvent,
     Event,
     StepStart,
     TextDelta,
@@ -83,3 +84,33 @@ def test_a_lone_delta_goes_out_as_it_came() -> None:
     merger.emit(delta)
     merger.flush()
     assert out[0] is delta
+
+
+def test_a_subagents_adjacent_deltas_join_inside_their_wrapper() -> None:
+    merger, out = make()
+
+    def child(event: Event, call: str = "t1") -> ChildEvent:
+        return ChildEvent(call, f"s-{call}", event)
+
+    for event in (
+        child(TextDelta("a")),
+        child(TextDelta("b")),
+        child(ThinkingDelta("c")),
+        child(TextDelta("d"), call="t2"),
+        child(TextDelta("e"), call="t2"),
+        TextDelta("f"),
+        child(ToolCallArgsDelta("x", '{"pa')),
+        child(ToolCallArgsDelta("x", 'th": 1}')),
+        child(ToolCallArgsDelta("y", "{}")),
+    ):
+        assert merger.emit(event) is True
+    assert merger.emit(child(StepStart(1))) is False
+    assert out == [
+        child(TextDelta("ab")),
+        child(ThinkingDelta("c")),
+        child(TextDelta("de"), call="t2"),
+        TextDelta("f"),
+        child(ToolCallArgsDelta("x", '{"path": 1}')),
+        child(ToolCallArgsDelta("y", "{}")),
+        child(StepStart(1)),
+    ]

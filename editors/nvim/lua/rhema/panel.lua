@@ -629,6 +629,8 @@ function Panel:on_event(params)
     self:error(tostring(event.message or ''))
   elseif kind == 'turn_end' then
     self:close_turn(event.stopReason or 'end_turn', event.steps, event.usage)
+  elseif kind == 'subagent' then
+    require('rhema.subagents').on_event(self, event)
   end
 end
 

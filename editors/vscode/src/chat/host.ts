@@ -235,6 +235,9 @@ export class ChatSide implements ChatHost, vscode.Disposable {
       case 'openFile':
         await this.openFile(message.path, message.line, message.find);
         return;
+      case 'cancelSubagent':
+        await execute(await this.extension.start(), ServerCommand.cancel, { session: message.session });
+        return;
       case 'openDiff': {
         const found = this.changedFile(message.turn, message.uri);
         if (found !== undefined) await openDiff(found, message.turn);

@@ -10,6 +10,7 @@
  */
 import type { ChangedFile, ImageArg, McpPromptInfo, McpResourceInfo, PlanEntryBody, ProviderSetup, RhemaEvent, SessionSummary, UsageTally } from '../contract';
 import type { SERVER_SETTINGS } from '../serverSettings';
+import type { SubagentView } from './subagents';
 
 /** A mode a turn runs in: the choices of the server's `mode` setting (generated from the contract). */
 export type Mode = (typeof SERVER_SETTINGS.mode.choices)[number];
@@ -61,6 +62,8 @@ export interface ToolCard {
   state: 'running' | 'ok' | 'error';
   result: string;
   code: number | null;
+  /** A `task` call's subagent, as its `subagent` events tell it (./subagents.ts). */
+  child?: SubagentView;
 }
 
 export type Item =
@@ -162,4 +165,6 @@ export type FromView =
   /** `/` typed at the start of the input: the slash commands, please. */
   | { type: 'listPrompts' }
   /** `@` typed in the input: the MCP servers' resources, please. */
-  | { type: 'listResources' };
+  | { type: 'listResources' }
+  /** Stop a subagent alone (`rhema.cancel` with its session); its task ends cancelled. */
+  | { type: 'cancelSubagent'; session: string };

@@ -28,6 +28,7 @@
  */
 import { mainArgument } from '../calls';
 import type { Message, PlanEntryBody, RhemaEvent, TurnChanges } from '../contract';
+import { applySubagent } from './subagents';
 import type { Action, ChangedFileView, FileDecision, Item, ToolCard, TranscriptState, Usage } from './messages';
 
 export function emptyState(session?: string, title?: string): TranscriptState {
@@ -271,6 +272,8 @@ function applyEvent(state: TranscriptState, event: RhemaEvent): number[] {
       state.usage = state.settled;
       return answering(state);
     }
+    case 'subagent':
+      return withCall(state, event.id, (card) => applySubagent(card, event));
     case 'step_start':
       state.stepFrom = tailIndex(state) + 1;
       if (state.running && state.waiting?.what !== 'approval') state.waiting = { what: 'model' };

@@ -62,6 +62,7 @@ import anyio
 import anyio.abc
 import mcp_types
 from mcp import Client
+from mcp.client.caching import CacheConfig
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
@@ -78,6 +79,8 @@ from rhema_lsp.mcp.failures import (
 from rhema_lsp.mcp.host import RunHost
 from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
 from rhema_lsp.mcp.liveness import PING_BOUND_S, PING_EVERY_S, watch_alive
+from rhema_lsp.mcp.modern.era import Era, is_modern
+from rhema_lsp.mcp.modern.follow import follow, refresh
 from rhema_lsp.mcp.oauth import oauth_for
 from rhema_lsp.mcp.offers import Offers, log_message
 from rhema_lsp.mcp.results import render_result
@@ -175,6 +178,7 @@ class McpConnection(McpCalls):
         self._group: anyio.abc.TaskGroup | None = None
         self._changes = 0
         self._attempt = Attempt()
+        self._era = Era(name)
 
     # -- life ------------------------------------------------------------------
 
@@ -210,8 +214,10 @@ class McpConnection(McpCalls):
         when its roots (the workspace folders) changed."""
         changed = self.host is not None and self.host.roots != host.roots
         self.host = host
-        if changed and self._client is not None and self._group is not None:
-            self._group.start_soon(self._roots_changed, self._client)
+        refresh(self._client, self.offers)  # 2026-07-28: what is stale is listed again
+        client, group = self._client, self._group
+        if changed and client is not None and group is not None and not is_modern(client):
+            group.start_soon(self._roots_changed, client)
 
     async def _roots_changed(self, client: Client) -> None:
         try:
@@ -326,6 +332,7 @@ class McpConnection(McpCalls):
                         self._record(self._classify(TimeoutError()), ServerState.FAILED)
                     raise
                 except Exception as exc:
+                    self._era.failed(exc)
                     # failed now, not once the transport has unwound (a kill takes seconds)
                     self._record(self._classify(exc), ServerState.FAILED)
                     raise
@@ -333,7 +340,8 @@ class McpConnection(McpCalls):
                 self._group = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(self._group.cancel_scope.cancel)
                 self.offers.follow(client, self._group)
-                if client.protocol_version < "2026":  # no ping in 2026-07-28
+                follow(client, self.offers, self.name, self._group)
+                if not is_modern(client):  # no ping in 2026-07-28
                     self._group.start_soon(watch_alive, client, self.name, self._froze, *self.ping)
                 self._client = client
                 self.error = None
@@ -364,14 +372,14 @@ class McpConnection(McpCalls):
         client = Client(
             watched(transport, gone),
             client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
-            cache=None,
+            cache=CacheConfig(),
             message_handler=self.offers.on_message,
             logging_callback=partial(log_message, self.name),
             log_level="info",
             **callbacks(self.name, lambda: self.host),
+            **self._era.options(),
         )
-        await stack.enter_async_context(client)
-        return client
+        return await self._era.enter(client, stack)
 
     def _classify(self, exc: BaseException) -> Failure:
         return classify(

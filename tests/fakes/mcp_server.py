@@ -12,7 +12,10 @@ process exits); ``steps`` (progress), ``grow`` (adds the tool ``grown``
 and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
 form elicitation: a boolean, an enum and an optional enum), ``sign_up`` (a form of free
 text), ``roots``, ``chatty`` (logs at info and debug), ``meet`` (says
-``met`` only when two calls of it run at once). A resource
+``met`` only when two calls of it run at once); ``resolved_model``,
+``resolved_order`` and ``resolved_roots`` ask the same through the SDK's
+resolvers, as requests mid-call in the handshake era and as Multi
+Round-Trip Requests in 2026-07-28. A resource
 ``fake://notes/readme``, a prompt ``review`` (``path``, ``focus``), and
 ``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
 ``$FAKE_MCP_MANY=N`` adds the tools ``tool_000`` ... (``tool_042`` converts
@@ -32,19 +35,22 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (
     METHOD_NOT_FOUND,
+    CreateMessageResult,
     ErrorData,
     ImageContent,
     JSONRPCError,
     JSONRPCRequest,
+    ListRootsResult,
     RequestId,
     ResourceLink,
     SamplingMessage,
@@ -181,6 +187,39 @@ async def sign_up(ctx: Context) -> str:
 @app.tool(description="The client's roots.")
 async def roots(ctx: Context) -> str:
     listed = await ctx.session.list_roots()
+    return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
+def _ask_model(question: str) -> Sample:
+    text = TextContent(type="text", text=question)
+    return Sample([SamplingMessage(role="user", content=text)], max_tokens=50)
+
+
+def _ask_order() -> Elicit[Order]:
+    return Elicit("Confirm the pizza order", Order)
+
+
+def _ask_roots() -> ListRoots:
+    return ListRoots()
+
+
+@app.tool(description="Asks the client's model, in either era (a resolver).")
+async def resolved_model(
+    question: str, answer: Annotated[CreateMessageResult, Resolve(_ask_model)]
+) -> str:
+    text = answer.content.text if isinstance(answer.content, TextContent) else "?"
+    return f"the model said: {text}"
+
+
+@app.tool(description="Asks for an order, in either era (a resolver).")
+async def resolved_order(result: Annotated[ElicitationResult[Order], Resolve(_ask_order)]) -> str:
+    if isinstance(result, AcceptedElicitation):
+        return f"ordered: size={result.data.size}"
+    return f"no order: {result.action}"
+
+
+@app.tool(description="The client's roots, in either era (a resolver).")
+async def resolved_roots(listed: Annotated[ListRootsResult, Resolve(_ask_roots)]) -> str:
     return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
 
 

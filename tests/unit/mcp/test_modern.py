@@ -8,10 +8,12 @@ probe, then ``initialize`` at once (-32601 or HTTP 400), and on a restart
 ``initialize`` alone. Hostile: malformed discover answers fall back to
 ``initialize``; a version nobody speaks fails for good, naming the
 versions; a server that claims 2026-07-28 and then wants ``initialize`` is
-opened with ``initialize`` next time."""
+opened with ``initialize`` next time. The SDK's own server
+(``tests.fakes.mcp_server``, resolvers) asks the same in either era."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -30,7 +32,7 @@ from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.tools import MemoryEditor
 from tests.fakes.mcp_modern import entry, methods
 from tests.unit.engine.scripted import Reply, ScriptedProvider
-from tests.unit.mcp.conftest import Listening, eventually, free_port
+from tests.unit.mcp.conftest import ROOT, Listening, eventually, fake_stdio, free_port
 from tests.unit.mcp.test_servers import Options, call, inner
 
 pytestmark = pytest.mark.process  # starts child processes
@@ -220,3 +222,23 @@ async def test_a_server_that_claims_2026_but_wants_initialize_gets_it_next(
         assert (await server.call("echo", {"text": "hi"}, 10)).is_error is False
     finally:
         await server.aclose()
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_the_sdks_server_asks_in_either_era(
+    quick: McpHub, tmp_path: Path, marks: Path, era: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="rhema_lsp.mcp.modern.era")
+    editor = MemoryEditor([tmp_path], answer="Allow")
+    provider = ScriptedProvider(Reply(text="Paris"))
+    env = {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT), "FAKE_MCP_ERA": era}
+    config = fake_stdio(marks, allow=["*"], env=env)
+    resolver = await run_with(quick, tmp_path, editor, provider, fake=config)
+    speaks = "2026-07-28" if era == "modern" else "2025-11-25"
+    assert f"MCP server fake speaks {speaks}" in caplog.text
+
+    asked = await call(resolver, "fake__resolved_model", {"question": "Capital of France?"})
+    assert asked.content == "the model said: Paris"
+    editor.answers = ["Answer", "Yes", "large", "thick"]
+    assert (await call(resolver, "fake__resolved_order", {})).content == "ordered: size=large"
+    assert (await call(resolver, "fake__resolved_roots", {})).content == tmp_path.as_uri()

@@ -9,7 +9,7 @@ probe, then ``initialize`` at once (-32601 or HTTP 400), and on a restart
 ``initialize``; a version nobody speaks fails for good, naming the
 versions; a server that claims 2026-07-28 and then wants ``initialize`` is
 opened with ``initialize`` next time. The SDK's own server
-(``tests.fakes.mcp_server``, resolvers) asks the same in either era."""
+(``tests.fakes.mcp_server``, its resolvers) asks the same in 2026-07-28."""
 
 from __future__ import annotations
 
@@ -209,10 +209,11 @@ async def test_a_server_naming_only_unknown_versions_fails_for_good(
         await server.aclose()
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_a_server_that_claims_2026_but_wants_initialize_gets_it_next(
-    marks: Path, serve: Any
+    marks: Path, serve: Any, transport: str
 ) -> None:
-    server = connection(serve("stdio", FAKE_MODERN_MODE="claims"))
+    server = connection(serve(transport, FAKE_MODERN_MODE="claims"))
     try:
         await ready(server)
         assert methods(marks) == [
@@ -224,18 +225,16 @@ async def test_a_server_that_claims_2026_but_wants_initialize_gets_it_next(
         await server.aclose()
 
 
-@pytest.mark.parametrize("era", ["modern", "legacy"])
-async def test_the_sdks_server_asks_in_either_era(
-    quick: McpHub, tmp_path: Path, marks: Path, era: str, caplog: pytest.LogCaptureFixture
+async def test_the_sdks_server_asks_through_round_trips_in_2026(
+    quick: McpHub, tmp_path: Path, marks: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="rhema_lsp.mcp.modern.era")
     editor = MemoryEditor([tmp_path], answer="Allow")
     provider = ScriptedProvider(Reply(text="Paris"))
-    env = {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT), "FAKE_MCP_ERA": era}
+    env = {"FAKE_MCP_MARKS": str(marks), "PYTHONPATH": str(ROOT), "FAKE_MCP_ERA": "modern"}
     config = fake_stdio(marks, allow=["*"], env=env)
     resolver = await run_with(quick, tmp_path, editor, provider, fake=config)
-    speaks = "2026-07-28" if era == "modern" else "2025-11-25"
-    assert f"MCP server fake speaks {speaks}" in caplog.text
+    assert "MCP server fake speaks 2026-07-28" in caplog.text
 
     asked = await call(resolver, "fake__resolved_model", {"question": "Capital of France?"})
     assert asked.content == "the model said: Paris"

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 import anyio
 import httpx2
 import mcp_types
-from mcp import Client
+from mcp import Client, InputRequiredRoundsExceededError
 from mcp.shared.exceptions import MCPError
 
 from rhema_lsp.engine import ImagePart
@@ -182,6 +182,8 @@ class McpCalls:
             raise McpCallFailed(
                 f"the MCP server {self.name} refused the {what}: {exc.message}{detail}"
             ) from exc
+        except InputRequiredRoundsExceededError as exc:  # 2026-07-28: it asks and asks
+            raise McpCallFailed(f"the MCP server {self.name} kept asking for input") from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.HTTPError) as exc:
             raise McpUnavailable(
                 f"the connection to the MCP server {self.name} broke: {describe(exc)}"

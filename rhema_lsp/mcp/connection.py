@@ -52,7 +52,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
@@ -63,7 +62,6 @@ import anyio.abc
 import mcp_types
 from mcp import Client
 from mcp.client.caching import CacheConfig
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
 from rhema_lsp.mcp.asks import callbacks
@@ -80,7 +78,7 @@ from rhema_lsp.mcp.host import RunHost
 from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
 from rhema_lsp.mcp.liveness import PING_BOUND_S, PING_EVERY_S, watch_alive
 from rhema_lsp.mcp.modern.era import Era, is_modern
-from rhema_lsp.mcp.modern.follow import follow, refresh
+from rhema_lsp.mcp.modern.follow import follow, refresh, roots_changed
 from rhema_lsp.mcp.oauth import oauth_for
 from rhema_lsp.mcp.offers import Offers, log_message
 from rhema_lsp.mcp.results import render_result
@@ -215,17 +213,8 @@ class McpConnection(McpCalls):
         changed = self.host is not None and self.host.roots != host.roots
         self.host = host
         refresh(self._client, self.offers)  # 2026-07-28: what is stale is listed again
-        client, group = self._client, self._group
-        if changed and client is not None and group is not None and not is_modern(client):
-            group.start_soon(self._roots_changed, client)
-
-    async def _roots_changed(self, client: Client) -> None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await client.send_roots_list_changed()
-        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            logger.info("MCP server %s: roots/list_changed not sent: %s", self.name, exc)
+        if changed and self._client is not None and self._group is not None:
+            self._group.start_soon(roots_changed, self._client, self.name)
 
     async def wait_started(self, *, sign_in: bool = False) -> None:
         """Wait while the first attempt is in progress (``starting``), and
@@ -246,6 +235,7 @@ class McpConnection(McpCalls):
         """Stop the server and start it afresh (the user asked): the restart
         limit and an unstartable verdict are forgotten."""
         await self.aclose()
+        self._era = Era(self.name)  # probed afresh
         self._unstartable = False
         self.restarts = 0
         self.start()

@@ -9,13 +9,14 @@ It answers ``server/discover`` (2026-07-28) and refuses ``initialize`` with
 ``roots``, each of the last three through a Multi Round-Trip Request (an
 ``input_required`` result, answered by the client's retry carrying
 ``inputResponses``); ``grow`` adds the tool ``grown`` and tells every
-``subscriptions/listen`` stream that asked for ``toolsListChanged``; ``crash``
-exits. Lists carry ``ttlMs`` (``FAKE_MODERN_TTL``: tools/list,
+``subscriptions/listen`` stream that asked for ``toolsListChanged``;
+``pester`` asks for the roots in every answer; ``crash`` exits. Lists carry ``ttlMs`` (``FAKE_MODERN_TTL``: tools/list,
 ``FAKE_MODERN_PROMPTS_TTL``: prompts/list; milliseconds, default 0).
 
 ``FAKE_MODERN_MARKS`` is a folder; every request's method is appended to its
 ``methods`` file, each start's pid to ``starts``. ``FAKE_MODERN_LISTEN=0``
-declares no ``listChanged``. ``FAKE_MODERN_MODE`` makes it hostile:
+declares no ``listChanged``; ``=refuse`` declares it and answers
+``subscriptions/listen`` with -32601. ``FAKE_MODERN_MODE`` makes it hostile:
 
 - ``legacy``: a 2025-06-18 server: the probe is -32601 (stdio) or HTTP 400
   with a plain body (HTTP);
@@ -43,7 +44,8 @@ ROOT = Path(__file__).resolve().parents[2]
 MODERN = "2026-07-28"
 MODE = os.environ.get("FAKE_MODERN_MODE", "modern")
 MARKS = Path(os.environ.get("FAKE_MODERN_MARKS", "."))
-LISTEN = os.environ.get("FAKE_MODERN_LISTEN", "1") == "1"
+LISTEN = os.environ.get("FAKE_MODERN_LISTEN", "1") != "0"
+REFUSE_LISTEN = os.environ.get("FAKE_MODERN_LISTEN") == "refuse"
 TTL = {
     "tools/list": int(os.environ.get("FAKE_MODERN_TTL", "0")),
     "prompts/list": int(os.environ.get("FAKE_MODERN_PROMPTS_TTL", "0")),
@@ -78,6 +80,7 @@ TOOLS = [
     _tool("order", "Order a pizza (asks you)"),
     _tool("roots", "The client's first root"),
     _tool("grow", "Add the tool grown"),
+    _tool("pester", "Asks for the roots again and again"),
     _tool("crash", "Exit at once"),
 ]
 GROWN = _tool("grown", "A tool added later")
@@ -172,6 +175,9 @@ def _call(params: dict[str, Any]) -> dict[str, Any]:
                                          "requestedSchema": FORM}),
         "roots": ("roots/list", {}),
     }  # fmt: skip
+    if name == "pester":
+        return {"resultType": "input_required",
+                "inputRequests": {"answer": {"method": "roots/list", "params": {}}}}  # fmt: skip
     if name not in asks:
         return _text(f"unknown tool {name}", error=True)
     if "answer" not in answers:
@@ -249,7 +255,7 @@ def serve_stdio() -> None:
             sys.stdout.flush()
 
     def handle(message: dict[str, Any]) -> None:
-        if message.get("method") == "subscriptions/listen":
+        if message.get("method") == "subscriptions/listen" and not REFUSE_LISTEN:
             with (MARKS / "methods").open("a") as marks:
                 marks.write("subscriptions/listen\n")
             request_id = message["id"]
@@ -296,7 +302,7 @@ class Handler(BaseHTTPRequestHandler):
                 marks.write("server/discover\n")
             self._send(400, b"Bad Request: no valid session ID provided", "text/plain")
             return
-        if message.get("method") == "subscriptions/listen":
+        if message.get("method") == "subscriptions/listen" and not REFUSE_LISTEN:
             self._listen(message)
             return
         reply = _reply(message)

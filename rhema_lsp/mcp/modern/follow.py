@@ -21,13 +21,18 @@ lists say how long they stay fresh (``ttlMs``, ``cacheScope``). The rules:
   again (the SDK evicts it). Never a polling loop (the spec forbids TTL as a
   polling interval).
 
-Handshake-era servers are left alone here: they notify on their own.
+- :func:`roots_changed`: the workspace folders changed: a handshake-era
+  server is told (``notifications/roots/list_changed``); a 2026-07-28 one
+  asks for the roots in each round trip that needs them, so nothing is sent.
+
+Handshake-era servers' lists are left alone here: they notify on their own.
 Imports the SDK: load it from :mod:`rhema_lsp.mcp.connection` only.
 """
 
 from __future__ import annotations
 
 import logging
+import warnings
 from contextlib import AsyncExitStack
 
 import anyio
@@ -35,13 +40,13 @@ import anyio.abc
 import httpx2
 from mcp import Client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import event_to_notification
 
 from rhema_lsp.mcp.modern.era import is_modern
 from rhema_lsp.mcp.offers import Offers
 
-__all__ = ["ACK_S", "RELISTEN_LIMIT", "RELISTEN_S", "follow", "refresh"]
+__all__ = ["ACK_S", "RELISTEN_LIMIT", "RELISTEN_S", "follow", "refresh", "roots_changed"]
 
 logger = logging.getLogger(__name__)
 
@@ -123,3 +128,15 @@ def refresh(client: Client | None, offers: Offers) -> None:
     if client is None or not is_modern(client):
         return
     offers.relist_soon(*_kinds(client, changing=False))
+
+
+async def roots_changed(client: Client, server: str) -> None:
+    """Tell a handshake-era server its roots changed (see the module docstring)."""
+    if is_modern(client):
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            await client.send_roots_list_changed()
+    except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+        logger.info("MCP server %s: roots/list_changed not sent: %s", server, exc)

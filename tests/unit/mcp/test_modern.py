@@ -241,3 +241,19 @@ async def test_the_sdks_server_asks_through_round_trips_in_2026(
     editor.answers = ["Answer", "Yes", "large", "thick"]
     assert (await call(resolver, "fake__resolved_order", {})).content == "ordered: size=large"
     assert (await call(resolver, "fake__resolved_roots", {})).content == tmp_path.as_uri()
+
+
+async def test_a_refused_listen_or_endless_questions_never_sink_the_server(
+    quick: McpHub, tmp_path: Path, marks: Path, serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="rhema_lsp.mcp")
+    editor = MemoryEditor([tmp_path])
+    config = serve("stdio", FAKE_MODERN_LISTEN="refuse")
+    resolver = await run_with(quick, tmp_path, editor, m=config)
+
+    await eventually(lambda: "subscriptions/listen failed" in caplog.text)
+    assert (await call(resolver, "m__echo", {"text": "still here"})).content == "still here"
+    pestered = await call(resolver, "m__pester", {})
+    assert pestered.is_error and "kept asking for input" in pestered.content
+    assert methods(marks).count("tools/call") == 1 + 11  # echo; pester, retried 10 times
+    assert (await call(resolver, "m__echo", {"text": "and here"})).content == "and here"

@@ -10,8 +10,9 @@ It answers ``server/discover`` (2026-07-28) and refuses ``initialize`` with
 ``input_required`` result, answered by the client's retry carrying
 ``inputResponses``); ``grow`` adds the tool ``grown`` and tells every
 ``subscriptions/listen`` stream that asked for ``toolsListChanged``;
-``pester`` asks for the roots in every answer; ``crash`` exits. Lists carry ``ttlMs`` (``FAKE_MODERN_TTL``: tools/list,
-``FAKE_MODERN_PROMPTS_TTL``: prompts/list; milliseconds, default 0).
+``pester`` asks for the roots in every answer; ``crash`` exits. Lists
+carry ``ttlMs`` (``FAKE_MODERN_TTL``: tools/list, ``FAKE_MODERN_PROMPTS_TTL``:
+prompts/list; milliseconds, default 0).
 
 ``FAKE_MODERN_MARKS`` is a folder; every request's method is appended to its
 ``methods`` file, each start's pid to ``starts``. ``FAKE_MODERN_LISTEN=0``

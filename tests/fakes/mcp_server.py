@@ -12,10 +12,9 @@ process exits); ``steps`` (progress), ``grow`` (adds the tool ``grown``
 and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
 form elicitation: a boolean, an enum and an optional enum), ``sign_up`` (a form of free
 text), ``roots``, ``chatty`` (logs at info and debug), ``meet`` (says
-``met`` only when two calls of it run at once); ``resolved_model``,
-``resolved_order`` and ``resolved_roots`` ask the same through the SDK's
-resolvers, as requests mid-call in the handshake era and as Multi
-Round-Trip Requests in 2026-07-28. A resource
+``met`` only when two calls of it run at once); in the 2026 era also
+``resolved_model``, ``resolved_order`` and ``resolved_roots``, which ask the
+same through the SDK's resolvers (Multi Round-Trip Requests). A resource
 ``fake://notes/readme``, a prompt ``review`` (``path``, ``focus``), and
 ``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
 ``$FAKE_MCP_MANY=N`` adds the tools ``tool_000`` ... (``tool_042`` converts
@@ -203,7 +202,6 @@ def _ask_roots() -> ListRoots:
     return ListRoots()
 
 
-@app.tool(description="Asks the client's model, in either era (a resolver).")
 async def resolved_model(
     question: str, answer: Annotated[CreateMessageResult, Resolve(_ask_model)]
 ) -> str:
@@ -211,14 +209,12 @@ async def resolved_model(
     return f"the model said: {text}"
 
 
-@app.tool(description="Asks for an order, in either era (a resolver).")
 async def resolved_order(result: Annotated[ElicitationResult[Order], Resolve(_ask_order)]) -> str:
     if isinstance(result, AcceptedElicitation):
         return f"ordered: size={result.data.size}"
     return f"no order: {result.action}"
 
 
-@app.tool(description="The client's roots, in either era (a resolver).")
 async def resolved_roots(listed: Annotated[ListRootsResult, Resolve(_ask_roots)]) -> str:
     return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
 
@@ -279,6 +275,10 @@ for _number in range(int(os.environ.get("FAKE_MCP_MANY", "0"))):
 
 
 LEGACY = os.environ.get("FAKE_MCP_ERA") != "modern"
+if not LEGACY:
+    app.add_tool(resolved_model, description="Asks the client's model (a resolver).")
+    app.add_tool(resolved_order, description="Asks for an order (a resolver).")
+    app.add_tool(resolved_roots, description="The client's roots (a resolver).")
 
 
 def _unknown_method(request_id: RequestId) -> JSONRPCError:

@@ -310,7 +310,8 @@ class Handler(BaseHTTPRequestHandler):
         if reply is None:
             self._send(202, b"")
             return
-        self._send(200, json.dumps(reply).encode())
+        unknown = reply.get("error", {}).get("code") == -32601 and MODE == "modern"
+        self._send(404 if unknown else 200, json.dumps(reply).encode())  # 404: the spec's
 
     def _listen(self, message: dict[str, Any]) -> None:
         with (MARKS / "methods").open("a") as marks:

@@ -26,7 +26,7 @@ from mcp.client import session
 from rhema_lsp.engine import ToolResolver
 from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.connection import McpConnection
-from rhema_lsp.mcp.errors import McpUnavailable
+from rhema_lsp.mcp.errors import McpCallFailed, McpUnavailable
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.tools import MemoryEditor
@@ -257,3 +257,16 @@ async def test_a_refused_listen_or_endless_questions_never_sink_the_server(
     assert pestered.is_error and "kept asking for input" in pestered.content
     assert methods(marks).count("tools/call") == 1 + 11  # echo; pester, retried 10 times
     assert (await call(resolver, "m__echo", {"text": "and here"})).content == "and here"
+
+
+async def test_an_unknown_method_over_http_is_refused_not_a_lost_session(
+    marks: Path, serve: Any
+) -> None:
+    server = connection(serve("http"))
+    try:
+        await ready(server)
+        with pytest.raises(McpCallFailed, match="refused the read of the resource"):
+            await server.read_resource("x://y", 10)  # 404 with -32601, as the spec says
+        assert server.restarts == 0 and methods(marks).count("tools/list") == 1
+    finally:
+        await server.aclose()

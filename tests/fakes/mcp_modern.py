@@ -310,8 +310,9 @@ class Handler(BaseHTTPRequestHandler):
         if reply is None:
             self._send(202, b"")
             return
-        unknown = reply.get("error", {}).get("code") == -32601 and MODE == "modern"
-        self._send(404 if unknown else 200, json.dumps(reply).encode())  # 404: the spec's
+        code = reply.get("error", {}).get("code")
+        status = {-32022: 400, -32601: 404 if MODE == "modern" else 200}.get(code, 200)
+        self._send(status, json.dumps(reply).encode())  # the statuses the spec gives
 
     def _listen(self, message: dict[str, Any]) -> None:
         with (MARKS / "methods").open("a") as marks:

@@ -193,10 +193,11 @@ async def test_a_malformed_discover_answer_falls_back_to_initialize(
         await server.aclose()
 
 
+@pytest.mark.parametrize("transport", ["stdio", "http"])  # HTTP: a 400 with a modern error
 async def test_a_server_naming_only_unknown_versions_fails_for_good(
-    marks: Path, serve: Any
+    marks: Path, serve: Any, transport: str
 ) -> None:
-    server = connection(serve("stdio", FAKE_MODERN_MODE="foreign"))
+    server = connection(serve(transport, FAKE_MODERN_MODE="foreign"))
     try:
         server.start()
         with anyio.fail_after(BOUND_S):

@@ -37,7 +37,7 @@ import mcp_types
 from mcp import Client
 from mcp.client import session
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from rhema_lsp.mcp.errors import McpUnstartable
@@ -83,6 +83,18 @@ def _rpc_error(exc: BaseException) -> MCPError | None:
     return None
 
 
+def _foreign(error: MCPError) -> bool:
+    """Whether ``error`` is a -32022 naming no version this client speaks
+    (one naming ours came from a probe that timed out: worth another start)."""
+    if error.code != mcp_types.UNSUPPORTED_PROTOCOL_VERSION:
+        return False
+    try:
+        data = mcp_types.UnsupportedProtocolVersionErrorData.model_validate(error.error.data)
+    except ValidationError:
+        return True
+    return not any(version in KNOWN_PROTOCOL_VERSIONS for version in data.supported)
+
+
 class Era:
     """What one connection knows of its server's era (see the module docstring)."""
 
@@ -111,8 +123,7 @@ class Era:
         except Exception as exc:
             self.known = None
             error = _rpc_error(exc)
-            unsupported = error is not None and error.code == mcp_types.UNSUPPORTED_PROTOCOL_VERSION
-            if error is not None and unsupported and not self._pinned:
+            if error is not None and not self._pinned and _foreign(error):
                 raise McpUnstartable(self._unsupported(error)) from exc
             raise
         self._claimed = is_modern(client)

@@ -14,8 +14,8 @@ It answers ``server/discover`` (2026-07-28) and refuses ``initialize`` with
 carry ``ttlMs`` (``FAKE_MODERN_TTL``: tools/list, ``FAKE_MODERN_PROMPTS_TTL``:
 prompts/list; milliseconds, default 0).
 
-``FAKE_MODERN_MARKS`` is a folder; every request's method is appended to its
-``methods`` file, each start's pid to ``starts``. ``FAKE_MODERN_LISTEN=0``
+``FAKE_MODERN_MARKS`` is a folder; every request's and notification's method
+is appended to its ``methods`` file, each start's pid to ``starts``. ``FAKE_MODERN_LISTEN=0``
 declares no ``listChanged``; ``=refuse`` declares it and answers
 ``subscriptions/listen`` with -32601. ``FAKE_MODERN_MODE`` makes it hostile:
 
@@ -224,7 +224,11 @@ def answer(method: str, params: dict[str, Any]) -> Any:
 
 def _reply(message: dict[str, Any]) -> dict[str, Any] | None:
     """The response to one message (None for a notification)."""
-    if "id" not in message or "method" not in message:
+    if "method" not in message:
+        return None
+    if "id" not in message:  # a notification: recorded, never answered
+        with (MARKS / "methods").open("a") as handle:
+            handle.write(message["method"] + "\n")
         return None
     try:
         result = answer(message["method"], message.get("params") or {})

@@ -122,6 +122,7 @@ async def test_a_2026_only_server_serves_tools_and_asks_through_round_trips(
 
     seen = methods(marks)
     assert seen[0] == "server/discover" and "initialize" not in seen
+    assert not [m for m in seen if m.startswith("notifications/")]  # none in 2026-07-28
     assert seen.count("server/discover") == 1
 
 
@@ -163,7 +164,12 @@ async def test_an_old_server_gets_initialize_at_once_after_the_probe_and_alone_a
     server = connection(serve(transport, FAKE_MODERN_MODE="legacy"))
     try:
         await ready(server)  # -32601 (stdio) or a plain 400 (HTTP): no wait for the bound
-        assert methods(marks) == ["server/discover", "initialize", "tools/list"]
+        assert methods(marks) == [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+        ]
         before = server.restarts
 
         assert (await server.call("echo", {"text": "hi"}, 10)).is_error is False
@@ -173,7 +179,7 @@ async def test_an_old_server_gets_initialize_at_once_after_the_probe_and_alone_a
             await eventually(lambda: server.restarts > before)
             await ready(server)
             # what it spoke is remembered: nothing precedes initialize
-            assert methods(marks)[5:] == ["initialize", "tools/list"]
+            assert methods(marks)[6:] == ["initialize", "notifications/initialized", "tools/list"]
     finally:
         await server.aclose()
 
@@ -187,7 +193,12 @@ async def test_a_malformed_discover_answer_falls_back_to_initialize(
     server = connection(serve("stdio", FAKE_MODERN_MODE=mode))
     try:
         await ready(server)
-        assert methods(marks) == ["server/discover", "initialize", "tools/list"]
+        assert methods(marks) == [
+            "server/discover",
+            "initialize",
+            "notifications/initialized",
+            "tools/list",
+        ]
         assert (await server.call("echo", {"text": "hi"}, 10)).is_error is False
     finally:
         await server.aclose()
@@ -219,7 +230,7 @@ async def test_a_server_that_claims_2026_but_wants_initialize_gets_it_next(
         await ready(server)
         assert methods(marks) == [
             "server/discover", "tools/list",  # claimed 2026-07-28, refused as a 2025 server
-            "initialize", "tools/list",  # opened as what it speaks
+            "initialize", "notifications/initialized", "tools/list",  # opened as what it speaks
         ]  # fmt: skip
         assert (await server.call("echo", {"text": "hi"}, 10)).is_error is False
     finally:

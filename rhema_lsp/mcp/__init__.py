@@ -22,6 +22,8 @@ worker thread on the first run that needs MCP tools.
   server offers (tools, prompts, resources), kept current.
 - :mod:`~rhema_lsp.mcp.host` and :mod:`~rhema_lsp.mcp.asks`: what a server
   asks of us (roots, sampling, elicitation) and who answers.
+- :mod:`~rhema_lsp.mcp.modern`: MCP 2026-07-28 beside the handshake era
+  (the version negotiated in one place, list changes and cache hints).
 - :mod:`~rhema_lsp.mcp.results`: a result as the text the model reads.
 - :mod:`~rhema_lsp.mcp.schemas`: wire-safe names and schemas.
 - :mod:`~rhema_lsp.mcp.catalog`: what a run offers (``find_tools`` past the limits).

@@ -24,13 +24,14 @@ from typing import Any, TypeVar
 import anyio
 import httpx2
 import mcp_types
-from mcp import Client
+from mcp import Client, InputRequiredRoundsExceededError
 from mcp.shared.exceptions import MCPError
 
 from rhema_lsp.engine import ImagePart
 from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable
 from rhema_lsp.mcp.failures import describe
 from rhema_lsp.mcp.listings import prompt_text
+from rhema_lsp.mcp.modern.era import is_modern  # 2026-07-28 has no session
 from rhema_lsp.mcp.results import render_contents, render_result
 from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.mcp.transports import Attempt
@@ -176,12 +177,14 @@ class McpCalls:
                     "restarted, so try again in a moment"
                 ) from exc
             http = attempt.http if attempt.http and attempt.http.serial > seen else None
-            if http is not None and http.session_lost():
+            if http is not None and http.session_lost() and not is_modern(client):
                 raise _SessionLost(client, http.describe()) from exc
             detail = f" ({http.describe()})" if http is not None else ""
             raise McpCallFailed(
                 f"the MCP server {self.name} refused the {what}: {exc.message}{detail}"
             ) from exc
+        except InputRequiredRoundsExceededError as exc:  # 2026-07-28: it asks and asks
+            raise McpCallFailed(f"the MCP server {self.name} kept asking for input") from exc
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, httpx2.HTTPError) as exc:
             raise McpUnavailable(
                 f"the connection to the MCP server {self.name} broke: {describe(exc)}"

@@ -52,7 +52,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from functools import partial
@@ -62,7 +61,7 @@ import anyio
 import anyio.abc
 import mcp_types
 from mcp import Client
-from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
+from mcp.client.caching import CacheConfig
 
 from rhema_lsp import __version__
 from rhema_lsp.mcp.asks import callbacks
@@ -78,6 +77,8 @@ from rhema_lsp.mcp.failures import (
 from rhema_lsp.mcp.host import RunHost
 from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
 from rhema_lsp.mcp.liveness import PING_BOUND_S, PING_EVERY_S, watch_alive
+from rhema_lsp.mcp.modern.era import Era, is_modern
+from rhema_lsp.mcp.modern.follow import follow, refresh, roots_changed
 from rhema_lsp.mcp.oauth import oauth_for
 from rhema_lsp.mcp.offers import Offers, log_message
 from rhema_lsp.mcp.results import render_result
@@ -175,6 +176,7 @@ class McpConnection(McpCalls):
         self._group: anyio.abc.TaskGroup | None = None
         self._changes = 0
         self._attempt = Attempt()
+        self._era = Era(name)
 
     # -- life ------------------------------------------------------------------
 
@@ -210,16 +212,9 @@ class McpConnection(McpCalls):
         when its roots (the workspace folders) changed."""
         changed = self.host is not None and self.host.roots != host.roots
         self.host = host
+        refresh(self._client, self.offers)  # 2026-07-28: what is stale is listed again
         if changed and self._client is not None and self._group is not None:
-            self._group.start_soon(self._roots_changed, self._client)
-
-    async def _roots_changed(self, client: Client) -> None:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", MCPDeprecationWarning)
-                await client.send_roots_list_changed()
-        except (MCPError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
-            logger.info("MCP server %s: roots/list_changed not sent: %s", self.name, exc)
+            self._group.start_soon(roots_changed, self._client, self.name)
 
     async def wait_started(self, *, sign_in: bool = False) -> None:
         """Wait while the first attempt is in progress (``starting``), and
@@ -240,6 +235,7 @@ class McpConnection(McpCalls):
         """Stop the server and start it afresh (the user asked): the restart
         limit and an unstartable verdict are forgotten."""
         await self.aclose()
+        self._era = Era(self.name)  # probed afresh
         self._unstartable = False
         self.restarts = 0
         self.start()
@@ -326,6 +322,7 @@ class McpConnection(McpCalls):
                         self._record(self._classify(TimeoutError()), ServerState.FAILED)
                     raise
                 except Exception as exc:
+                    self._era.failed(exc)
                     # failed now, not once the transport has unwound (a kill takes seconds)
                     self._record(self._classify(exc), ServerState.FAILED)
                     raise
@@ -333,7 +330,8 @@ class McpConnection(McpCalls):
                 self._group = await stack.enter_async_context(anyio.create_task_group())
                 stack.callback(self._group.cancel_scope.cancel)
                 self.offers.follow(client, self._group)
-                if client.protocol_version < "2026":  # no ping in 2026-07-28
+                follow(client, self.offers, self.name, self._group)
+                if not is_modern(client):  # no ping in 2026-07-28
                     self._group.start_soon(watch_alive, client, self.name, self._froze, *self.ping)
                 self._client = client
                 self.error = None
@@ -364,14 +362,14 @@ class McpConnection(McpCalls):
         client = Client(
             watched(transport, gone),
             client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
-            cache=None,
+            cache=CacheConfig(),
             message_handler=self.offers.on_message,
             logging_callback=partial(log_message, self.name),
             log_level="info",
             **callbacks(self.name, lambda: self.host),
+            **self._era.options(),
         )
-        await stack.enter_async_context(client)
-        return client
+        return await self._era.enter(client, stack)
 
     def _classify(self, exc: BaseException) -> Failure:
         return classify(

@@ -135,9 +135,18 @@ class Offers:
     async def on_message(self, message: IncomingMessage) -> None:
         """A server's notification: a changed list is listed again, in the background."""
         kind = next((k for t, k in _KINDS.items() if isinstance(message, t)), None)
+        if kind is not None:
+            self.relist_soon(kind)
+
+    def relist_soon(self, *kinds: str) -> None:
+        """List ``kinds`` again, one after another, in the background."""
         client, group = self._client, self._group
-        if kind is not None and client is not None and group is not None:
-            group.start_soon(self._relist, client, kind)
+        if client is not None and group is not None:
+            group.start_soon(self._relist_all, client, kinds)
+
+    async def _relist_all(self, client: Client, kinds: tuple[str, ...]) -> None:
+        for kind in kinds:
+            await self._relist(client, kind)
 
     async def _relist(self, client: Client, kind: str) -> None:
         try:
@@ -153,8 +162,8 @@ class Offers:
                 "MCP server %s: its %s could not be listed again: %s", self.server, kind, exc
             )
             return
-        if client is not self._client:
-            return  # a new session started meanwhile, with lists of its own
+        if client is not self._client or listed == getattr(self, kind):
+            return  # a new session started meanwhile, with lists of its own; or no change
         setattr(self, kind, listed)
         if kind == "tools":
             self.kept = listed

@@ -12,7 +12,9 @@ process exits); ``steps`` (progress), ``grow`` (adds the tool ``grown``
 and sends ``tools/list_changed``), ``ask_model`` (sampling), ``order`` (a
 form elicitation: a boolean, an enum and an optional enum), ``sign_up`` (a form of free
 text), ``roots``, ``chatty`` (logs at info and debug), ``meet`` (says
-``met`` only when two calls of it run at once). A resource
+``met`` only when two calls of it run at once); in the 2026 era also
+``resolved_model``, ``resolved_order`` and ``resolved_roots``, which ask the
+same through the SDK's resolvers (Multi Round-Trip Requests). A resource
 ``fake://notes/readme``, a prompt ``review`` (``path``, ``focus``), and
 ``$FAKE_MCP_INSTRUCTIONS`` as its instructions.
 ``$FAKE_MCP_MANY=N`` adds the tools ``tool_000`` ... (``tool_042`` converts
@@ -32,19 +34,22 @@ import os
 import sys
 import warnings
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
 from mcp_types import (
     METHOD_NOT_FOUND,
+    CreateMessageResult,
     ErrorData,
     ImageContent,
     JSONRPCError,
     JSONRPCRequest,
+    ListRootsResult,
     RequestId,
     ResourceLink,
     SamplingMessage,
@@ -184,6 +189,36 @@ async def roots(ctx: Context) -> str:
     return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
 
 
+def _ask_model(question: str) -> Sample:
+    text = TextContent(type="text", text=question)
+    return Sample([SamplingMessage(role="user", content=text)], max_tokens=50)
+
+
+def _ask_order() -> Elicit[Order]:
+    return Elicit("Confirm the pizza order", Order)
+
+
+def _ask_roots() -> ListRoots:
+    return ListRoots()
+
+
+async def resolved_model(
+    question: str, answer: Annotated[CreateMessageResult, Resolve(_ask_model)]
+) -> str:
+    text = answer.content.text if isinstance(answer.content, TextContent) else "?"
+    return f"the model said: {text}"
+
+
+async def resolved_order(result: Annotated[ElicitationResult[Order], Resolve(_ask_order)]) -> str:
+    if isinstance(result, AcceptedElicitation):
+        return f"ordered: size={result.data.size}"
+    return f"no order: {result.action}"
+
+
+async def resolved_roots(listed: Annotated[ListRootsResult, Resolve(_ask_roots)]) -> str:
+    return " ".join(str(root.uri) for root in listed.roots) or "(no roots)"
+
+
 @app.tool(description="Logs at info and at debug.")
 async def chatty(ctx: Context) -> str:
     await ctx.info("chatty says hello at info")
@@ -240,6 +275,10 @@ for _number in range(int(os.environ.get("FAKE_MCP_MANY", "0"))):
 
 
 LEGACY = os.environ.get("FAKE_MCP_ERA") != "modern"
+if not LEGACY:
+    app.add_tool(resolved_model, description="Asks the client's model (a resolver).")
+    app.add_tool(resolved_order, description="Asks for an order (a resolver).")
+    app.add_tool(resolved_roots, description="The client's roots (a resolver).")
 
 
 def _unknown_method(request_id: RequestId) -> JSONRPCError:

@@ -76,7 +76,11 @@ class Listening:
     def stop(self) -> None:
         if self.process is not None:
             self.process.terminate()
-            self.process.wait(10)
+            try:  # uvicorn waits for a stream still open (a client's subscriptions/listen)
+                self.process.wait(3)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
             self.process = None
 
 

@@ -62,6 +62,7 @@ import anyio
 import anyio.abc
 import mcp_types
 from mcp import Client
+from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
@@ -80,6 +81,7 @@ from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
 from rhema_lsp.mcp.liveness import PING_BOUND_S, PING_EVERY_S, watch_alive
 from rhema_lsp.mcp.oauth import oauth_for
 from rhema_lsp.mcp.offers import Offers, log_message
+from rhema_lsp.mcp.pages import Completions
 from rhema_lsp.mcp.results import render_result
 from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value, watched
@@ -157,6 +159,7 @@ class McpConnection(McpCalls):
         """Opens a page for the user (set by the hub from the latest run's editor)."""
         self.host: RunHost | None = None
         """The run the server's requests go to (see :meth:`use`)."""
+        self.completions = Completions()
         self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
         self.backoff = backoff
@@ -365,13 +368,17 @@ class McpConnection(McpCalls):
             watched(transport, gone),
             client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
             cache=None,
-            message_handler=self.offers.on_message,
+            message_handler=self._on_message,
             logging_callback=partial(log_message, self.name),
             log_level="info",
             **callbacks(self.name, lambda: self.host),
         )
         await stack.enter_async_context(client)
         return client
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if not self.completions.heard(message):
+            await self.offers.on_message(message)
 
     def _classify(self, exc: BaseException) -> Failure:
         return classify(

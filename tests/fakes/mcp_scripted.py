@@ -16,7 +16,15 @@ What it does otherwise comes from its environment:
   ``initialize`` on every start but the first (a restart that takes time);
 - ``FAKE_SCRIPT_SLOW_FIRST``: the same, for the first start only;
 - ``FAKE_SCRIPT_PING``: ``error`` answers ``ping`` with an error (still
-  alive).
+  alive);
+- ``FAKE_SCRIPT_PROTOCOL``: the protocol version it answers instead.
+
+The tool ``vault`` needs a page visited first: until ``visited`` exists in
+the marks folder it answers ``-32042`` naming ``https://vault.example/connect``
+(elicitation ``e1``; run it with ``FAKE_SCRIPT_PROTOCOL=2025-11-25``,
+the first version with URL elicitations), and once that file appears it sends
+``notifications/elicitation/complete`` for ``e1`` (as a server hears a sign-in
+completed); then it answers ``opened``.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,18 +70,40 @@ TOOLS = [
         },
     },
     {"name": "crash", "description": "Exit at once", "inputSchema": {"type": "object"}},
+    {"name": "vault", "description": "Needs a page visited", "inputSchema": {"type": "object"}},
 ]
+PAGE = "https://vault.example/connect"
+_OUT = threading.Lock()
 
 
 def _send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-    sys.stdout.flush()
+    with _OUT:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        sys.stdout.flush()
+
+
+def _vault(msg_id: object, marks: Path) -> None:
+    """Answer ``vault``: -32042 until the page was visited (see the module docstring)."""
+    if (marks / "visited").exists():
+        _send({"id": msg_id, "result": {"content": [{"type": "text", "text": "opened"}]}})
+        return
+    page = {"mode": "url", "url": PAGE, "message": "Connect the vault", "elicitationId": "e1"}
+    _send({"id": msg_id, "error": {"code": -32042, "message": "visit the page",
+                                   "data": {"elicitations": [page]}}})  # fmt: skip
+
+    def heard() -> None:
+        while not (marks / "visited").exists():
+            time.sleep(0.02)
+        _send({"method": "notifications/elicitation/complete",
+               "params": {"elicitationId": "e1"}})  # fmt: skip
+
+    threading.Thread(target=heard, daemon=True).start()
 
 
 def _result(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
         return {
-            "protocolVersion": "2025-06-18",
+            "protocolVersion": os.environ.get("FAKE_SCRIPT_PROTOCOL", "2025-06-18"),
             "capabilities": {"tools": {}, "logging": {}, "prompts": {}, "resources": {}},
             "serverInfo": {"name": "scripted", "version": "1"},
         }
@@ -112,6 +143,9 @@ def main() -> None:
             time.sleep(slow)
         if method in refuse or (method == "ping" and os.environ.get("FAKE_SCRIPT_PING")):
             _send({"id": msg_id, "error": {"code": -32603, "message": f"{method} refused"}})
+            continue
+        if method == "tools/call" and (message.get("params") or {}).get("name") == "vault":
+            _vault(msg_id, marks)
             continue
         result = _result(method, message.get("params") or {})
         if result is None:

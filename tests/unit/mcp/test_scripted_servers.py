@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rhema_lsp.mcp import offers
+from rhema_lsp.mcp import offers, pages
 from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.connection import McpConnection
 from rhema_lsp.mcp.hub import McpHub
@@ -64,7 +64,7 @@ async def test_refused_and_unanswered_optional_requests_never_sink_a_start(
     )
     assert (await call(resolver, "s__echo", {"text": "hi"})).content == "echo: hi"
     (report,) = await quick.status(options)
-    assert report.state == "ready" and report.tools == 2
+    assert report.state == "ready" and report.tools == 3
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "logging/setLevel failed" in logged
     assert "resources/list failed (no answer within 0.5 s)" in logged
@@ -130,3 +130,42 @@ async def test_a_frozen_server_is_found_by_ping_and_restarted(
         assert any("did not answer a ping within 0.5 s" in m for m in caplog.messages)
     finally:
         await connection.aclose()
+
+
+@pytest.mark.parametrize("answer", ["Open", "Deny"])
+async def test_a_page_required_first_is_offered_and_the_call_retried_once_visited(
+    quick: McpHub, tmp_path: Path, marks: Path, answer: str
+) -> None:
+    editor = MemoryEditor([tmp_path], answer=answer)
+    editor.on_show = lambda _url: (marks / "visited").write_text("yes")  # the user signs in
+    options = Options({"s": scripted(marks, FAKE_SCRIPT_PROTOCOL="2025-11-25")})
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    with anyio.fail_after(20):
+        result = await call(resolver, "s__vault", {})
+    assert editor.asked == [
+        (
+            "The MCP server s asks you to open https://vault.example/connect: Connect the vault",
+            ("Deny", "Open"),
+        )
+    ]
+    if answer == "Open":
+        assert (result.is_error, result.content) == (False, "opened")
+        assert editor.shown == ["https://vault.example/connect"]
+    else:
+        assert result.is_error and editor.shown == []
+        assert "needs https://vault.example/connect visited first" in result.content
+
+
+async def test_a_page_never_completed_ends_the_call_after_the_bound(
+    quick: McpHub, tmp_path: Path, marks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pages, "URL_WAIT_S", 0.3)
+    editor = MemoryEditor([tmp_path], answer="Open")  # opened, but nobody signs in
+    options = Options({"s": scripted(marks, FAKE_SCRIPT_PROTOCOL="2025-11-25")})
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    result = await call(resolver, "s__vault", {})
+    assert result.is_error and "did not hear within 0.3 s" in result.content

@@ -79,7 +79,7 @@ from rhema_lsp.mcp.failures import (
 from rhema_lsp.mcp.host import RunHost
 from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
 from rhema_lsp.mcp.liveness import PING_BOUND_S, PING_EVERY_S, watch_alive
-from rhema_lsp.mcp.oauth import oauth_for
+from rhema_lsp.mcp.oauth_clients import auth_for
 from rhema_lsp.mcp.offers import Offers, log_message
 from rhema_lsp.mcp.pages import Completions
 from rhema_lsp.mcp.results import render_result
@@ -354,7 +354,10 @@ class McpConnection(McpCalls):
     async def _open(self, stack: AsyncExitStack, gone: anyio.Event) -> Client:
         auth = None
         if self.config.url is not None:
-            auth = await oauth_for(self.config.url, self._sign_in, state_dir=self.state_dir)
+            auth = await auth_for(
+                self.name, self.config.url, self.config.oauth, self._sign_in, self._value,
+                self.state_dir,
+            )  # fmt: skip
         transport = await open_transport(
             self.name,
             self.config,

@@ -137,7 +137,11 @@ async def test_a_page_required_first_is_offered_and_the_call_retried_once_visite
     quick: McpHub, tmp_path: Path, marks: Path, answer: str
 ) -> None:
     editor = MemoryEditor([tmp_path], answer=answer)
-    editor.on_show = lambda _url: (marks / "visited").write_text("yes")  # the user signs in
+
+    def sign_in(_url: str) -> None:  # the user visits the page
+        (marks / "visited").write_text("yes")
+
+    editor.on_show = sign_in
     options = Options({"s": scripted(marks, FAKE_SCRIPT_PROTOCOL="2025-11-25")})
     resolver = await quick.resolver(
         inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options

@@ -160,9 +160,11 @@ class McpServerConfig(BaseModel):
         given = isinstance(info.context, Mapping) and info.context.get(_GIVEN) is True
         if self.oauth is not None and not self.url:
             raise ValueError("`oauth` is for an HTTP server (`url`)")
-        secret = self.oauth.client_secret if self.oauth else None
-        if secret and not given and not references(secret):
-            raise ValueError('`oauth.clientSecret` must come from the environment ("${MY_SECRET}")')
+        for what, secret in self.oauth.secrets() if self.oauth else ():
+            if not given and not references(secret):
+                raise ValueError(
+                    f'`oauth.{what}` must come from the environment ("${{MY_SECRET}}")'
+                )
         for header, value in self.headers.items():
             if not given and not references(value):
                 raise ValueError(

@@ -5,7 +5,9 @@
 - ``grant: client_credentials``: the SDK's
   :class:`~mcp.client.auth.extensions.client_credentials.ClientCredentialsOAuthProvider`
   (machine to machine: no page, no user; the token is bought with the
-  client's ID and secret, at the token endpoint the server's metadata names).
+  client's ID and secret, at the token endpoint the server's metadata names);
+  with ``privateKey``, the SDK's ``PrivateKeyJWTOAuthProvider`` (the client
+  proves itself with a JWT it signs, ``private_key_jwt``).
 - Otherwise the browser sign-in, with the pre-registered client
   (``clientId``/``clientSecret``) instead of a registration, the ``scopes``
   asked for, and ``clientMetadataUrl`` as the client ID where the
@@ -24,7 +26,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from rhema_lsp.mcp.errors import McpUnstartable
@@ -53,6 +59,24 @@ async def auth_for(
         return await oauth_for(url, authorize, state_dir=state_dir)
     secret = value(options.client_secret, "oauth.clientSecret") if options.client_secret else None
     try:
+        if options.private_key is not None:
+            assert options.client_id is not None  # the entry checked
+            signed = SignedJWTParameters(
+                issuer=options.client_id,
+                subject=options.client_id,
+                signing_key=value(options.private_key, "oauth.privateKey"),
+                signing_algorithm=options.signing_algorithm,
+            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                return PrivateKeyJWTOAuthProvider(
+                    url,
+                    FileTokenStorage(token_path(url, state_dir)),
+                    options.client_id,
+                    signed.create_assertion_provider(),
+                    scope=options.scope,
+                    issuer=options.issuer,
+                )
         if options.grant == "client_credentials":
             assert options.client_id is not None and secret is not None  # the entry checked
             with warnings.catch_warnings():  # no issuer: whichever discovery finds

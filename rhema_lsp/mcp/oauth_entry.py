@@ -12,7 +12,10 @@ entry then says who the client is::
 - ``grant``: ``authorization_code`` (the default: the user signs in in the
   browser) or ``client_credentials`` (machine to machine: no user, the
   client's own credentials buy the token; needs ``clientId`` and
-  ``clientSecret``).
+  ``clientSecret``, or ``privateKey``).
+- ``privateKey`` (PEM) and ``signingAlgorithm`` (default ``RS256``): the
+  client authenticates with a signed JWT (``private_key_jwt``) instead of a
+  secret (the client-credentials grant only).
 - ``scopes``: what to ask for (else what the server names).
 - ``clientMetadataUrl``: an HTTPS URL where the organisation publishes a
   client ID metadata document (CIMD); used as the client ID when the
@@ -22,7 +25,7 @@ entry then says who the client is::
 - ``issuer``: the authorization server the credentials belong to (a token is
   then only asked of that one).
 
-Like a header, ``clientSecret`` must come from the environment
+Like a header, ``clientSecret`` and ``privateKey`` must come from the environment
 (``${NAME}``) in a settings file; a client passing its servers (ACP) may
 give it literally. It is expanded when the server starts, never logged.
 Light to import (pydantic only).
@@ -51,17 +54,29 @@ class McpOAuth(BaseModel):
         default="client_secret_basic", alias="tokenAuth"
     )
     issuer: str | None = None
+    private_key: str | None = Field(default=None, alias="privateKey", min_length=1)
+    signing_algorithm: str = Field(default="RS256", alias="signingAlgorithm", min_length=2)
 
     @model_validator(mode="after")
     def _complete(self) -> McpOAuth:
-        if self.grant == "client_credentials" and not (self.client_id and self.client_secret):
-            raise ValueError("the client_credentials grant needs `clientId` and `clientSecret`")
+        credential = self.client_secret or self.private_key
+        if self.grant == "client_credentials" and not (self.client_id and credential):
+            raise ValueError(
+                "the client_credentials grant needs `clientId` and `clientSecret` (or `privateKey`)"
+            )
+        if self.private_key and self.grant != "client_credentials":
+            raise ValueError("`privateKey` is for the client_credentials grant")
         if self.client_secret and not self.client_id:
             raise ValueError("`clientSecret` needs the `clientId` it belongs to")
         url = self.client_metadata_url
         if url is not None and (not url.startswith("https://") or url.count("/") < 3):
             raise ValueError("`clientMetadataUrl` must be an https:// URL with a path")
         return self
+
+    def secrets(self) -> list[tuple[str, str]]:
+        """``(field, value)`` of the values that must come from the environment."""
+        named = (("clientSecret", self.client_secret), ("privateKey", self.private_key))
+        return [(what, value) for what, value in named if value]
 
     @property
     def scope(self) -> str | None:

@@ -26,6 +26,7 @@ Exit 0 when the server got ready and every call was answered, else 1.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -64,6 +65,9 @@ def entry(url: str, scenario: str, context: Mapping[str, Any]) -> McpServerConfi
         oauth["clientId"] = context["client_id"]
         if context.get("client_secret"):
             oauth["clientSecret"] = context["client_secret"]
+        if context.get("private_key_pem"):
+            oauth["privateKey"] = context["private_key_pem"]
+            oauth["signingAlgorithm"] = context.get("signing_algorithm", "RS256")
         if scenario.startswith("auth/client-credentials"):
             oauth["grant"] = "client_credentials"
     return McpServerConfig.given({"url": url, "oauth": oauth})
@@ -78,15 +82,26 @@ def arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+_VISITS: set[asyncio.Task[None]] = set()
+
+
 async def visit(page: str) -> bool:
-    """The user at the sign-in page: the authorization server approves and
-    redirects to our loopback listener."""
+    """Open the sign-in page, as a browser does: in the background (the
+    loopback listener answers only once this returned)."""
+    task = asyncio.create_task(_browse(page))
+    _VISITS.add(task)
+    task.add_done_callback(_VISITS.discard)
+    return True
+
+
+async def _browse(page: str) -> None:
+    """The user at the page: the authorization server approves and redirects
+    to our loopback listener."""
     async with httpx2.AsyncClient(follow_redirects=True, timeout=10) as http:
         try:
             await http.get(page)
         except httpx2.HTTPError as exc:
-            print(f"the sign-in page failed: {exc}", file=sys.stderr)
-    return True
+            print(f"the sign-in page failed: {exc!r}", file=sys.stderr)
 
 
 async def main(url: str) -> int:

@@ -24,7 +24,9 @@ the marks folder it answers ``-32042`` naming ``https://vault.example/connect``
 (elicitation ``e1``; run it with ``FAKE_SCRIPT_PROTOCOL=2025-11-25``,
 the first version with URL elicitations), and once that file appears it sends
 ``notifications/elicitation/complete`` for ``e1`` (as a server hears a sign-in
-completed); then it answers ``opened``.
+completed); then it answers ``opened``. The tool ``survey`` asks the client a
+form (``elicitation/create``: a boolean, an enum, an optional enum) and
+answers ``survey: <action> <content as JSON>``.
 """
 
 from __future__ import annotations
@@ -71,7 +73,17 @@ TOOLS = [
     },
     {"name": "crash", "description": "Exit at once", "inputSchema": {"type": "object"}},
     {"name": "vault", "description": "Needs a page visited", "inputSchema": {"type": "object"}},
+    {"name": "survey", "description": "Asks a form", "inputSchema": {"type": "object"}},
 ]
+SURVEY = {
+    "type": "object",
+    "properties": {
+        "confirm": {"type": "boolean", "title": "Confirm"},
+        "size": {"type": "string", "title": "Size", "enum": ["small", "large"]},
+        "crust": {"type": "string", "title": "Crust", "enum": ["thin", "thick"]},
+    },
+    "required": ["confirm", "size"],
+}
 PAGE = "https://vault.example/connect"
 _OUT = threading.Lock()
 
@@ -132,12 +144,25 @@ def main() -> None:
     slow = float(
         os.environ.get("FAKE_SCRIPT_SLOW_FIRST" if first else "FAKE_SCRIPT_SLOW_START", "0")
     )
+    surveys: dict[str, object] = {}
     for line in sys.stdin:
         if not line.strip():
             continue
         message = json.loads(line)
         method, msg_id = message.get("method"), message.get("id")
+        if method is None and msg_id in surveys:  # the client's answer to a form
+            answer = message.get("result") or {}
+            text = f"survey: {answer.get('action')} {json.dumps(answer.get('content'))}"
+            _send(
+                {"id": surveys.pop(msg_id), "result": {"content": [{"type": "text", "text": text}]}}
+            )
+            continue
         if msg_id is None or method is None or method in ignore:
+            continue
+        if method == "tools/call" and (message.get("params") or {}).get("name") == "survey":
+            surveys[f"form-{msg_id}"] = msg_id
+            params = {"mode": "form", "message": "Your order", "requestedSchema": SURVEY}
+            _send({"id": f"form-{msg_id}", "method": "elicitation/create", "params": params})
             continue
         if method == "initialize" and slow:
             time.sleep(slow)

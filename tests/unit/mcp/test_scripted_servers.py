@@ -64,7 +64,7 @@ async def test_refused_and_unanswered_optional_requests_never_sink_a_start(
     )
     assert (await call(resolver, "s__echo", {"text": "hi"})).content == "echo: hi"
     (report,) = await quick.status(options)
-    assert report.state == "ready" and report.tools == 3
+    assert report.state == "ready" and report.tools == 4
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "logging/setLevel failed" in logged
     assert "resources/list failed (no answer within 0.5 s)" in logged

@@ -66,6 +66,7 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 
 from rhema_lsp import __version__
+from rhema_lsp.mcp.approvals import Approvals
 from rhema_lsp.mcp.asks import callbacks
 from rhema_lsp.mcp.calls import CallOutcome, McpCalls, Progress
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
@@ -159,7 +160,7 @@ class McpConnection(McpCalls):
         """Opens a page for the user (set by the hub from the latest run's editor)."""
         self.host: RunHost | None = None
         """The run the server's requests go to (see :meth:`use`)."""
-        self.completions = Completions()
+        self.completions, self.approvals = Completions(), Approvals()
         self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
         self.backoff = backoff

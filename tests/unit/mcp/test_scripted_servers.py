@@ -173,3 +173,27 @@ async def test_a_page_never_completed_ends_the_call_after_the_bound(
     )
     result = await call(resolver, "s__vault", {})
     assert result.is_error and "did not hear within 0.3 s" in result.content
+
+
+async def test_always_allow_this_tool_is_offered_in_the_question_and_kept(
+    quick: McpHub, tmp_path: Path, marks: Path
+) -> None:
+    editor = MemoryEditor([tmp_path])
+    editor.answers = ["Always allow this tool", "Deny"]
+    options = Options({"s": McpServerConfig.model_validate(entry(marks))})  # nothing allowed
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    assert (await call(resolver, "s__echo", {"text": "one"})).content == "echo: one"
+    [(question, choices)] = editor.asked
+    assert "MCP tool echo of the server s" in question
+    assert choices == ("Deny", "Allow", "Always allow this tool")
+    # the same tool, other arguments, a later run: not asked again
+    again = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    assert (await call(again, "s__echo", {"text": "two"})).content == "echo: two"
+    assert len(editor.asked) == 1
+    # another tool of the server is still asked (and denied here)
+    denied = await call(again, "s__vault", {})
+    assert denied.is_error and "did not approve" in denied.content and len(editor.asked) == 2

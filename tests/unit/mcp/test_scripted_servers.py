@@ -197,3 +197,28 @@ async def test_always_allow_this_tool_is_offered_in_the_question_and_kept(
     # another tool of the server is still asked (and denied here)
     denied = await call(again, "s__vault", {})
     assert denied.is_error and "did not approve" in denied.content and len(editor.asked) == 2
+
+
+class _Telling(MemoryEditor):
+    """An editor that cannot open pages but shows messages (an LSP client
+    without ``window/showDocument``)."""
+
+    told: list[str]
+
+    def notify(self, message: str) -> None:
+        self.told.append(message)
+
+
+async def test_a_page_the_editor_cannot_open_is_named_in_a_message(
+    quick: McpHub, tmp_path: Path, marks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pages, "URL_WAIT_S", 0.2)
+    editor = _Telling([tmp_path], answer="Open")
+    editor.told = []
+    options = Options({"s": scripted(marks, FAKE_SCRIPT_PROTOCOL="2025-11-25")})
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    await call(resolver, "s__vault", {})
+    assert editor.shown == ["https://vault.example/connect"]  # tried, not opened
+    assert editor.told == ["Open this page for the MCP server s: https://vault.example/connect"]

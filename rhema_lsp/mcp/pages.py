@@ -14,6 +14,9 @@ through :func:`offer_page`:
   that cannot open it shows the URL in a message (:class:`Notifier`) and the
   log names it. Headless, the terminal prints it.
 
+Only a web page (``http``/``https``) is offered; any other URL a server
+names (``file:``, ``javascript:``) is declined and logged.
+
 After ``-32042``, :func:`visit_required` waits for the server's
 ``notifications/elicitation/complete`` of every page (each at most
 :data:`URL_WAIT_S`, as :class:`Completions` hears them); the request is then
@@ -116,6 +119,9 @@ async def offer_page(
     if host is None:
         logger.warning("MCP server %s asks you to open %s: %s", server, url, message)
         return "cancel"
+    if not url.lower().startswith(("https://", "http://")):
+        logger.warning("MCP server %s asked to open %r, not a web page: refused", server, url[:200])
+        return "decline"
     editor = host.editor
     if isinstance(editor, PageOfferer) and editor.offers_pages():
         return await editor.offer_page(server, url, message, elicitation_id)

@@ -5,8 +5,8 @@ before they reach the server. A form asked question by question
 (:mod:`rhema_lsp.mcp.asks`) ends with one more question,
 :func:`review`: every answer by its field's title (a left-out optional
 field named as such, a long value shortened, a field the schema marks as
-``format: password``-like never echoed in full) and the choice to
-:data:`SEND` it or :data:`DECLINE` (dismissing the question cancels the
+``format: password`` or named like a secret never echoed) and the choice to
+:data:`SEND` it or :data:`DECLINE` (``Deny``; dismissing the question cancels the
 form). An editor that shows the whole form itself (a
 :class:`~rhema_lsp.mcp.host.FormFiller`) is its own review: the user
 sees every value when submitting it.
@@ -19,11 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from rhema_lsp.tools.editor import Editor
+from rhema_lsp.tools.editor import DENY, Editor
 
 __all__ = ["DECLINE", "SEND", "review", "summary"]
 
-SEND, DECLINE = "Send", "Decline"
+SEND, DECLINE = "Send", DENY
+"""The review's choices: the refusal is :data:`DENY`, so an editor that
+approves by "the choice that is not Deny" (ACP's permission request,
+``ask --yes``) sends."""
 _VALUE_CHARS = 80
 _HIDDEN = ("password", "secret", "token")
 

@@ -153,7 +153,7 @@ async def test_sampling_goes_to_the_sessions_model_once_approved(
     (["Answer", "Yes", "large", "thick", "Send"], "ordered: confirm=True size=large crust=thick"),
     (["Answer", "No", "small", "Skip", "Send"],
      "ordered: confirm=False size=small crust=(left out)"),
-    (["Answer", "Yes", "large", "thick", "Decline"], "no order: decline"),  # declined on review
+    (["Answer", "Yes", "large", "thick", "Deny"], "no order: decline"),  # declined on review
     (["Answer", "Yes", "large", "thick", None], "no order: cancel"),  # the review dismissed
     (["Deny"], "no order: decline"),
     (["Answer", "No", "Cancel"], "no order: cancel"),
@@ -184,7 +184,7 @@ async def test_a_form_elicitation_is_asked_field_by_field(
         assert editor.asked[4] == (
             "Send to the MCP server fake (Confirm the pizza order): "
             f"Confirm: {confirm}; Size: {size}; Crust: {crust}",
-            ("Decline", "Send"),
+            ("Deny", "Send"),
         )
 
 

@@ -14,7 +14,9 @@ from typing import Literal, get_args
 
 __all__ = [
     "ASK_MCP_WAIT_S",
+    "ASK_SIGN_IN_WAIT_S",
     "MCP_RUN_WAIT_ENV",
+    "MCP_SIGN_IN_WAIT_ENV",
     "MODES",
     "PLAN_PRIORITIES",
     "PLAN_STATUSES",
@@ -68,3 +70,11 @@ server it starts: :data:`ASK_MCP_WAIT_S`; :mod:`rhema_lsp.mcp.starting`)."""
 ASK_MCP_WAIT_S = 2.0
 """How long a run of ``rhema-lsp ask`` waits for its MCP servers to start:
 one that takes longer joins the run once it is ready."""
+
+MCP_SIGN_IN_WAIT_ENV = "RHEMA_MCP_SIGN_IN_WAIT"
+"""The environment variable that lets a run wait, in seconds, while the user
+signs in to an MCP server (``rhema-lsp ask`` in a terminal sets it:
+:data:`ASK_SIGN_IN_WAIT_S`; unset, a run never waits for a sign-in)."""
+
+ASK_SIGN_IN_WAIT_S = 120.0
+"""How long ``rhema-lsp ask`` in a terminal waits for an MCP sign-in."""

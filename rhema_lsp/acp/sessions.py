@@ -27,6 +27,7 @@ from acp.schema import (
 )
 
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
+from rhema_lsp.acp.elicitation import editor_class
 from rhema_lsp.acp.errors import BadParams, UnknownSession
 from rhema_lsp.acp.folders import folder_refusal
 from rhema_lsp.acp.offers import mode_entries
@@ -134,7 +135,7 @@ def open_acp_session(
     language servers take ``languageServers`` from the settings, then from
     the user config file."""
     fs = capabilities.fs
-    editor = AcpEditor(
+    editor = editor_class(capabilities)(
         client,
         session_id,
         roots,

@@ -230,6 +230,13 @@ SETTING_FLAGS: tuple[SettingFlag, ...] = (
         {"type": float, "metavar": "SECONDS"},
     ),
     SettingFlag(
+        "toolOutputCap",
+        "--tool-output-cap",
+        "bytes of a tool's result the model sees (its start and end kept)",
+        RUN,
+        {"type": int, "metavar": "BYTES"},
+    ),
+    SettingFlag(
         "languageServers",
         None,
         "",

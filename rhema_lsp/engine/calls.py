@@ -64,7 +64,7 @@ async def resolve_call(
         )
     if result.id != call.id:
         result = result.model_copy(update={"id": call.id})
-    capped = truncate_tool_result(result.content)
+    capped = truncate_tool_result(result.content, ctx.result_cap)
     if capped is not result.content:
         result = result.model_copy(update={"content": capped})
     return result

@@ -21,6 +21,7 @@ import anyio
 from rhema_lsp.engine.events import ToolStatus
 from rhema_lsp.engine.messages import ToolCall, ToolResult
 from rhema_lsp.engine.request import ToolSpec
+from rhema_lsp.engine.truncate import TOOL_RESULT_CAP
 
 __all__ = [
     "CancelSignal",
@@ -94,11 +95,14 @@ class ToolContext:
         The driver's id for this run, for tracing.
     cancel
         Set by the driver to ask in-flight tools to stop.
+    result_cap
+        The bytes of a result the model sees (the ``toolOutputCap`` setting).
     """
 
     cwd: Path = field(default_factory=lambda: Path("."))
     run_id: str = ""
     cancel: CancelSignal = field(default_factory=CancelSignal)
+    result_cap: int = TOOL_RESULT_CAP
 
 
 class ToolResolver(Protocol):

@@ -21,7 +21,12 @@ from rhema_lsp.headless.editor import CLIENT_CAPABILITIES, HeadlessEditor
 from rhema_lsp.headless.errors import HeadlessError, UsageError
 from rhema_lsp.headless.wire import read_result, write_args
 from rhema_lsp.jsonrpc.child import RpcError, StdioEndpoint
-from rhema_lsp.vocabulary import ASK_MCP_WAIT_S, MCP_RUN_WAIT_ENV
+from rhema_lsp.vocabulary import (
+    ASK_MCP_WAIT_S,
+    ASK_SIGN_IN_WAIT_S,
+    MCP_RUN_WAIT_ENV,
+    MCP_SIGN_IN_WAIT_ENV,
+)
 
 __all__ = ["ClientOptions", "Connection", "one_command", "stderr_note"]
 
@@ -46,8 +51,12 @@ class ClientOptions:
 def _server_env() -> dict[str, str]:
     """The server's environment: this one, its runs waiting at most
     :data:`~rhema_lsp.vocabulary.ASK_MCP_WAIT_S` for MCP servers to start
-    (one question: a slow server joins the run once ready)."""
-    return {**os.environ, MCP_RUN_WAIT_ENV: f"{ASK_MCP_WAIT_S:g}"}
+    (one question: a slow server joins the run once ready), and, in a
+    terminal, :data:`~rhema_lsp.vocabulary.ASK_SIGN_IN_WAIT_S` for a sign-in."""
+    env = {**os.environ, MCP_RUN_WAIT_ENV: f"{ASK_MCP_WAIT_S:g}"}
+    if sys.stdin.isatty() and sys.stderr.isatty():  # someone there to sign in
+        env[MCP_SIGN_IN_WAIT_ENV] = f"{ASK_SIGN_IN_WAIT_S:g}"
+    return env
 
 
 async def _spawn(options: ClientOptions) -> StdioEndpoint:

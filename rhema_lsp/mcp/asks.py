@@ -18,9 +18,10 @@ These are the SDK's client callbacks, built per connection by
   string, a number, a multiple choice as its labels separated by commas)
   through the editor's :class:`~rhema_lsp.mcp.host.TextAsker`, its default
   filled in, a number or a choice asked again until it is one. Dismissing
-  any question cancels the form. An editor that cannot ask for text offers a
+  any question cancels the form; the answers are shown for review before
+  they are sent (:mod:`rhema_lsp.mcp.review`). An editor that cannot ask for text offers a
   field's default as its one choice, and a form with a required free-text field is declined (the log
-  says so). A URL is opened (``show_document``) once the user agreed to it.
+  says so). A URL is offered by :func:`~rhema_lsp.mcp.pages.offer_page`.
 
 Nothing here raises into the SDK: a failure is an answer (``ErrorData``).
 """
@@ -40,7 +41,9 @@ from rhema_lsp.engine.messages import Message
 from rhema_lsp.engine.output import StopReason
 from rhema_lsp.engine.provider import ProviderError
 from rhema_lsp.engine.request import ChatParams, ModelRequest
-from rhema_lsp.mcp.host import AskText, FormFiller, RunHost, opener, text_asker
+from rhema_lsp.mcp.host import AskText, FormFiller, RunHost, text_asker
+from rhema_lsp.mcp.pages import offer_page
+from rhema_lsp.mcp.review import review
 from rhema_lsp.tools.editor import DENY
 
 __all__ = ["SAMPLING_MAX_TOKENS", "Callbacks", "callbacks"]
@@ -51,7 +54,7 @@ SAMPLING_MAX_TOKENS = 4096
 """The most tokens a server's sampling request may have the model write."""
 USER_REJECTED = -1
 """The spec's error code for a sampling request the user rejected."""
-ALLOW, OPEN, ANSWER, CANCEL = "Allow", "Open", "Answer", "Cancel"
+ALLOW, ANSWER, CANCEL = "Allow", "Answer", "Cancel"
 SKIP = "Skip"
 """The choice that leaves an optional choice field out of the form's answer."""
 _PREVIEW = 400
@@ -141,18 +144,8 @@ async def elicit(
     if host is None:
         return mcp_types.ElicitResult(action="cancel")
     if isinstance(params, mcp_types.ElicitRequestURLParams):
-        answer = await host.editor.confirm(
-            f"The MCP server {server} asks you to open {params.url}: {params.message}",
-            [DENY, OPEN],
-        )
-        if answer != OPEN:
-            return mcp_types.ElicitResult(action="decline" if answer == DENY else "cancel")
-        opened = await opener(host.editor)(params.url)
-        if not opened:
-            logger.warning(
-                "MCP server %s: open %s yourself: %s", server, params.url, params.message
-            )
-        return mcp_types.ElicitResult(action="accept")
+        action = await offer_page(server, host, params.url, params.message, params.elicitation_id)
+        return mcp_types.ElicitResult(action=action)
     schema = params.requested_schema
     if isinstance(host.editor, FormFiller):
         values = await host.editor.fill_form(f"{server}: {params.message}", schema)
@@ -210,7 +203,8 @@ async def _form_by_questions(
             return mcp_types.ElicitResult(action="cancel")
         if value is not _SKIPPED:
             content[question.name] = value
-    return mcp_types.ElicitResult(action="accept", content=content)
+    action = await review(server, host.editor, message, schema, content)
+    return mcp_types.ElicitResult(action=action, content=content if action == "accept" else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,9 @@ request cancelled by the run, or over its timeout, is abandoned with MCP's
 cancelled); the SDK's errors mapped here, once, to
 :mod:`rhema_lsp.mcp.errors`; an HTTP server that lost the session (404, or
 400 naming it) gets a new one and the request is sent once more, never
-twice more. The server's life (start, restart, stop) is the connection's.
+twice more; a request answered ``-32042`` (a page to visit first) is sent
+once more after the user visited it (:mod:`rhema_lsp.mcp.pages`). The
+server's life (start, restart, stop) is the connection's.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from mcp.shared.exceptions import MCPError
 from rhema_lsp.engine import ImagePart
 from rhema_lsp.mcp.errors import McpCallFailed, McpTimeout, McpUnavailable
 from rhema_lsp.mcp.failures import describe
+from rhema_lsp.mcp.host import RunHost
 from rhema_lsp.mcp.listings import prompt_text
 from rhema_lsp.mcp.modern.era import is_modern  # 2026-07-28 has no session
+from rhema_lsp.mcp.pages import Completions, required_pages, visit_required
 from rhema_lsp.mcp.results import render_contents, render_result
 from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.mcp.transports import Attempt
@@ -47,6 +51,14 @@ RESTART_WAIT_S = 20.0
 """The longest a request waits for a starting or restarting server."""
 Progress = Callable[[float, float | None, str | None], None]
 """Receives a call's progress: done so far, the total if known, a message."""
+
+
+class _PagesRequired(Exception):
+    """The server answered ``-32042``: pages to visit before the request."""
+
+    def __init__(self, error: MCPError) -> None:
+        super().__init__(error.message)
+        self.error = error
 
 
 class _SessionLost(Exception):
@@ -81,6 +93,8 @@ class McpCalls:
     _renewing: bool
     _gone: anyio.Event
     _changed: anyio.Event
+    host: RunHost | None
+    completions: Completions
 
     def _set(self, state: ServerState) -> None:
         """Move the server to ``state`` (the connection's)."""
@@ -138,6 +152,24 @@ class McpCalls:
     async def _request(
         self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
     ) -> _R:
+        """:meth:`_request_renewed`; after ``-32042``, the pages visited and
+        the request sent once more."""
+        try:
+            return await self._request_renewed(send, timeout_s, what)
+        except _PagesRequired as needed:
+            pages = required_pages(needed.error)
+            await visit_required(self.name, self.host, pages, self.completions)
+        try:
+            return await self._request_renewed(send, timeout_s, what)
+        except _PagesRequired as again:
+            raise McpCallFailed(
+                f"the MCP server {self.name} refused the {what} again after the page was "
+                f"visited: {again.error.message}"
+            ) from again
+
+    async def _request_renewed(
+        self, send: Callable[[Client], Awaitable[_R]], timeout_s: float, what: str
+    ) -> _R:
         """``send`` through the ready client, its errors mapped. An HTTP server
         that lost the session (404, or 400 naming the session) gets a new one
         (initialize again) and the request is sent once more."""
@@ -176,6 +208,8 @@ class McpCalls:
                     f"the MCP server {self.name} stopped during the {what}; it is being "
                     "restarted, so try again in a moment"
                 ) from exc
+            if exc.code == mcp_types.URL_ELICITATION_REQUIRED:
+                raise _PagesRequired(exc) from exc
             http = attempt.http if attempt.http and attempt.http.serial > seen else None
             if http is not None and http.session_lost() and not is_modern(client):
                 raise _SessionLost(client, http.describe()) from exc

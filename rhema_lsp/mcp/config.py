@@ -8,7 +8,10 @@ common shape each entry may carry ``allow`` (tools called without asking;
 ``autoApprove`` and ``alwaysAllow`` are read as the same list; ``"*"``
 allows every tool of the server), ``safe`` (tools whose committed calls may
 be re-run on resume), ``disabled``, ``timeout`` (seconds per call) and
-``startTimeout`` (seconds to start, instead of the ``mcpStartTimeout`` setting).
+``startTimeout`` (seconds to start, instead of the ``mcpStartTimeout`` setting)
+and, for an HTTP server, ``oauth`` (a pre-registered client, the
+client-credentials grant, a client ID metadata document:
+:mod:`rhema_lsp.mcp.oauth_entry`).
 
 Secrets never sit in a setting: every HTTP header value must take its
 secret from the server's environment (``"Bearer ${GITHUB_TOKEN}"``), and
@@ -38,6 +41,7 @@ from pydantic import (
 )
 
 from rhema_lsp.mcp.errors import McpUnstartable
+from rhema_lsp.mcp.oauth_entry import McpOAuth
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT_S",
@@ -119,6 +123,7 @@ class McpServerConfig(BaseModel):
     disabled: bool = False
     timeout: float = Field(default=DEFAULT_CALL_TIMEOUT_S, gt=0, le=3600)
     start_timeout: float | None = Field(default=None, alias="startTimeout", ge=1, le=600)
+    oauth: McpOAuth | None = None
 
     @classmethod
     def given(cls, entry: Mapping[str, object]) -> McpServerConfig:
@@ -153,6 +158,13 @@ class McpServerConfig(BaseModel):
         if self.url is not None and not self.url.startswith(("http://", "https://")):
             raise ValueError("`url` must start with http:// or https://")
         given = isinstance(info.context, Mapping) and info.context.get(_GIVEN) is True
+        if self.oauth is not None and not self.url:
+            raise ValueError("`oauth` is for an HTTP server (`url`)")
+        for what, secret in self.oauth.secrets() if self.oauth else ():
+            if not given and not references(secret):
+                raise ValueError(
+                    f'`oauth.{what}` must come from the environment ("${{MY_SECRET}}")'
+                )
         for header, value in self.headers.items():
             if not given and not references(value):
                 raise ValueError(

@@ -62,8 +62,10 @@ import anyio.abc
 import mcp_types
 from mcp import Client
 from mcp.client.caching import CacheConfig
+from mcp.client.session import IncomingMessage
 
 from rhema_lsp import __version__
+from rhema_lsp.mcp.approvals import Approvals
 from rhema_lsp.mcp.asks import callbacks
 from rhema_lsp.mcp.calls import CallOutcome, McpCalls, Progress
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S, McpServerConfig, Placeholders
@@ -79,8 +81,9 @@ from rhema_lsp.mcp.listings import McpPrompt, McpResource, McpTool
 from rhema_lsp.mcp.liveness import PING_BOUND_S, PING_EVERY_S, watch_alive
 from rhema_lsp.mcp.modern.era import Era, is_modern
 from rhema_lsp.mcp.modern.follow import follow, refresh, roots_changed
-from rhema_lsp.mcp.oauth import oauth_for
+from rhema_lsp.mcp.oauth_clients import auth_for
 from rhema_lsp.mcp.offers import Offers, log_message
+from rhema_lsp.mcp.pages import Completions
 from rhema_lsp.mcp.results import render_result
 from rhema_lsp.mcp.states import ServerState
 from rhema_lsp.mcp.transports import Attempt, open_transport, placeholder_value, watched
@@ -158,6 +161,7 @@ class McpConnection(McpCalls):
         """Opens a page for the user (set by the hub from the latest run's editor)."""
         self.host: RunHost | None = None
         """The run the server's requests go to (see :meth:`use`)."""
+        self.completions, self.approvals = Completions(), Approvals()
         self._value = placeholder_value(name, placeholders, environ)
         self._cwd = cwd
         self.backoff = backoff
@@ -349,7 +353,10 @@ class McpConnection(McpCalls):
     async def _open(self, stack: AsyncExitStack, gone: anyio.Event) -> Client:
         auth = None
         if self.config.url is not None:
-            auth = await oauth_for(self.config.url, self._sign_in, state_dir=self.state_dir)
+            auth = await auth_for(
+                self.name, self.config.url, self.config.oauth, self._sign_in, self._value,
+                self.state_dir,
+            )  # fmt: skip
         transport = await open_transport(
             self.name,
             self.config,
@@ -363,13 +370,17 @@ class McpConnection(McpCalls):
             watched(transport, gone),
             client_info=mcp_types.Implementation(name="rhema-lsp", version=__version__),
             cache=CacheConfig(),
-            message_handler=self.offers.on_message,
+            message_handler=self._on_message,
             logging_callback=partial(log_message, self.name),
             log_level="info",
             **callbacks(self.name, lambda: self.host),
             **self._era.options(),
         )
         return await self._era.enter(client, stack)
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if not self.completions.heard(message):
+            await self.offers.on_message(message)
 
     def _classify(self, exc: BaseException) -> Failure:
         return classify(

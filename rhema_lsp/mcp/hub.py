@@ -38,7 +38,7 @@ from rhema_lsp.mcp.config import SIGN_IN_WAIT_S, McpServerConfig
 from rhema_lsp.mcp.errors import McpUnavailable
 from rhema_lsp.mcp.host import RunHost, opener
 from rhema_lsp.mcp.resolver import McpTools
-from rhema_lsp.mcp.starting import SlowStarts, run_wait, wait_started
+from rhema_lsp.mcp.starting import SlowStarts, run_wait, sign_in_wait, wait_started
 from rhema_lsp.mcp.trust import WorkspaceTrust
 from rhema_lsp.mcp.wanted import (
     PLACEHOLDERS,
@@ -210,8 +210,8 @@ class McpHub:
                 await connection.restart()
             connection.start()
             bound = max(bound, connection.start_timeout)
-        cap = run_wait(self.environ)
-        await wait_started(connections, bound + START_MARGIN_S, self._slow, cap, sign_in, check)
+        waits = (run_wait(self.environ), sign_in, check, sign_in_wait(self.environ))
+        await wait_started(connections, bound + START_MARGIN_S, self._slow, *waits)
 
     async def _stop_stale(self, wanted: list[Wanted]) -> None:
         """Stop the servers no longer configured, or configured otherwise."""

@@ -14,6 +14,10 @@ exchange and refreshes. A server that never answers 401 never sees it.
   chosen once per server and kept with its registration. The listener opens
   before the user is sent to the authorization page and closes after the
   first answer (or :data:`SIGN_IN_WAIT_S`).
+- A client registered beforehand (:class:`PreRegistered`, from the entry's
+  ``oauth``) is used as it is: no registration, never stored (its secret
+  stays in the environment). Requested scopes and a client ID metadata
+  document's URL pass through to the SDK.
 - The page is opened by ``authorize(url)``, which the connection supplies
   (the editor's ``window/showDocument``; the headless client prints it).
 """
@@ -27,7 +31,9 @@ import os
 import socket
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -46,7 +52,7 @@ from pydantic import AnyUrl, ValidationError
 from rhema_lsp import __version__
 from rhema_lsp.mcp.config import SIGN_IN_WAIT_S
 
-__all__ = ["FileTokenStorage", "oauth_for", "token_path"]
+__all__ = ["FileTokenStorage", "PreRegistered", "oauth_for", "token_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +78,8 @@ class FileTokenStorage:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.fixed: OAuthClientInformationFull | None = None
+        """A client registered beforehand: the one registration, never stored."""
 
     def _read(self) -> dict[str, object]:
         try:
@@ -116,7 +124,9 @@ class FileTokenStorage:
         await anyio.to_thread.run_sync(self._write, "tokens", dumped)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        """The stored client registration, if any."""
+        """The client registered beforehand, else the stored registration, if any."""
+        if self.fixed is not None:
+            return self.fixed
         raw = await self._get("client")
         try:
             return OAuthClientInformationFull.model_validate(raw) if raw else None
@@ -124,7 +134,10 @@ class FileTokenStorage:
             return None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        """Keep the client registration."""
+        """Keep the client registration (not one registered beforehand: its
+        secret stays in the environment)."""
+        if self.fixed is not None:
+            return
         dumped = client_info.model_dump(mode="json", exclude_none=True)
         await anyio.to_thread.run_sync(self._write, "client", dumped)
 
@@ -134,6 +147,9 @@ async def oauth_for(
     authorize: Callable[[str], Awaitable[None]],
     *,
     state_dir: Path | None = None,
+    client: PreRegistered | None = None,
+    scope: str | None = None,
+    client_metadata_url: str | None = None,
 ) -> OAuthClientProvider:
     """The OAuth client of the server at ``url`` (see the module docstring).
 
@@ -144,6 +160,14 @@ async def oauth_for(
         the loopback listener is open).
     state_dir
         The user state directory (tests use a temporary one).
+    client
+        A client registered beforehand (its ID and secret): no dynamic
+        registration (:mod:`rhema_lsp.mcp.oauth_clients`).
+    scope
+        The scopes to ask for, space-separated (else the server's).
+    client_metadata_url
+        The client ID metadata document's URL, the client ID where the
+        authorization server takes one.
     """
     storage = FileTokenStorage(token_path(url, state_dir))
     registered = await storage.get_client_info()
@@ -177,14 +201,34 @@ async def oauth_for(
         grant_types=["authorization_code", "refresh_token"],
         response_types=["code"],
         token_endpoint_auth_method="none",
+        scope=scope,
     )
+    if client is not None:
+        storage.fixed = OAuthClientInformationFull(
+            client_id=client.client_id,
+            client_secret=client.secret,
+            redirect_uris=[AnyUrl(redirect)],
+            grant_types=["authorization_code", "refresh_token"],
+            token_endpoint_auth_method=client.token_auth if client.secret else "none",
+            scope=scope,
+        )
     return OAuthClientProvider(
         url,
         metadata,
         storage,
         redirect_handler=redirect_handler,
         callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class PreRegistered:
+    """A client registered beforehand with the authorization server."""
+
+    client_id: str
+    secret: str | None
+    token_auth: Literal["client_secret_basic", "client_secret_post"] = "client_secret_basic"
 
 
 def _registered_port(client: OAuthClientInformationFull | None) -> int | None:

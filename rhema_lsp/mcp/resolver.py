@@ -9,7 +9,9 @@ the inner resolver untouched. An MCP call:
 - is offered as ``<server>__<tool>`` with its sanitised schema;
 - asks the user through the :class:`~rhema_lsp.tools.editor.Editor`'s
   ``confirm`` (as ``run_command`` does) unless the server's ``allow`` lists
-  the tool; a refusal is an in-band error and nothing is called;
+  the tool or the user chose "always allow this tool" this session
+  (:mod:`rhema_lsp.mcp.approvals`); a refusal is an in-band error and
+  nothing is called;
 - carries a ``progressToken``; the server's progress is the call's
   ``tool_status``;
 - sends the server's own requests during it (sampling, elicitation, roots)
@@ -72,7 +74,6 @@ from rhema_lsp.mcp.catalog import (
 from rhema_lsp.mcp.errors import McpError
 from rhema_lsp.mcp.host import RunHost
 from rhema_lsp.mcp.schemas import exposed_name
-from rhema_lsp.tools.editor import DENY
 
 __all__ = ["McpTools", "mcp_instructions"]
 
@@ -210,16 +211,17 @@ class McpTools(DelegatingResolver):
 
         if tool is None:
             return await self._resource_call(call, args, ctx, report)
-        config = tool.connection.config
-        if not config.allows(tool.tool):
+        config, approvals = tool.connection.config, tool.connection.approvals
+        if not config.allows(tool.tool) and not approvals.allowed(tool.tool):
             report("waiting for approval")
             async with self._asking:
-                answer = await self.editor.confirm(
+                approved = await approvals.ask(
+                    self.editor,
+                    tool.tool,
                     f"Rhema wants to call the MCP tool {tool.tool} of the server {tool.server} "
                     f"({config.describe()}) with {_preview(args)}",
-                    [DENY, "Allow"],
                 )
-            if answer != "Allow":
+            if not approved:
                 return ToolResult.failure(
                     call.id,
                     f"the user did not approve calling {tool.tool} on the MCP server "

@@ -10,6 +10,14 @@ A server still starting afterwards goes on starting in the background;
 its tools join the run's next request once it is ready (the resolver
 offers again whenever a server's state changes).
 
+A server waiting for the user to sign in (``authorizing``) is waited for
+only when the process says someone is there to do it:
+:data:`~rhema_lsp.vocabulary.MCP_SIGN_IN_WAIT_ENV` (``rhema-lsp ask`` in a
+terminal) gives how long (:func:`sign_in_wait`); the page was shown already
+(the editor opened it, the terminal printed it). Otherwise, and after that
+bound, the log says plainly that the server's tools are missing from the run
+and how to sign in.
+
 A server that did not start while a run waited for it (still starting, or
 failed with its start bound run out) is remembered for
 :data:`REMEMBER_S` in the user state directory (:class:`SlowStarts`,
@@ -42,7 +50,7 @@ import anyio
 import anyio.to_thread
 from platformdirs import user_state_dir
 
-from rhema_lsp.vocabulary import MCP_RUN_WAIT_ENV
+from rhema_lsp.vocabulary import MCP_RUN_WAIT_ENV, MCP_SIGN_IN_WAIT_ENV
 
 if TYPE_CHECKING:
     from rhema_lsp.mcp.connection import McpConnection
@@ -52,6 +60,7 @@ __all__ = [
     "SLOW_FILE",
     "SlowStarts",
     "run_wait",
+    "sign_in_wait",
     "wait_started",
 ]
 
@@ -74,6 +83,17 @@ def run_wait(environ: Mapping[str, str]) -> float | None:
     except ValueError:
         return None
     return value if 0 <= value <= 600 else None
+
+
+def sign_in_wait(environ: Mapping[str, str]) -> float:
+    """How long a run may wait for a sign-in
+    (:data:`~rhema_lsp.vocabulary.MCP_SIGN_IN_WAIT_ENV`; 0: unset, or not a
+    number from 0 to 600)."""
+    try:
+        value = float(environ.get(MCP_SIGN_IN_WAIT_ENV, ""))
+    except ValueError:
+        return 0.0
+    return value if 0 <= value <= 600 else 0.0
 
 
 def _key(connection: McpConnection) -> str:
@@ -158,12 +178,14 @@ async def wait_started(
     cap: float | None,
     sign_in: bool = False,
     check: bool = False,
+    signing_in_s: float = 0.0,
 ) -> None:
     """Wait for ``connections`` in their first attempt (with ``sign_in``,
     while the user signs in too): at most ``bound`` seconds, or ``cap`` when
     it is smaller; not for a server remembered as slow. A health check
     (``check``) or a sign-in waits the whole ``bound`` for every server.
-    Then log each one not ready, and remember the slow."""
+    Then wait up to ``signing_in_s`` for the servers awaiting a sign-in,
+    log each one not ready, and remember the slow."""
     patient = check or sign_in
     waited = [c for c in connections if patient or not await slow.slow(c)]
     limit = bound if patient or cap is None else min(bound, cap)
@@ -171,9 +193,17 @@ async def wait_started(
         async with anyio.create_task_group() as group:
             for connection in waited:
                 group.start_soon(partial(connection.wait_started, sign_in=sign_in))
+    await _wait_signing_in(connections, 0.0 if sign_in else signing_in_s)
     for connection in connections:
         state = connection.state.value
-        if state == "starting":
+        if state == "authorizing":
+            logger.warning(
+                "MCP server %s needs you to sign in, so its tools are missing from this run: "
+                "%s; then ask again (or sign in first with `rhema-lsp status`)",
+                connection.name,
+                connection.error or "open its sign-in page",
+            )
+        elif state == "starting":
             logger.warning(
                 "MCP server %s is still starting; its tools join the run once it is ready",
                 connection.name,
@@ -186,3 +216,19 @@ async def wait_started(
                 connection.error or "no reason given",
             )
     await slow.note(connections)
+
+
+async def _wait_signing_in(connections: Sequence[McpConnection], bound: float) -> None:
+    """Wait up to ``bound`` seconds while servers await the user's sign-in."""
+    signing_in = [c for c in connections if c.state.value == "authorizing"]
+    if not signing_in or bound <= 0:
+        return
+    logger.warning(
+        "waiting up to %g s for you to sign in to the MCP server(s) %s (the page is above)",
+        bound,
+        ", ".join(c.name for c in signing_in),
+    )
+    with anyio.move_on_after(bound):
+        async with anyio.create_task_group() as group:
+            for connection in signing_in:
+                group.start_soon(partial(connection.wait_started, sign_in=True))

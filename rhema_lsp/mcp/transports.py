@@ -15,6 +15,8 @@ stack (the stderr pump, the HTTP client) and returns the SDK transport.
 - HTTP: every answer of 400 or more is remembered in :attr:`Attempt.http`
   (status, a short body, ``WWW-Authenticate``) before the SDK reduces it to
   a generic JSON-RPC error, so messages can say what the server said.
+- A stdio child is stopped within about a second, however hung
+  (:mod:`rhema_lsp.mcp.stopping`).
 - ``${NAME}`` in values follows the connection's :data:`Placeholders`
   policy; values are never logged.
 """
@@ -41,6 +43,7 @@ from mcp.shared.message import SessionMessage
 
 from rhema_lsp.mcp.config import McpServerConfig, Placeholders, expand_env, references
 from rhema_lsp.mcp.errors import McpUnstartable
+from rhema_lsp.mcp.stopping import bound_stops
 from rhema_lsp.tools.spawn import Unlaunchable, launch
 
 __all__ = [
@@ -54,6 +57,7 @@ __all__ = [
 ]
 
 server_log = logging.getLogger("rhema_lsp.mcp.server")
+bound_stops()  # exiting never waits long on a hung child
 
 STDERR_TAIL = 20
 BODY_CHARS = 300

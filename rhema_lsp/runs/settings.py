@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from rhema_lsp.engine.truncate import TOOL_RESULT_CAP
 from rhema_lsp.mcp import McpServerConfig, parse_servers
 from rhema_lsp.mcp.config import DEFAULT_START_TIMEOUT_S
 from rhema_lsp.vocabulary import Mode
@@ -83,6 +84,9 @@ class Settings(BaseModel):
         default=DEFAULT_START_TIMEOUT_S, alias="mcpStartTimeout", ge=1, le=600
     )
     diagnostics_wait: float = Field(default=1.5, alias="diagnosticsWait", ge=0, le=60)
+    tool_output_cap: int = Field(
+        default=TOOL_RESULT_CAP, alias="toolOutputCap", ge=4_000, le=1_000_000
+    )
     language_servers: dict[str, LanguageServerConfig] = Field(
         default_factory=dict, alias="languageServers"
     )

@@ -350,7 +350,7 @@ class Turns:
                 tasks.emit = sink
             resolver = Planning(resolver, sink.emit, limit=MAX_TOOLS)
             resolver = HookedTools(resolver, hooks, ref.session, place.folder, roots, place.editor)
-        ctx = ToolContext(cwd=place.folder, run_id=ref.run_id, cancel=run.signal)
+        ctx = ToolContext(place.folder, ref.run_id, run.signal, settings.tool_output_cap)
         session, _ = await store.open_and_resume(ref.session, resolver, sink, ctx)
         rules.start(session, sink)
         self._point(RESUMED)

@@ -325,6 +325,13 @@ class LspEditor:
             return False
         return bool(shown.success)
 
+    def notify(self, message: str) -> None:
+        """Show ``message`` (``window/showMessage``, info): a page the client
+        could not open, named for the user to open."""
+        self._server.window_show_message(
+            types.ShowMessageParams(type=types.MessageType.Info, message=message)
+        )
+
 
 class _SyncedView:
     """The editor as the document sync alone shows it (no provisional texts),

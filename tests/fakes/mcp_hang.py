@@ -1,12 +1,15 @@
 """An "MCP server" that never answers ``initialize``: ``python -m
 tests.fakes.mcp_hang``. It imports nothing heavy, so it is running (and has
 appended its pid to ``$FAKE_MCP_MARKS/starts``) well before any start bound;
-it ends when its stdin closes."""
+it ends when its stdin closes, unless ``FAKE_HANG_STUBBORN`` is set: then it
+ignores that and ``SIGTERM`` (only ``SIGKILL`` ends it)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +29,10 @@ def main() -> None:
     marks = Path(os.environ.get("FAKE_MCP_MARKS", "."))
     with (marks / "starts").open("a") as handle:
         handle.write(f"{os.getpid()}\n")
+    if os.environ.get("FAKE_HANG_STUBBORN"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        while True:
+            time.sleep(60)
     sys.stdin.read()
 
 

@@ -16,7 +16,17 @@ What it does otherwise comes from its environment:
   ``initialize`` on every start but the first (a restart that takes time);
 - ``FAKE_SCRIPT_SLOW_FIRST``: the same, for the first start only;
 - ``FAKE_SCRIPT_PING``: ``error`` answers ``ping`` with an error (still
-  alive).
+  alive);
+- ``FAKE_SCRIPT_PROTOCOL``: the protocol version it answers instead.
+
+The tool ``vault`` needs a page visited first: until ``visited`` exists in
+the marks folder it answers ``-32042`` naming ``https://vault.example/connect``
+(elicitation ``e1``; run it with ``FAKE_SCRIPT_PROTOCOL=2025-11-25``,
+the first version with URL elicitations), and once that file appears it sends
+``notifications/elicitation/complete`` for ``e1`` (as a server hears a sign-in
+completed); then it answers ``opened``. The tool ``survey`` asks the client a
+form (``elicitation/create``: a boolean, an enum, an optional enum) and
+answers ``survey: <action> <content as JSON>``.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -67,18 +78,50 @@ TOOLS = [
         },
     },
     {"name": "crash", "description": "Exit at once", "inputSchema": {"type": "object"}},
+    {"name": "vault", "description": "Needs a page visited", "inputSchema": {"type": "object"}},
+    {"name": "survey", "description": "Asks a form", "inputSchema": {"type": "object"}},
 ]
+SURVEY = {
+    "type": "object",
+    "properties": {
+        "confirm": {"type": "boolean", "title": "Confirm"},
+        "size": {"type": "string", "title": "Size", "enum": ["small", "large"]},
+        "crust": {"type": "string", "title": "Crust", "enum": ["thin", "thick"]},
+    },
+    "required": ["confirm", "size"],
+}
+PAGE = "https://vault.example/connect"
+_OUT = threading.Lock()
 
 
 def _send(message: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
-    sys.stdout.flush()
+    with _OUT:
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
+        sys.stdout.flush()
+
+
+def _vault(msg_id: object, marks: Path) -> None:
+    """Answer ``vault``: -32042 until the page was visited (see the module docstring)."""
+    if (marks / "visited").exists():
+        _send({"id": msg_id, "result": {"content": [{"type": "text", "text": "opened"}]}})
+        return
+    page = {"mode": "url", "url": PAGE, "message": "Connect the vault", "elicitationId": "e1"}
+    _send({"id": msg_id, "error": {"code": -32042, "message": "visit the page",
+                                   "data": {"elicitations": [page]}}})  # fmt: skip
+
+    def heard() -> None:
+        while not (marks / "visited").exists():
+            time.sleep(0.02)
+        _send({"method": "notifications/elicitation/complete",
+               "params": {"elicitationId": "e1"}})  # fmt: skip
+
+    threading.Thread(target=heard, daemon=True).start()
 
 
 def _result(method: str, params: dict[str, Any]) -> dict[str, Any] | None:
     if method == "initialize":
         return {
-            "protocolVersion": "2025-06-18",
+            "protocolVersion": os.environ.get("FAKE_SCRIPT_PROTOCOL", "2025-06-18"),
             "capabilities": {"tools": {}, "logging": {}, "prompts": {}, "resources": {}},
             "serverInfo": {"name": "scripted", "version": "1"},
         }
@@ -107,20 +150,36 @@ def main() -> None:
     slow = float(
         os.environ.get("FAKE_SCRIPT_SLOW_FIRST" if first else "FAKE_SCRIPT_SLOW_START", "0")
     )
+    surveys: dict[str, object] = {}
     for line in sys.stdin:
         if not line.strip():
             continue
         message = json.loads(line)
         method, msg_id = message.get("method"), message.get("id")
+        if method is None and msg_id in surveys:  # the client's answer to a form
+            answer = message.get("result") or {}
+            text = f"survey: {answer.get('action')} {json.dumps(answer.get('content'))}"
+            _send(
+                {"id": surveys.pop(msg_id), "result": {"content": [{"type": "text", "text": text}]}}
+            )
+            continue
         if msg_id is None or method is None or method in ignore:
             continue
         if method == "ping":
             with (marks / "pings").open("a") as handle:
                 handle.write("ping\n")
+        if method == "tools/call" and (message.get("params") or {}).get("name") == "survey":
+            surveys[f"form-{msg_id}"] = msg_id
+            params = {"mode": "form", "message": "Your order", "requestedSchema": SURVEY}
+            _send({"id": f"form-{msg_id}", "method": "elicitation/create", "params": params})
+            continue
         if method == "initialize" and slow:
             time.sleep(slow)
         if method in refuse or (method == "ping" and os.environ.get("FAKE_SCRIPT_PING")):
             _send({"id": msg_id, "error": {"code": -32603, "message": f"{method} refused"}})
+            continue
+        if method == "tools/call" and (message.get("params") or {}).get("name") == "vault":
+            _vault(msg_id, marks)
             continue
         result = _result(method, message.get("params") or {})
         if result is None:

@@ -30,6 +30,7 @@ export const SERVER_SETTINGS = {
   mcpModes: { default: ['agent'] },
   mcpStartTimeout: { default: 10.0, min: 1, max: 600 },
   diagnosticsWait: { default: 1.5, min: 0, max: 60 },
+  toolOutputCap: { default: 24000, min: 4000, max: 1000000 },
   languageServers: { default: {} },
   inlineCompletion: { default: true },
   completionProvider: { default: null },

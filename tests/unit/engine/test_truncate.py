@@ -1,8 +1,20 @@
-"""The per-result cap keeps head and tail on UTF-8 boundaries."""
+"""The per-result cap keeps head and tail on UTF-8 boundaries, and is the
+run's ``toolOutputCap`` (default :data:`TOOL_RESULT_CAP`)."""
 
 from __future__ import annotations
 
-from rhema_lsp.engine import TOOL_RESULT_CAP, truncate_tool_result
+import pytest
+
+from rhema_lsp.engine import (
+    TOOL_RESULT_CAP,
+    ToolCall,
+    ToolContext,
+    ToolResult,
+    truncate_tool_result,
+)
+from rhema_lsp.engine.calls import resolve_call
+from rhema_lsp.engine.request import ToolSpec
+from rhema_lsp.runs.settings import parse_settings
 
 
 def test_short_results_ride_verbatim() -> None:
@@ -37,3 +49,39 @@ def test_multibyte_text_is_cut_on_character_boundaries() -> None:
     assert len(tail.encode()) >= TOOL_RESULT_CAP // 4
     assert len(tail.encode()) < TOOL_RESULT_CAP // 4 + 4
     assert len(cut.encode()) < TOOL_RESULT_CAP + 200
+
+
+class _Long:
+    """A resolver whose one tool answers ``size`` bytes."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    def specs(self) -> list[ToolSpec]:
+        return []
+
+    async def resolve_streaming(
+        self, call: ToolCall, ctx: ToolContext, progress: object, status: object = None
+    ) -> ToolResult:
+        return ToolResult.success(call.id, "x" * self.size)
+
+
+class _Sink:
+    def emit(self, event: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("cap", "kept"), [(TOOL_RESULT_CAP, False), (100_000, True)])
+async def test_the_cap_is_the_runs_tool_output_cap(cap: int, kept: bool) -> None:
+    call = ToolCall(id="c1", name="big", args={})
+    result = await resolve_call(_Long(50_000), call, ToolContext(result_cap=cap), _Sink())  # type: ignore[arg-type]
+    assert (result.content == "x" * 50_000) is kept
+    assert len(result.content.encode()) <= cap
+
+
+def test_the_setting_is_bounded() -> None:
+    settings, problems = parse_settings({"toolOutputCap": 100_000})
+    assert settings.tool_output_cap == 100_000 and problems == []
+    settings, problems = parse_settings({"toolOutputCap": 10})
+    assert settings.tool_output_cap == TOOL_RESULT_CAP
+    assert [p.field for p in problems] == ["toolOutputCap"]

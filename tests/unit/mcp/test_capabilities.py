@@ -150,8 +150,11 @@ async def test_sampling_goes_to_the_sessions_model_once_approved(
 
 
 @pytest.mark.parametrize(("answers", "expected"), [
-    (["Answer", "Yes", "large", "thick"], "ordered: confirm=True size=large crust=thick"),
-    (["Answer", "No", "small", "Skip"], "ordered: confirm=False size=small crust=(left out)"),
+    (["Answer", "Yes", "large", "thick", "Send"], "ordered: confirm=True size=large crust=thick"),
+    (["Answer", "No", "small", "Skip", "Send"],
+     "ordered: confirm=False size=small crust=(left out)"),
+    (["Answer", "Yes", "large", "thick", "Deny"], "no order: decline"),  # declined on review
+    (["Answer", "Yes", "large", "thick", None], "no order: cancel"),  # the review dismissed
     (["Deny"], "no order: decline"),
     (["Answer", "No", "Cancel"], "no order: cancel"),
 ])  # fmt: skip
@@ -175,6 +178,14 @@ async def test_a_form_elicitation_is_asked_field_by_field(
         assert editor.asked[2][1] == ("small", "large", "Cancel")
     if len(editor.asked) > 3:
         assert editor.asked[3] == ("fake: Crust", ("thin", "thick", "Skip", "Cancel"))
+    if len(editor.asked) > 4:  # the review: every answer shown before it is sent
+        crust = "thick" if answers[3] == "thick" else "(left out)"
+        size, confirm = answers[2], "yes" if answers[1] == "Yes" else "no"
+        assert editor.asked[4] == (
+            "Send to the MCP server fake (Confirm the pizza order): "
+            f"Confirm: {confirm}; Size: {size}; Crust: {crust}",
+            ("Deny", "Send"),
+        )
 
 
 @pytest.mark.parametrize(("texts", "expected"), [
@@ -185,7 +196,8 @@ async def test_a_form_elicitation_is_asked_field_by_field(
 async def test_free_text_fields_are_asked_as_text_by_an_editor_that_can(
     hub: McpHub, tmp_path: Path, marks: Path, texts: list[str | None], expected: str
 ) -> None:
-    editor = MemoryEditor([tmp_path], answer="Answer")
+    editor = MemoryEditor([tmp_path])
+    editor.answers = ["Answer", "Send"]
     editor.asks_text = True
     editor.texts = list(texts)
     resolver = await run_with(hub, tmp_path, editor, fake=fake_stdio(marks, allow=["*"]))
@@ -193,9 +205,10 @@ async def test_free_text_fields_are_asked_as_text_by_an_editor_that_can(
     result = await call(resolver, "fake__sign_up", {})
 
     assert result.content == expected
-    assert editor.asked == [
-        ("The MCP server fake asks: Sign up for the club (3 question(s))", ("Deny", "Answer"))
-    ]
+    assert editor.asked[0] == (
+        "The MCP server fake asks: Sign up for the club (3 question(s))",
+        ("Deny", "Answer"),
+    )
     asked = editor.text_asked
     assert asked[0] == ("fake: Name", "") and asked[1] == ("fake: Age (a whole number)", "")
     if len(asked) > 3:

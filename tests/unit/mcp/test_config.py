@@ -33,8 +33,19 @@ def test_the_common_shapes_parse() -> None:
         ({"command": "x", "url": "http://h"}, "not both"),
         ({}, "command"),
         ({"url": "file:///x"}, "http://"),
+        ({"url": "https://h", "oauth": {"clientId": "c", "clientSecret": "s3cret"}}, "environment"),
+        ({"url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c"}},
+         "clientSecret"),
+        ({"url": "https://h", "oauth": {"clientSecret": "${S}"}}, "clientId"),
+        ({"url": "https://h", "oauth": {"grant": "client_credentials", "clientId": "c",
+                                        "privateKey": "-----BEGIN KEY-----"}}, "environment"),
+        ({"url": "https://h", "oauth": {"clientId": "c", "privateKey": "${K}"}},
+         "client_credentials"),
+        ({"url": "https://h", "oauth": {"clientMetadataUrl": "http://h/c.json"}}, "https://"),
+        ({"url": "https://h", "oauth": {"grant": "password"}}, "grant"),
+        ({"command": "x", "oauth": {"clientId": "c"}}, "HTTP server"),
     ],
-)
+)  # fmt: skip
 def test_a_bad_entry_is_named_and_the_others_kept(entry: dict[str, object], message: str) -> None:
     settings, problems = parse_settings({"mcpServers": {"good": {"command": "x"}, "bad": entry}})
     assert list(settings.mcp_servers) == ["good"]
@@ -66,3 +77,36 @@ def test_a_server_a_client_passes_may_carry_literal_header_values() -> None:
     assert given.headers == {"Authorization": "Bearer ghp_x"}
     with pytest.raises(ValueError, match="SSE"):
         McpServerConfig.given({"type": "sse", "url": "https://h/sse"})
+
+
+def test_an_organisations_oauth_client_is_read_from_the_entry() -> None:
+    servers, problems = parse_servers(
+        {
+            "corp": {
+                "url": "https://mcp.corp.example/mcp",
+                "oauth": {
+                    "clientId": "rhema",
+                    "clientSecret": "${CORP_SECRET}",
+                    "scopes": ["files:read", "files:write"],
+                    "grant": "client_credentials",
+                    "tokenAuth": "client_secret_post",
+                },
+            },
+            "cimd": {
+                "url": "https://mcp.example/mcp",
+                "oauth": {"clientMetadataUrl": "https://corp.example/rhema.json"},
+            },
+        }
+    )
+    assert problems == []
+    oauth = servers["corp"].oauth
+    assert oauth is not None and oauth.client_id == "rhema"
+    assert (oauth.grant, oauth.token_auth) == ("client_credentials", "client_secret_post")
+    assert oauth.scope == "files:read files:write"
+    cimd = servers["cimd"].oauth
+    assert cimd is not None and cimd.client_id is None and cimd.scope is None
+    # a client passing its servers (ACP) may give the secret itself
+    given = McpServerConfig.given(
+        {"url": "https://h", "oauth": {"clientId": "c", "clientSecret": "s"}}
+    )
+    assert given.oauth is not None and given.oauth.client_secret == "s"

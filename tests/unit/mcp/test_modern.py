@@ -108,7 +108,7 @@ async def test_a_2026_only_server_serves_tools_and_asks_through_round_trips(
     assert asked.content == "the model said: Paris"
     assert provider.requests[0].messages[0].text == "Capital of France?"
     assert "asks to use the model" in editor.asked[0][0]  # approved first, as ever
-    editor.answers = ["Answer", "large"]
+    editor.answers = ["Answer", "large", "Send"]  # the review: Send
     assert (await call(resolver, "m__order", {})).content == "ordered: large"
     editor.answers = ["Deny"]
     assert (await call(resolver, "m__order", {})).content == "no order: decline"
@@ -250,7 +250,7 @@ async def test_the_sdks_server_asks_through_round_trips_in_2026(
 
     asked = await call(resolver, "fake__resolved_model", {"question": "Capital of France?"})
     assert asked.content == "the model said: Paris"
-    editor.answers = ["Answer", "Yes", "large", "thick"]
+    editor.answers = ["Answer", "Yes", "large", "thick", "Send"]
     assert (await call(resolver, "fake__resolved_order", {})).content == "ordered: size=large"
     assert (await call(resolver, "fake__resolved_roots", {})).content == tmp_path.as_uri()
 

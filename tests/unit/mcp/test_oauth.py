@@ -18,6 +18,7 @@ from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.mcp.oauth import token_path
 from rhema_lsp.tools import MemoryEditor
+from rhema_lsp.vocabulary import MCP_RUN_WAIT_ENV, MCP_SIGN_IN_WAIT_ENV
 from tests.unit.mcp.conftest import Listening, fake_oauth
 from tests.unit.mcp.test_servers import Options, call, tools_for
 
@@ -104,7 +105,7 @@ async def test_a_401_leads_to_sign_in_and_the_call_succeeds(
 
 
 async def test_a_turn_does_not_wait_for_the_sign_in(
-    hub: McpHub, tmp_path: Path, protected: Listening
+    hub: McpHub, tmp_path: Path, protected: Listening, caplog: pytest.LogCaptureFixture
 ) -> None:
     url = f"http://127.0.0.1:{protected.port}/mcp"
     remote = McpServerConfig(url=url, allow=("*",))
@@ -113,6 +114,10 @@ async def test_a_turn_does_not_wait_for_the_sign_in(
     resolver = await tools_for(hub, tmp_path, editor, locked=remote)
 
     assert not [s for s in resolver.specs() if s.name.startswith("locked__")]
+    assert any(  # said plainly (headless, this reaches the terminal)
+        "MCP server locked needs you to sign in, so its tools are missing from this run" in m
+        for m in caplog.messages
+    )
     (report,) = await hub.status(Options({"locked": remote}))
     assert report.state == "authorizing"
     assert report.error is not None and "sign in" in report.error
@@ -123,6 +128,37 @@ async def test_a_turn_does_not_wait_for_the_sign_in(
         (checked,) = await hub.status(Options({"locked": remote}), check=True, editor=editor)
     assert (checked.state, checked.error) == ("authorizing", report.error)
     assert len(editor.shown) == 1  # the page was not opened again
+
+
+async def test_a_turn_in_a_terminal_waits_for_the_sign_in(
+    tmp_path: Path, protected: Listening
+) -> None:
+    url = f"http://127.0.0.1:{protected.port}/mcp"
+    remote = McpServerConfig(url=url, allow=("*",))
+    environ = {MCP_RUN_WAIT_ENV: "2", MCP_SIGN_IN_WAIT_ENV: "60"}  # as `ask` in a terminal
+    hub = McpHub(environ, config_path=tmp_path / "config.json", state_dir=tmp_path / "state")
+    editor = MemoryEditor([tmp_path])
+    try:
+        async with anyio.create_task_group() as group:
+            browser = Browser(group)
+
+            def later(page: str) -> None:  # the user reads the page, then signs in
+                async def visit() -> None:
+                    await anyio.sleep(1.0)  # a moment to read it
+                    browser.open(page)
+
+                group.start_soon(visit)
+
+            editor.on_show = later
+            resolver = await tools_for(hub, tmp_path, editor, locked=remote)
+            # the same turn has the tools: it waited for the sign-in
+            result = await call(resolver, "locked__secret", {})
+        assert (result.is_error, result.content) == (
+            False,
+            "signed in: the protected tool answered",
+        )
+    finally:
+        await hub.aclose()
 
 
 async def test_a_refused_sign_in_fails_with_the_reason_and_is_not_retried(

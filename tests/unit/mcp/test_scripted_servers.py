@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from rhema_lsp.mcp import offers
+from rhema_lsp.mcp import offers, pages
 from rhema_lsp.mcp.config import McpServerConfig
 from rhema_lsp.mcp.connection import McpConnection
 from rhema_lsp.mcp.hub import McpHub
@@ -64,7 +64,7 @@ async def test_refused_and_unanswered_optional_requests_never_sink_a_start(
     )
     assert (await call(resolver, "s__echo", {"text": "hi"})).content == "echo: hi"
     (report,) = await quick.status(options)
-    assert report.state == "ready" and report.tools == 2
+    assert report.state == "ready" and report.tools == 4
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert "logging/setLevel failed" in logged
     assert "resources/list failed (no answer within 0.5 s)" in logged
@@ -131,3 +131,95 @@ async def test_a_frozen_server_is_found_by_ping_and_restarted(
         assert any("did not answer a ping within 0.5 s" in m for m in caplog.messages)
     finally:
         await connection.aclose()
+
+
+@pytest.mark.parametrize("answer", ["Open", "Deny"])
+async def test_a_page_required_first_is_offered_and_the_call_retried_once_visited(
+    quick: McpHub, tmp_path: Path, marks: Path, answer: str
+) -> None:
+    editor = MemoryEditor([tmp_path], answer=answer)
+
+    def sign_in(_url: str) -> None:  # the user visits the page
+        (marks / "visited").write_text("yes")
+
+    editor.on_show = sign_in
+    options = Options({"s": scripted(marks, FAKE_SCRIPT_PROTOCOL="2025-11-25")})
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    with anyio.fail_after(20):
+        result = await call(resolver, "s__vault", {})
+    assert editor.asked == [
+        (
+            "The MCP server s asks you to open https://vault.example/connect: Connect the vault",
+            ("Deny", "Open"),
+        )
+    ]
+    if answer == "Open":
+        assert (result.is_error, result.content) == (False, "opened")
+        assert editor.shown == ["https://vault.example/connect"]
+    else:
+        assert result.is_error and editor.shown == []
+        assert "needs https://vault.example/connect visited first" in result.content
+
+
+async def test_a_page_never_completed_ends_the_call_after_the_bound(
+    quick: McpHub, tmp_path: Path, marks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pages, "URL_WAIT_S", 0.3)
+    editor = MemoryEditor([tmp_path], answer="Open")  # opened, but nobody signs in
+    options = Options({"s": scripted(marks, FAKE_SCRIPT_PROTOCOL="2025-11-25")})
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    result = await call(resolver, "s__vault", {})
+    assert result.is_error and "did not hear within 0.3 s" in result.content
+
+
+async def test_always_allow_this_tool_is_offered_in_the_question_and_kept(
+    quick: McpHub, tmp_path: Path, marks: Path
+) -> None:
+    editor = MemoryEditor([tmp_path])
+    editor.answers = ["Always allow this tool", "Deny"]
+    options = Options({"s": McpServerConfig.model_validate(entry(marks))})  # nothing allowed
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    assert (await call(resolver, "s__echo", {"text": "one"})).content == "echo: one"
+    [(question, choices)] = editor.asked
+    assert "MCP tool echo of the server s" in question
+    assert choices == ("Deny", "Allow", "Always allow this tool")
+    # the same tool, other arguments, a later run: not asked again
+    again = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    assert (await call(again, "s__echo", {"text": "two"})).content == "echo: two"
+    assert len(editor.asked) == 1
+    # another tool of the server is still asked (and denied here)
+    denied = await call(again, "s__vault", {})
+    assert denied.is_error and "did not approve" in denied.content and len(editor.asked) == 2
+
+
+class _Telling(MemoryEditor):
+    """An editor that cannot open pages but shows messages (an LSP client
+    without ``window/showDocument``)."""
+
+    told: list[str]
+
+    def notify(self, message: str) -> None:
+        self.told.append(message)
+
+
+async def test_a_page_the_editor_cannot_open_is_named_in_a_message(
+    quick: McpHub, tmp_path: Path, marks: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(pages, "URL_WAIT_S", 0.2)
+    editor = _Telling([tmp_path], answer="Open")
+    editor.told = []
+    options = Options({"s": scripted(marks, FAKE_SCRIPT_PROTOCOL="2025-11-25")})
+    resolver = await quick.resolver(
+        inner(tmp_path, editor), "agent", tmp_path, editor, "openai", options
+    )
+    await call(resolver, "s__vault", {})
+    assert editor.shown == ["https://vault.example/connect"]  # tried, not opened
+    assert editor.told == ["Open this page for the MCP server s: https://vault.example/connect"]

@@ -2,11 +2,13 @@
 wait and is ``failed`` with its reason, tried again in the background while
 later turns go on without waiting; a server that cannot start as configured
 (no such command, a refused value) fails at once and is not retried; the
-health check of ``status(check=True)`` starts the servers and reports them."""
+health check of ``status(check=True)`` starts the servers and reports them;
+stopping a child that ignores end of input and ``SIGTERM`` takes about a second."""
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,10 +16,11 @@ import pytest
 
 from rhema_lsp.engine import ToolResolver
 from rhema_lsp.mcp.config import McpServerConfig
+from rhema_lsp.mcp.connection import McpConnection
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.tools import MemoryEditor
 from tests.fakes.mcp_hang import entry
-from tests.unit.mcp.conftest import ROOT, eventually, fake_stdio
+from tests.unit.mcp.conftest import ROOT, alive, eventually, fake_stdio
 from tests.unit.mcp.test_servers import Options, call, inner
 
 pytestmark = pytest.mark.process  # starts child processes
@@ -143,3 +146,20 @@ async def test_the_server_runs_in_the_session_folder(quick: McpHub, tmp_path: Pa
         inner(folder, editor), "agent", folder, editor, "openai", Options({"fake": pwd})
     )
     assert (await call(resolver, "fake__where", {})).content == str(folder)
+
+
+async def test_stopping_never_waits_long_on_a_child_that_ignores_eof_and_sigterm(
+    tmp_path: Path, marks: Path
+) -> None:
+    stubborn = entry(marks, start_timeout=60)
+    stubborn["env"] = {**stubborn["env"], "FAKE_HANG_STUBBORN": "1"}  # type: ignore[dict-item]
+    connection = McpConnection(
+        "stuck", McpServerConfig.model_validate(stubborn), environ={}, cwd=tmp_path
+    )
+    connection.start()
+    await eventually(lambda: starts(marks) == 1)
+    (pid,) = [int(line) for line in (marks / "starts").read_text().split()]
+    began = time.monotonic()
+    await connection.aclose()
+    assert time.monotonic() - began < 2.5  # the SDK's own waits alone were 4 s
+    await eventually(lambda: not alive(pid), 5)

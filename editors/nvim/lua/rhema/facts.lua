@@ -79,6 +79,7 @@ M.settings = {
   mcpModes = { 'agent' },
   mcpStartTimeout = 10.0,
   diagnosticsWait = 1.5,
+  toolOutputCap = 24000,
   languageServers = {},
   inlineCompletion = true,
   completionProvider = vim.NIL,

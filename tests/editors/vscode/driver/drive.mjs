@@ -85,6 +85,8 @@ async function waitForAsync(predicate, what) {
   }
 }
 
+const launched = Date.now();
+let startupMs;
 const context = await chromium.launchPersistentContext(scenario.browserDataDir, {
   executablePath: '/usr/bin/chromium',
   headless: true,
@@ -102,6 +104,7 @@ const context = await chromium.launchPersistentContext(scenario.browserDataDir, 
 const results = [];
 let failure;
 let page;
+let stepStart = Date.now();
 try {
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(timeout);
@@ -110,6 +113,7 @@ try {
   // The extension's status bar item appears once it has activated (onStartupFinished):
   // only then does the palette list its commands.
   await page.locator('.statusbar-item', { hasText: 'Rhema' }).first().waitFor({ state: 'visible' });
+  startupMs = Date.now() - launched;
   const widget = page.locator('.quick-input-widget');
   const tryCommand = async (title, keepFocus, wait) => {
     if (!keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 }, timeout: wait });
@@ -148,6 +152,7 @@ try {
       : page;
   const actionRow = (label) => page.locator(`.action-widget .monaco-list-row[aria-label="${label}"]`).first();
   for (const step of scenario.steps) {
+    stepStart = Date.now();
     if (step.command !== undefined) {
       await runCommand(step.command, step.keepFocus);
       results.push({ command: step.command });
@@ -309,6 +314,7 @@ try {
     } else {
       throw new Error(`unknown step ${JSON.stringify(step)}`);
     }
+    results[results.length - 1].ms = Date.now() - stepStart;
   }
   if (scenario.finalScreenshot) await page.screenshot({ path: scenario.finalScreenshot });
 } catch (error) {
@@ -319,5 +325,5 @@ try {
 } finally {
   await context.close();
 }
-process.stdout.write(`${JSON.stringify({ ok: failure === undefined, steps: results, error: failure })}\n`);
+process.stdout.write(`${JSON.stringify({ ok: failure === undefined, startupMs, steps: results, error: failure })}\n`);
 process.exitCode = failure === undefined ? 0 : 1;

@@ -8,6 +8,7 @@ first, the server's message behind Details) with a Retry that continues the same
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,12 @@ def chat(step: dict[str, Any]) -> dict[str, Any]:
     return {**step, **CHAT}
 
 
+def release(model: FakeModelServer) -> list[str]:
+    """A driver ``exec`` that lets the model's held answer go on."""
+    fetch = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=30).read()"
+    return [sys.executable, "-c", fetch, f"{model.origin}/release"]
+
+
 def send(prompt: str) -> list[dict[str, Any]]:
     return [chat({"click": "#input"}), {"typeText": prompt}, {"press": "Enter"}]
 
@@ -35,9 +42,10 @@ def send(prompt: str) -> list[dict[str, Any]]:
 def test_retries_count_down_an_error_says_what_to_do_and_retry_continues_the_turn(
     vscode: VSCode, model: FakeModelServer, artifacts: Path
 ) -> None:
-    # Four attempts, all overloaded: the server gives up; then the model is back, slowly.
+    # Four attempts, all overloaded: the server gives up; then the model is back, and says
+    # nothing until the test has seen the working line (it holds before its first piece).
     model.script(OVERLOADED, OVERLOADED, OVERLOADED, OVERLOADED)
-    model.script(text_reply("Back again, with the answer.", chunk=3, delay=0.5))
+    model.script(text_reply("Back again, with the answer.", chunk=3, hold=0))
     retry_shot = artifacts / "chat-retry-waiting.png"
     error_shot = artifacts / "chat-error.png"
     waiting_shot = artifacts / "chat-waiting-for-the-model.png"
@@ -58,6 +66,7 @@ def test_retries_count_down_an_error_says_what_to_do_and_retry_continues_the_tur
             chat({"waitFor": "#working", "hasText": "Waiting for the model"}),
             chat({"query": "#working"}),
             {"screenshot": str(waiting_shot)},
+            {"exec": release(model)},
             chat({"waitFor": ".answer", "hasText": "Back again, with the answer."}),
             chat({"waitFor": ".end"}),
             chat({"query": "#working"}),

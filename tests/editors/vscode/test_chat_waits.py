@@ -8,13 +8,12 @@ first, the server's message behind Details) with a Retry that continues the same
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.editors.vscode.conftest import VSCode, user_texts
+from tests.editors.vscode.conftest import VSCode, release, user_texts
 from tests.fakes.model_server import FakeModelServer, error_reply, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(900)
@@ -26,12 +25,6 @@ OVERLOADED = error_reply(503, headers={"retry-after-ms": "400"})
 
 def chat(step: dict[str, Any]) -> dict[str, Any]:
     return {**step, **CHAT}
-
-
-def release(model: FakeModelServer) -> list[str]:
-    """A driver ``exec`` that lets the model's held answer go on."""
-    fetch = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=30).read()"
-    return [sys.executable, "-c", fetch, f"{model.origin}/release"]
 
 
 def send(prompt: str) -> list[dict[str, Any]]:
@@ -66,7 +59,7 @@ def test_retries_count_down_an_error_says_what_to_do_and_retry_continues_the_tur
             chat({"waitFor": "#working", "hasText": "Waiting for the model"}),
             chat({"query": "#working"}),
             {"screenshot": str(waiting_shot)},
-            {"exec": release(model)},
+            release(model),
             chat({"waitFor": ".answer", "hasText": "Back again, with the answer."}),
             chat({"waitFor": ".end"}),
             chat({"query": "#working"}),

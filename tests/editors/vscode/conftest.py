@@ -382,8 +382,7 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 def release(model: FakeModelServer) -> dict[str, Any]:
     """A driver step that lets the model's held answer (``hold=N`` on a reply) go on: the
     test paces the model by what it has seen, not by delays."""
-    fetch = "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=30).read()"
-    return {"exec": [sys.executable, "-c", fetch, f"{model.origin}/release"]}
+    return {"get": f"{model.origin}/release"}
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:

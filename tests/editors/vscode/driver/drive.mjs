@@ -27,6 +27,7 @@
 //   {waitStatus: "Rhema", not: ["starting", "stopped"]}  wait for the status bar item with that text
 //                                            until it contains none of `not` (the server is running)
 //   {exec: ["prog", "arg", ...]}             run a program to completion (fails on a non-zero exit)
+//   {get: "http://127.0.0.1:PORT/path"}      an HTTP GET from the driver (fails unless it answers 2xx)
 //   {selectOption: "css", hasText: "..."}    pick the first <option> of a <select> whose text has hasText
 //   {resizeSideBar: 700}                     drag the primary side bar's edge until it is that wide (px)
 //   {typeText: "...", delayMs: 40}           (with delayMs) type one key at a time, that far apart
@@ -280,6 +281,10 @@ try {
       const [program, ...args] = step.exec;
       const stdout = execFileSync(program, args, { encoding: 'utf8' });
       results.push({ exec: program, stdout });
+    } else if (step.get !== undefined) {
+      const response = await fetch(step.get, { signal: AbortSignal.timeout(timeout) });
+      if (!response.ok) throw new Error(`GET ${step.get} answered ${response.status}`);
+      results.push({ get: step.get, text: await response.text() });
     } else if (step.selectOption !== undefined) {
       const select = scope(step).locator(step.selectOption).first();
       const option = select.locator('option', { hasText: step.hasText }).first();

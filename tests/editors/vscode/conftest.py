@@ -12,7 +12,8 @@ the pytest process on 127.0.0.1: the ``model`` fixture, which each test scripts 
 
 code-server is installed once per machine by ``scripts/install-code-server.sh`` (cached
 under ``$HOME/.cache/rhema-lsp/code-server`` or ``RHEMA_CODE_SERVER_DIR``); the extension is
-packaged once per session; every test gets a fresh code-server with fresh XDG dirs (the
+packaged and installed once per session (each test gets a copy of the installed extensions
+folder); every test gets a fresh code-server with fresh XDG dirs (the
 server's ``XDG_STATE_HOME`` included) and no API keys in its environment, started in its own
 process group and killed as a group.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import socket
 import subprocess
@@ -96,6 +98,37 @@ def vsix() -> Path:
     _npm_ci_if_needed(EXTENSION_DIR)
     _run(["npm", "run", "package"], EXTENSION_DIR)
     return EXTENSION_DIR / "rhema.vsix"
+
+
+@pytest.fixture(scope="session")
+def installed_extensions(
+    code_server: Path, vsix: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """An extensions folder with the packaged extension installed, once per session: each
+    test starts from a copy of it (installing takes code-server seconds a test)."""
+    root = tmp_path_factory.mktemp("installed")
+    folder = root / "extensions"
+    _run(
+        [
+            str(code_server),
+            "--user-data-dir",
+            str(root / "user-data"),
+            "--extensions-dir",
+            str(folder),
+            "--install-extension",
+            str(vsix),
+        ],
+        root,
+    )
+    return folder
+
+
+def _copy_extensions(installed: Path, to: Path) -> None:
+    """A test's own copy of ``installed``; its index names the copy's paths."""
+    shutil.copytree(installed, to, symlinks=True)
+    index = to / "extensions.json"
+    if index.exists():
+        index.write_text(index.read_text().replace(str(installed), str(to)))
 
 
 @pytest.fixture(scope="session")
@@ -190,6 +223,7 @@ class VSCode:
         if not lines:
             raise AssertionError(f"driver printed nothing:\n{proc.stderr}\n{self.server_log()}")
         report: dict[str, Any] = json.loads(lines[-1])
+        scenario.with_suffix(".report.json").write_text(lines[-1])
         if not report["ok"]:
             raise AssertionError(
                 f"driver failed: {report['error']}\n--- Rhema channel:\n{self.channel('Rhema')}"
@@ -223,7 +257,7 @@ class VSCode:
 def vscode(
     tmp_path: Path,
     code_server: Path,
-    vsix: Path,
+    installed_extensions: Path,
     driver: Path,
     server_command: list[str],
     model: FakeModelServer,
@@ -279,7 +313,7 @@ def vscode(
         "--extensions-dir",
         str(extensions),
     ]
-    _run([*base, "--install-extension", str(vsix)], tmp_path)
+    _copy_extensions(installed_extensions, extensions)
     port = _free_port()
     log_file = tmp_path / "code-server.log"
     with log_file.open("w") as log:
@@ -343,6 +377,12 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             os.killpg(proc.pid, signal.SIGKILL)
         except ProcessLookupError:
             return
+
+
+def release(model: FakeModelServer) -> dict[str, Any]:
+    """A driver step that lets the model's held answer (``hold=N`` on a reply) go on: the
+    test paces the model by what it has seen, not by delays."""
+    return {"get": f"{model.origin}/release"}
 
 
 def user_texts(request: dict[str, Any]) -> list[str]:

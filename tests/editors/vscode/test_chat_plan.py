@@ -6,12 +6,13 @@ edit mode, and the checklist ticks while that turn runs; the pick stands after i
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.editors.vscode.conftest import VSCode, user_texts
+from tests.editors.vscode.conftest import VSCode, release, user_texts
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 pytestmark = pytest.mark.timeout(900)
@@ -41,12 +42,15 @@ def test_the_plan_ticks_in_the_chat_view_and_run_this_plan_runs_it(
     model.script(
         tool_reply(("update_plan", plan("pending", "pending"))),
         text_reply("Two steps: read, then add the header."),
-        # "Run this plan": the first step done, the second under way for a few seconds.
+        # "Run this plan": the first step done, the second under way until the test has
+        # seen it (the next answer holds before its first piece).
         tool_reply(("update_plan", plan("completed", "in_progress"))),
-        tool_reply(
-            ("edit_file", {"path": "hello.py", "old_text": HELLO, "new_text": HEADER + HELLO}),
-            text="Adding the header now. " * 8,
-            delay=0.25,
+        replace(
+            tool_reply(
+                ("edit_file", {"path": "hello.py", "old_text": HELLO, "new_text": HEADER + HELLO}),
+                text="Adding the header now. " * 8,
+            ),
+            hold=0,
         ),
         tool_reply(("update_plan", plan("completed", "completed"))),
         text_reply("Done."),
@@ -74,6 +78,7 @@ def test_the_plan_ticks_in_the_chat_view_and_run_this_plan_runs_it(
             chat({"query": ".plan .step"}),
             chat({"query": ".plan button.run-plan"}),
             {"screenshot": str(ticking_shot)},
+            release(model),
             chat({"waitFor": ".answer", "hasText": "Done."}),
             chat({"waitFor": ".end", "hasText": "4 steps"}),
             chat({"query": ".plan"}),

@@ -27,6 +27,7 @@
 //   {waitStatus: "Rhema", not: ["starting", "stopped"]}  wait for the status bar item with that text
 //                                            until it contains none of `not` (the server is running)
 //   {exec: ["prog", "arg", ...]}             run a program to completion (fails on a non-zero exit)
+//   {get: "http://127.0.0.1:PORT/path"}      an HTTP GET from the driver (fails unless it answers 2xx)
 //   {selectOption: "css", hasText: "..."}    pick the first <option> of a <select> whose text has hasText
 //   {resizeSideBar: 700}                     drag the primary side bar's edge until it is that wide (px)
 //   {typeText: "...", delayMs: 40}           (with delayMs) type one key at a time, that far apart
@@ -85,6 +86,8 @@ async function waitForAsync(predicate, what) {
   }
 }
 
+const launched = Date.now();
+let startupMs;
 const context = await chromium.launchPersistentContext(scenario.browserDataDir, {
   executablePath: '/usr/bin/chromium',
   headless: true,
@@ -102,6 +105,7 @@ const context = await chromium.launchPersistentContext(scenario.browserDataDir, 
 const results = [];
 let failure;
 let page;
+let stepStart = Date.now();
 try {
   page = context.pages()[0] ?? (await context.newPage());
   page.setDefaultTimeout(timeout);
@@ -110,6 +114,7 @@ try {
   // The extension's status bar item appears once it has activated (onStartupFinished):
   // only then does the palette list its commands.
   await page.locator('.statusbar-item', { hasText: 'Rhema' }).first().waitFor({ state: 'visible' });
+  startupMs = Date.now() - launched;
   const widget = page.locator('.quick-input-widget');
   const tryCommand = async (title, keepFocus, wait) => {
     if (!keepFocus) await page.locator('.monaco-workbench').click({ position: { x: 700, y: 450 }, timeout: wait });
@@ -148,6 +153,7 @@ try {
       : page;
   const actionRow = (label) => page.locator(`.action-widget .monaco-list-row[aria-label="${label}"]`).first();
   for (const step of scenario.steps) {
+    stepStart = Date.now();
     if (step.command !== undefined) {
       await runCommand(step.command, step.keepFocus);
       results.push({ command: step.command });
@@ -275,6 +281,10 @@ try {
       const [program, ...args] = step.exec;
       const stdout = execFileSync(program, args, { encoding: 'utf8' });
       results.push({ exec: program, stdout });
+    } else if (step.get !== undefined) {
+      const response = await fetch(step.get, { signal: AbortSignal.timeout(timeout) });
+      if (!response.ok) throw new Error(`GET ${step.get} answered ${response.status}`);
+      results.push({ get: step.get, text: await response.text() });
     } else if (step.selectOption !== undefined) {
       const select = scope(step).locator(step.selectOption).first();
       const option = select.locator('option', { hasText: step.hasText }).first();
@@ -309,6 +319,7 @@ try {
     } else {
       throw new Error(`unknown step ${JSON.stringify(step)}`);
     }
+    results[results.length - 1].ms = Date.now() - stepStart;
   }
   if (scenario.finalScreenshot) await page.screenshot({ path: scenario.finalScreenshot });
 } catch (error) {
@@ -319,5 +330,5 @@ try {
 } finally {
   await context.close();
 }
-process.stdout.write(`${JSON.stringify({ ok: failure === undefined, steps: results, error: failure })}\n`);
+process.stdout.write(`${JSON.stringify({ ok: failure === undefined, startupMs, steps: results, error: failure })}\n`);
 process.exitCode = failure === undefined ? 0 : 1;

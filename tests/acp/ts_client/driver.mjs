@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { ClientApp, ndJsonStream } from "@agentclientprotocol/sdk";
+import * as more from "./more.mjs";
 
 const [scenario, rawConfig] = process.argv.slice(2);
 const config = JSON.parse(rawConfig);
@@ -194,10 +195,10 @@ async function codecompanion(agent) {
   });
 }
 
-const scenarios = { tour, codecompanion };
+const scenarios = { tour, codecompanion, ...more };
 let failure = null;
 try {
-  await app.connectWith(stream, scenarios[scenario]);
+  await app.connectWith(stream, (agent) => scenarios[scenario](agent, { seen, config }));
 } catch (error) {
   failure = String(error?.stack ?? error);
 }

@@ -26,6 +26,7 @@ from acp.schema import (
     SessionModeState,
 )
 
+from rhema_lsp.acp.costs import CostMeter
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.errors import BadParams, UnknownSession
 from rhema_lsp.acp.folders import folder_refusal
@@ -94,6 +95,8 @@ class AcpSession:
     """Whether the client takes boolean options (``session.configOptions.boolean``)."""
     network: bool | None = None
     """Its commands reach the network in the sandbox (``None``: the setting's)."""
+    cost: CostMeter = field(default_factory=CostMeter)
+    """What its model calls cost so far, on this connection."""
 
     @property
     def place(self) -> Workplace:

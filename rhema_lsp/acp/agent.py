@@ -64,6 +64,7 @@ from rhema_lsp.acp.editor import AcpClient
 from rhema_lsp.acp.errors import AcpAgentError, BadParams, UnknownSession, answers
 from rhema_lsp.acp.handshake import images_offered, initialize_result
 from rhema_lsp.acp.lifecycle import SessionLifecycle
+from rhema_lsp.acp.mcp_prompts import McpPromptCommands
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.options import SessionOptions, restore_choices
 from rhema_lsp.acp.prompt import PromptBlock, user_prompt
@@ -132,6 +133,7 @@ class RhemaAcpAgent(SessionLifecycle):
         self.after_answer: Callable[[str, dict[str, Any]], None] | None = None
         """Queues a notification to follow the answer naming a session (set
         by the transport)."""
+        self.mcp_prompts = McpPromptCommands(self.mcp, lambda: self.settings)
         self.commands = builtin_commands(
             CommandSeat(
                 self.turns,
@@ -218,6 +220,7 @@ class RhemaAcpAgent(SessionLifecycle):
         if previous is not None and previous.languages is not None:
             await previous.languages.aclose()  # loaded again: its servers are replaced
         self.sessions[session_id] = session
+        self.mcp_prompts.start(session, self._announce)  # its MCP servers start now
         return session
 
     @answers
@@ -344,7 +347,8 @@ class RhemaAcpAgent(SessionLifecycle):
             await self._say(session_id, await command[0].run(session, command[1]))
             return PromptResponse(stop_reason="end_turn")
         settings = session.settings(self.settings)
-        plan = Plan(text, text, session.mode, settings.max_steps, images=asked.images)
+        mcp_prompt = await self.mcp_prompts.expand(text)  # /mcp__server__prompt: its text
+        plan = Plan(mcp_prompt or text, text, session.mode, settings.max_steps, images=asked.images)
         stored = session.id if session.stored else None
         plan, model = await self.door.expand(plan, session.place, stored)
         run = await self.door.start(
@@ -366,6 +370,11 @@ class RhemaAcpAgent(SessionLifecycle):
                 with anyio.CancelScope(shield=True):
                     await self.withdraw_requests(session_id)
         return answer(outcome)
+
+    async def _announce(self) -> None:
+        """Every open session's commands again (the MCP prompts changed)."""
+        for session in list(self.sessions.values()):
+            await self.client.session_update(session.id, await offered(self, session))
 
     async def _say(self, session_id: str, text: str) -> None:
         """An agent message chunk of ``text`` outside a turn."""
@@ -391,4 +400,5 @@ class RhemaAcpAgent(SessionLifecycle):
         servers and the sessions' language servers stopped, the stores
         closed (once: later calls return at once)."""
         languages = [s.languages for s in self.sessions.values() if s.languages is not None]
+        await self.mcp_prompts.aclose()
         await self.door.shutdown(languages=languages)

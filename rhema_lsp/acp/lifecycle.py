@@ -39,6 +39,7 @@ from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, real_folder
 
 if TYPE_CHECKING:
     from rhema_lsp.acp.commands import SlashCommands
+    from rhema_lsp.acp.mcp_prompts import McpPromptCommands
     from rhema_lsp.acp.options import SessionOptions
     from rhema_lsp.engine import Session
     from rhema_lsp.runs.door import Door
@@ -56,6 +57,7 @@ class SessionLifecycle:
     runs: RunRegistry
     options: SessionOptions
     commands: SlashCommands
+    mcp_prompts: McpPromptCommands
     after_answer: Callable[[str, dict[str, Any]], None] | None
 
     def _session(self, session_id: str) -> AcpSession:

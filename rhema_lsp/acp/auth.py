@@ -31,6 +31,8 @@ import os
 from collections.abc import MutableMapping
 from pathlib import Path
 
+import anyio.to_thread
+
 from rhema_lsp.acp.errors import AcpAgentError
 from rhema_lsp.acp.handshake import LOCAL_METHOD, SETUP_METHOD
 from rhema_lsp.providers.local import DETECT_TIMEOUT, find_local_servers, port_list
@@ -164,7 +166,7 @@ async def sign_in_locally(
     for server, listing in await find_local_servers(servers, probe_s):
         if listing.models:
             choice = StoredChoice(server.preset, listing.models[0], server.base_url)
-            write_choice(choice, path or choice_path())
+            await anyio.to_thread.run_sync(write_choice, choice, path or choice_path())
             return choice
     raise AuthFailed(
         f"no model server on this machine lists a model (ports {port_list(servers)}): start "

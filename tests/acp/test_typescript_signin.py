@@ -31,10 +31,10 @@ def _texts(request: dict[str, Any]) -> list[str]:
     return [str(m.get("content")) for m in request["messages"]]
 
 
-async def test_terminal_auth_run_by_the_client_stores_the_choice_the_next_session_uses(
+async def test_terminal_auth_stores_the_choice_the_next_session_uses_and_it_forks(
     fake: FakeModelServer, state: Path, workspace: Path
 ) -> None:
-    fake.script(text_reply("Signed in and answering."))
+    fake.script(text_reply("Signed in: noted 42."), text_reply("It was 42."))
     answers = f"custom\n{fake.base_url}\nopenai\nfake-large\n\n"
     seen = await drive(
         "signin",
@@ -55,17 +55,11 @@ async def test_terminal_auth_run_by_the_client_stores_the_choice_the_next_sessio
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert not [p for p in os.listdir(workspace) if p.endswith(".json")]
     assert r["prompted"]["stopReason"] == "end_turn"
-    (request,) = fake.requests
-    assert request["model"] == "fake-large"
+    request, in_fork = fake.requests
+    assert request["model"] == "fake-large" and in_fork["model"] == "fake-large"
     assert "hello after sign-in" in _texts(request)[-1]
 
-
-async def test_a_fork_holds_the_conversation_and_a_boolean_option_is_set(
-    fake: FakeModelServer, state: Path, workspace: Path
-) -> None:
-    fake.script(text_reply("Noted: 42."), text_reply("It was 42."))
-    seen = await drive("fork", fake, state, workspace)
-    r = seen["results"]
+    # the fork
     assert r["initialize"]["agentCapabilities"]["sessionCapabilities"]["fork"] == {}
     forked = r["forked"]
     options = {o["id"]: o for o in forked["configOptions"]}
@@ -81,9 +75,8 @@ async def test_a_fork_holds_the_conversation_and_a_boolean_option_is_set(
     assert after["network"]["currentValue"] is True
     assert r["badNetwork"] == {"error": -32602}
     assert r["inFork"]["stopReason"] == "end_turn"
-    _first, in_fork = fake.requests
     texts = _texts(in_fork)
-    assert any("remember 42" in t for t in texts) and "Noted: 42." in texts
+    assert any("hello after sign-in" in t for t in texts) and "Signed in: noted 42." in texts
     assert "what number?" in texts[-1]
     ids = {s["sessionId"] for s in r["listed"]["sessions"]}
     assert forked["sessionId"] in ids and len(ids) == 2

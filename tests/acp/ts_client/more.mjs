@@ -6,12 +6,16 @@ const text = (t) => ({ type: "text", text: t });
 
 // Terminal Auth as a client runs it: the agent's command plus the method's
 // args and env, in a "terminal" (here a pipe fed the user's answers); then
-// a new session on the same connection uses the stored choice.
+// a new session on the same connection uses the stored choice; then that
+// session is forked, and the fork's boolean option set.
 export async function signin(agent, { seen, config }) {
   const r = seen.results;
   r.initialize = await agent.request("initialize", {
     protocolVersion: 1,
-    clientCapabilities: { auth: { terminal: true } },
+    clientCapabilities: {
+      auth: { terminal: true },
+      session: { configOptions: { boolean: {} } },
+    },
     clientInfo: { name: "rhema-ts-tests", version: "1" },
   });
   const method = r.initialize.authMethods.find((m) => m.type === "terminal");
@@ -25,23 +29,11 @@ export async function signin(agent, { seen, config }) {
   r.setupExit = await new Promise((ok) => child.on("exit", ok));
   r.setupOut = out;
   const created = await agent.request("session/new", { cwd: config.cwd, mcpServers: [] });
-  r.prompted = await agent.request("session/prompt", {
-    sessionId: created.sessionId, prompt: [text("hello after sign-in")],
-  });
-}
-
-// session/fork and a boolean option, from a client that declares them.
-export async function fork(agent, { seen, config }) {
-  const r = seen.results;
-  r.initialize = await agent.request("initialize", {
-    protocolVersion: 1,
-    clientCapabilities: { session: { configOptions: { boolean: {} } } },
-    clientInfo: { name: "rhema-ts-tests", version: "1" },
-  });
-  const created = await agent.request("session/new", { cwd: config.cwd, mcpServers: [] });
   const sid = created.sessionId;
   await agent.request("session/set_config_option", { sessionId: sid, configId: "mode", value: "ask" });
-  r.first = await agent.request("session/prompt", { sessionId: sid, prompt: [text("remember 42")] });
+  r.prompted = await agent.request("session/prompt", {
+    sessionId: sid, prompt: [text("hello after sign-in")],
+  });
   r.forked = await agent.request("session/fork", { sessionId: sid, cwd: config.cwd, mcpServers: [] });
   const fid = r.forked.sessionId;
   r.network = await agent.request("session/set_config_option", {

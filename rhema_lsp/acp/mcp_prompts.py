@@ -6,7 +6,9 @@ agent starts its MCP servers in a task it owns, rather than on its first
 prompt: the ones a run would start (the settings', the user config file's,
 the trusted workspace ones, and the servers the client passed), through the
 hub's own path (:meth:`~rhema_lsp.mcp.hub.McpHub.resolver`, its one bounded
-wait), whatever the session's mode. A prompt sent meanwhile waits for them
+wait), whatever the session's mode. It asks the user nothing: a workspace
+``.mcp.json`` not answered yet leaves the start to the first prompt, which
+asks as before. A prompt sent meanwhile waits for them
 as it always did (bounded as before); one in a mode without MCP tools does
 not use them.
 
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
@@ -38,11 +40,14 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 from rhema_lsp.acp.errors import BadParams
 from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.engine import ToolCall, ToolContext, ToolResolver, ToolResult, ToolSpec
-from rhema_lsp.mcp.errors import McpError
+from rhema_lsp.mcp.errors import McpError, McpUnavailable
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.runs.settings import Settings
+from rhema_lsp.tools.editor import Editor, EditOutcome, OpenDocument
 
 if TYPE_CHECKING:  # the listings load the MCP SDK: seconds, never on the agent's load
+    from lsprotocol.types import WorkspaceEdit
+
     from rhema_lsp.mcp.listings import McpPrompt
 
 __all__ = ["McpPromptCommands", "command_name", "prompt_arguments"]
@@ -87,6 +92,45 @@ class _NoTools(ToolResolver):
         raise AssertionError("no run resolves calls here")
 
 
+class _Unasked:
+    """The session's editor, but one that asks nothing: a question (whether
+    to trust a workspace's ``.mcp.json``) is the first prompt's to ask, so
+    the early start gives up rather than asks (or caches a dismissal)."""
+
+    def __init__(self, editor: Editor) -> None:
+        self.editor = editor
+
+    @property
+    def position_encoding(self) -> str:
+        return self.editor.position_encoding
+
+    @property
+    def supports_document_changes(self) -> bool:
+        return self.editor.supports_document_changes
+
+    @property
+    def supports_resource_operations(self) -> bool:
+        return self.editor.supports_resource_operations
+
+    @property
+    def supports_change_annotations(self) -> bool:
+        return self.editor.supports_change_annotations
+
+    def open_document(self, uri: str) -> OpenDocument | None:
+        return self.editor.open_document(uri)
+
+    def open_documents(self) -> list[OpenDocument]:
+        return self.editor.open_documents()
+
+    async def apply_edit(
+        self, edit: WorkspaceEdit, label: str, expected: Mapping[str, str | None]
+    ) -> EditOutcome:
+        return await self.editor.apply_edit(edit, label, expected)
+
+    async def confirm(self, message: str, choices: Sequence[str]) -> str | None:
+        raise McpUnavailable("a question waits for the first prompt")
+
+
 class McpPromptCommands:
     """The servers started early, and their prompts (see the module docstring).
 
@@ -122,7 +166,7 @@ class McpPromptCommands:
                 _NoTools(),
                 settings.mcp_modes[0],
                 session.cwd,
-                session.editor,
+                _Unasked(session.editor),
                 "openai",
                 settings,
                 session.mcp_servers,

@@ -45,11 +45,8 @@ from acp.schema import (
     AgentMessageChunk,
     AuthenticateResponse,
     ClientCapabilities,
-    CloseSessionResponse,
-    DeleteSessionResponse,
     Implementation,
     InitializeResponse,
-    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PromptResponse,
@@ -59,17 +56,20 @@ from acp.schema import (
     TextContentBlock,
 )
 
+from rhema_lsp.acp.auth import StoredProvider, sign_in_locally
 from rhema_lsp.acp.builtin_commands import CommandSeat, Discard, builtin_commands
 from rhema_lsp.acp.config import MODE, SessionModels
 from rhema_lsp.acp.custom_commands import offered, offered_message
 from rhema_lsp.acp.editor import AcpClient
 from rhema_lsp.acp.errors import AcpAgentError, BadParams, UnknownSession, answers
 from rhema_lsp.acp.handshake import images_offered, initialize_result
+from rhema_lsp.acp.lifecycle import SessionLifecycle
+from rhema_lsp.acp.mcp_prompts import McpPromptCommands
 from rhema_lsp.acp.mcp_servers import ClientServer, client_servers
 from rhema_lsp.acp.options import SessionOptions, restore_choices
 from rhema_lsp.acp.prompt import PromptBlock, user_prompt
 from rhema_lsp.acp.replay import replay
-from rhema_lsp.acp.sessions import AcpSession, Stores, list_page, open_acp_session, real_folder
+from rhema_lsp.acp.sessions import AcpSession, Stores, open_acp_session, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
 from rhema_lsp.engine import Session
 from rhema_lsp.mcp.hub import McpHub
@@ -88,7 +88,7 @@ __all__ = ["RhemaAcpAgent"]
 logger = logging.getLogger(__name__)
 
 
-class RhemaAcpAgent:
+class RhemaAcpAgent(SessionLifecycle):
     """The ACP agent of one connection (see the module docstring).
 
     Parameters
@@ -101,12 +101,20 @@ class RhemaAcpAgent:
         config file).
     turns
         The run pipeline (default: one on ``mcp``).
+    follow_stored
+        The provider is the one a sign-in stored (:mod:`~rhema_lsp.acp.auth`).
     """
 
     def __init__(
-        self, settings: Settings, mcp: McpHub | None = None, turns: Turns | None = None
+        self,
+        settings: Settings,
+        mcp: McpHub | None = None,
+        turns: Turns | None = None,
+        *,
+        follow_stored: bool = False,
     ) -> None:
-        self.settings = settings
+        self.chosen = StoredProvider(settings, follow=follow_stored)  # the sign-in's
+        self.settings = self.chosen.settings
         self.door: Door[ProviderSettings, ResolvedProvider] = Door(
             McpHub() if mcp is None else mcp,
             Backends(ProviderSettings.of, resolve_provider),
@@ -125,6 +133,7 @@ class RhemaAcpAgent:
         self.after_answer: Callable[[str, dict[str, Any]], None] | None = None
         """Queues a notification to follow the answer naming a session (set
         by the transport)."""
+        self.mcp_prompts = McpPromptCommands(self.mcp, lambda: self.settings)
         self.commands = builtin_commands(
             CommandSeat(
                 self.turns,
@@ -162,12 +171,23 @@ class RhemaAcpAgent:
         if client_info is not None:
             logger.info("client %s %s", client_info.name, client_info.version)
         images = images_offered(self.settings.model_dump(by_alias=True))  # = the early answer
-        return InitializeResponse.model_validate(initialize_result(images))
+        terminal = bool(self._capabilities.auth and self._capabilities.auth.terminal)
+        return InitializeResponse.model_validate(initialize_result(images, terminal))
 
     @answers
     async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse | None:
-        """Nothing to authenticate: keys come from the agent's environment."""
+        """Agent Auth: a model server on this machine, stored as the choice
+        the next session uses (:mod:`~rhema_lsp.acp.auth`)."""
+        await sign_in_locally(method_id)
+        self._follow_choice()
         return AuthenticateResponse()
+
+    def _follow_choice(self) -> None:
+        """Take up the stored provider choice when a sign-in changed it."""
+        if self.chosen.refresh():
+            self.settings = self.chosen.settings
+            self.models = SessionModels(self.settings, self._provider)
+            self.options = SessionOptions(self.models)
 
     # -- sessions ----------------------------------------------------------------
 
@@ -180,6 +200,7 @@ class RhemaAcpAgent:
         *,
         stored: bool,
     ) -> AcpSession:
+        self._follow_choice()
         folder = real_folder(cwd, "cwd")
         roots = [folder] + [
             real_folder(extra, "additional directory") for extra in additional or []
@@ -199,6 +220,7 @@ class RhemaAcpAgent:
         if previous is not None and previous.languages is not None:
             await previous.languages.aclose()  # loaded again: its servers are replaced
         self.sessions[session_id] = session
+        self.mcp_prompts.start(session, self._announce)  # its MCP servers start now
         return session
 
     @answers
@@ -280,48 +302,6 @@ class RhemaAcpAgent:
         return session, history
 
     @answers
-    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
-        """Forget the session on this connection (its prompt, if one runs,
-        is cancelled and answers ``cancelled``); it stays in its store."""
-        session = self._session(session_id)
-        self.runs.cancel(session_id)
-        del self.sessions[session_id]
-        if session.languages is not None:
-            await session.languages.aclose()
-        return CloseSessionResponse()
-
-    @answers
-    async def delete_session(self, session_id: str, **kwargs: Any) -> DeleteSessionResponse:
-        """Delete a stored session (of a folder this connection named) by the
-        door kit's one path: its prompt here, if one runs, is stopped first,
-        what the pipeline keeps of it is forgotten, and its language servers
-        stop; a session another window runs is refused (-32602), one no
-        store has is -32002."""
-        session = self.sessions.get(session_id)
-        store = session.store if session is not None else await self.stores.holding(session_id)
-        await self.door.delete(store, session_id, forget=self._forget)
-        return DeleteSessionResponse()
-
-    async def _forget(self, session_id: str) -> None:
-        """Drop a deleted session from this connection; its language servers stop."""
-        session = self.sessions.pop(session_id, None)
-        if session is not None and session.languages is not None:
-            await session.languages.aclose()
-
-    @answers
-    async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
-    ) -> ListSessionsResponse:
-        """The stored sessions of ``cwd``'s folder (else of every folder this
-        client named: each session's ``cwd`` and additional directories), a
-        page at a time (:func:`~rhema_lsp.acp.sessions.list_page`)."""
-        if cwd:
-            stores = [await self.stores.of(real_folder(cwd, "cwd"))]
-        else:
-            stores = await self.stores.named()
-        return await list_page(stores, cursor)
-
-    @answers
     async def set_session_mode(
         self, mode_id: str, session_id: str, **kwargs: Any
     ) -> SetSessionModeResponse | None:
@@ -367,7 +347,8 @@ class RhemaAcpAgent:
             await self._say(session_id, await command[0].run(session, command[1]))
             return PromptResponse(stop_reason="end_turn")
         settings = session.settings(self.settings)
-        plan = Plan(text, text, session.mode, settings.max_steps, images=asked.images)
+        mcp_prompt = await self.mcp_prompts.expand(text)  # /mcp__server__prompt: its text
+        plan = Plan(mcp_prompt or text, text, session.mode, settings.max_steps, images=asked.images)
         stored = session.id if session.stored else None
         plan, model = await self.door.expand(plan, session.place, stored)
         run = await self.door.start(
@@ -389,6 +370,11 @@ class RhemaAcpAgent:
                 with anyio.CancelScope(shield=True):
                     await self.withdraw_requests(session_id)
         return answer(outcome)
+
+    async def _announce(self) -> None:
+        """Every open session's commands again (the MCP prompts changed)."""
+        for session in list(self.sessions.values()):
+            await self.client.session_update(session.id, await offered(self, session))
 
     async def _say(self, session_id: str, text: str) -> None:
         """An agent message chunk of ``text`` outside a turn."""
@@ -414,4 +400,5 @@ class RhemaAcpAgent:
         servers and the sessions' language servers stopped, the stores
         closed (once: later calls return at once)."""
         languages = [s.languages for s in self.sessions.values() if s.languages is not None]
+        await self.mcp_prompts.aclose()
         await self.door.shutdown(languages=languages)

@@ -21,6 +21,7 @@ from acp.schema import (
 )
 
 from rhema_lsp.acp.commands import SlashCommands, update_message
+from rhema_lsp.acp.mcp_prompts import McpPromptCommands
 from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.runs.door import Door
 from rhema_lsp.runs.slash import Command, read_commands
@@ -37,6 +38,9 @@ class _Agent(Protocol):
     @property
     def door(self) -> Door[Any, Any]: ...
 
+    @property
+    def mcp_prompts(self) -> McpPromptCommands: ...
+
 
 def _listed(command: Command) -> AvailableCommand:
     hint = None
@@ -48,15 +52,17 @@ def _listed(command: Command) -> AvailableCommand:
 
 async def offered(agent: _Agent, session: AcpSession) -> AvailableCommandsUpdate:
     """The ``available_commands_update`` of ``session``: the agent's built-in
-    commands, then the session folder's and the user's own, by name."""
+    commands, then the session folder's and the user's own, by name, then
+    the MCP servers' prompts."""
     door = agent.door
     found = await read_commands(session.cwd, door.mcp.config_path)
     door.turns.skills.report(found.problems)
     own = agent.commands.offered()
     names = {command.name for command in own}
     extra = [_listed(command) for command in found.commands if command.name not in names]
+    prompts = agent.mcp_prompts.offered()  # the MCP servers' prompts (acp/mcp_prompts.py)
     return AvailableCommandsUpdate(
-        session_update="available_commands_update", available_commands=[*own, *extra]
+        session_update="available_commands_update", available_commands=[*own, *extra, *prompts]
     )
 
 

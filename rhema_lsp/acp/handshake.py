@@ -43,18 +43,32 @@ from rhema_lsp import __version__
 from rhema_lsp.providers.known import offers_images
 
 __all__ = [
+    "LOCAL_METHOD",
     "PROTOCOL_VERSION",
+    "SETUP_METHOD",
     "Greeting",
+    "auth_methods",
     "encode_line",
     "images_offered",
     "initialize_result",
     "replaying",
+    "terminal_auth",
     "vouched",
 ]
 
 PROTOCOL_VERSION = 1
 """The ACP version this agent speaks (the SDK's ``acp.PROTOCOL_VERSION``; a
 test checks they agree)."""
+
+SETUP_METHOD = "rhema-setup"
+"""The Terminal Auth method: the client runs the agent's command with
+:data:`SETUP_FLAG` (:mod:`rhema_lsp.cli.setup`)."""
+
+SETUP_FLAG = "--setup"
+
+LOCAL_METHOD = "local-server"
+"""The Agent Auth method: a model server on this machine
+(:func:`rhema_lsp.acp.auth.sign_in_locally`)."""
 
 FIRST_LINE_LIMIT = 64 * 1024
 """A first line longer than this is not an ``initialize`` to vouch for."""
@@ -100,12 +114,47 @@ def images_offered(settings: Mapping[str, Any]) -> bool:
     )
 
 
-def initialize_result(images: bool = True) -> dict[str, Any]:
+def terminal_auth(params: Mapping[str, Any]) -> bool:
+    """Whether the client of these ``initialize`` params runs Terminal Auth
+    (``clientCapabilities.auth.terminal``)."""
+    capabilities = params.get("clientCapabilities")
+    auth = capabilities.get("auth") if isinstance(capabilities, dict) else None
+    return isinstance(auth, dict) and auth.get("terminal") is True
+
+
+def auth_methods(terminal: bool) -> list[dict[str, Any]]:
+    """The ``authMethods``: choosing the model provider (``rhema-lsp acp
+    --setup`` in a terminal, offered only to a client that runs ``terminal``
+    methods), and using a model server on this machine (the agent's own)."""
+    methods: list[dict[str, Any]] = []
+    if terminal:
+        methods.append(
+            {
+                "id": SETUP_METHOD,
+                "name": "Choose a model provider",
+                "description": "A local model server, a hosted provider and its key, or an "
+                "endpoint of your own, kept in your user config (never in the workspace)",
+                "args": [SETUP_FLAG],
+                "type": "terminal",
+            }
+        )
+    methods.append(
+        {
+            "id": LOCAL_METHOD,
+            "name": "Use a model server on this machine",
+            "description": "Ollama, LM Studio, llama.cpp or vLLM on its default port",
+        }
+    )
+    return methods
+
+
+def initialize_result(images: bool = True, terminal: bool = False) -> dict[str, Any]:
     """The ``initialize`` result: the version this agent speaks (whatever the
     client asked, as the protocol says: the client's own when it is that
     one, else the agent's latest), and what this agent does (JSON, in the
     SDK's field order); ``images``: whether a prompt may hold images
-    (:func:`images_offered`)."""
+    (:func:`images_offered`); ``terminal``: whether the client runs
+    Terminal Auth (:func:`terminal_auth`)."""
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
@@ -116,11 +165,12 @@ def initialize_result(images: bool = True) -> dict[str, Any]:
                 "list": {},
                 "delete": {},
                 "additionalDirectories": {},
+                "fork": {},
                 "resume": {},
                 "close": {},
             },
         },
-        "authMethods": [],
+        "authMethods": auth_methods(terminal),
         "agentInfo": {"name": "rhema-lsp", "title": "Rhema", "version": __version__},
     }
 

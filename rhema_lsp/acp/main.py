@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from rhema_lsp.acp.handshake import replaying
 from rhema_lsp.acp.ready import answer_early
 from rhema_lsp.jsonrpc.stdio import FdReader, FdWriter
+from rhema_lsp.providers.stored import follows_stored, with_stored
 from rhema_lsp.runs.lifetime import serve_until_stopped
 
 if TYPE_CHECKING:
@@ -83,7 +84,8 @@ async def serve(raw_settings: Mapping[str, Any]) -> None:
             # the first answers, then the load; or the load meanwhile, when
             # the client waits after initialize (the thread would hold the
             # interpreter while answers are written: not before them)
-            early = await answer_early(read, writer.write, raw_settings, start_loading)
+            chosen = with_stored(raw_settings)  # what a sign-in stored, for the first answer
+            early = await answer_early(read, writer.write, chosen, start_loading)
             start_loading()
             assert loading is not None
             settings = await loading
@@ -93,7 +95,7 @@ async def serve(raw_settings: Mapping[str, Any]) -> None:
         from rhema_lsp.acp.agent import RhemaAcpAgent
         from rhema_lsp.acp.connection import connect
 
-        agent = RhemaAcpAgent(settings)
+        agent = RhemaAcpAgent(settings, follow_stored=follows_stored(raw_settings))
         rest = replaying(early.rest, read)
         await connect(agent, rest, writer.write, early.greeting, early.opened)
 

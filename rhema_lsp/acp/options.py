@@ -13,7 +13,12 @@ through :meth:`SessionOptions.change`, the one place that keeps the rules:
 - the session's choices are written to its store as soon as it is stored
   (a new session's on its first prompt), so a session reopened through
   either door (ACP load or resume, the language server's turns) goes on
-  with them.
+  with them;
+- a client that declares boolean options (``session.configOptions.boolean``)
+  is offered ``network`` too (``type: boolean``, after the others): whether
+  the session's sandboxed commands reach the network (the
+  ``sandboxNetwork`` setting, for this session on this connection; not
+  kept in the store). No other client sees it or can set it.
 """
 
 from __future__ import annotations
@@ -42,9 +47,12 @@ from rhema_lsp.runs.choices import with_choices
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.sessions import StoredChoices
 
-__all__ = ["ConfigOptions", "SessionOptions", "keep_choices", "restore_choices"]
+__all__ = ["NETWORK", "ConfigOptions", "SessionOptions", "keep_choices", "restore_choices"]
 
 logger = logging.getLogger(__name__)
+
+NETWORK = "network"
+"""The id of the boolean option: sandboxed commands reach the network."""
 
 ConfigOptions = list[SessionConfigOptionSelect | SessionConfigOptionBoolean]
 """A session's ``configOptions``, as ACP answers them."""
@@ -95,7 +103,21 @@ class SessionOptions:
 
     async def listed(self, session: AcpSession) -> ConfigOptions:
         """``session``'s ``configOptions``."""
-        return list(await self.models.options(session.mode, session.model, session.thinking))
+        options: ConfigOptions = list(
+            await self.models.options(session.mode, session.model, session.thinking)
+        )
+        if session.booleans:
+            network = session.settings(self.models.settings).sandbox_network
+            options.append(
+                SessionConfigOptionBoolean(
+                    id=NETWORK,
+                    name="Network for commands",
+                    description="Sandboxed commands may reach the network",
+                    type="boolean",
+                    current_value=network,
+                )
+            )
+        return options
 
     async def change(
         self, session: AcpSession, config_id: str, value: str | bool, client: _Updates
@@ -110,12 +132,15 @@ class SessionOptions:
         SessionStoreError
             The store cannot be written.
         """
-        if not isinstance(value, str) or config_id not in (MODE, MODEL, THINKING):
+        if config_id == NETWORK and session.booleans and isinstance(value, bool):
+            session.network = value
+        elif not isinstance(value, str) or config_id not in (MODE, MODEL, THINKING):
+            named = f", {NETWORK} (true or false)" if session.booleans else ""
             raise BadParams(
                 f"unknown option {config_id!r} (or value {value!r}): "
-                f"options {MODE}, {MODEL}, {THINKING}",
+                f"options {MODE}, {MODEL}, {THINKING}{named}",
             )
-        if config_id == MODE:
+        elif config_id == MODE:
             session.mode = mode_named(value)
         elif config_id == THINKING:
             session.thinking = thinking_named(value)

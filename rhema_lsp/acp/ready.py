@@ -52,6 +52,7 @@ from rhema_lsp.acp.handshake import (
     encode_line,
     images_offered,
     initialize_result,
+    terminal_auth,
     vouched,
 )
 from rhema_lsp.acp.offers import THINKING_LEVELS, option_entries, session_modes
@@ -259,7 +260,7 @@ async def _before_initialize(
             continue
         if message.id is None or not (isinstance(message.params, dict) and vouched(message.params)):
             return None, lines.back(line)
-        result = initialize_result(images)
+        result = initialize_result(images, terminal_auth(message.params))
         await write(encode_line({"jsonrpc": "2.0", "id": message.id, "result": result}))
         return Greeting(message.params, result), None
 

@@ -26,6 +26,7 @@ from acp.schema import (
     SessionModeState,
 )
 
+from rhema_lsp.acp.costs import CostMeter
 from rhema_lsp.acp.editor import AcpClient, AcpEditor
 from rhema_lsp.acp.elicitation import editor_class
 from rhema_lsp.acp.errors import BadParams, UnknownSession
@@ -91,6 +92,12 @@ class AcpSession:
     """The client's terminal requests, when it declared ``terminal``
     (:class:`~rhema_lsp.acp.terminals.TerminalClient`); ``None``: commands
     run in the agent's process."""
+    booleans: bool = False
+    """Whether the client takes boolean options (``session.configOptions.boolean``)."""
+    network: bool | None = None
+    """Its commands reach the network in the sandbox (``None``: the setting's)."""
+    cost: CostMeter = field(default_factory=CostMeter)
+    """What its model calls cost so far, on this connection."""
 
     @property
     def place(self) -> Workplace:
@@ -109,9 +116,12 @@ class AcpSession:
         """The settings of its requests: its mode, model and thinking level
         over the ``agent``'s, by the one rule both doors follow
         (:func:`~rhema_lsp.runs.choices.with_choices`)."""
-        return with_choices(
+        chosen = with_choices(
             agent, StoredChoices(mode=self.mode, model=self.model, thinking=self.thinking)
         )
+        if self.network is None:
+            return chosen
+        return chosen.model_copy(update={"sandbox_network": self.network})
 
     def modes(self) -> SessionModeState:
         """Its mode among those offered, as ACP shows them."""
@@ -162,6 +172,11 @@ def open_acp_session(
             user_options=user_language_options,
         ),
         terminals=client if capabilities.terminal else None,
+        booleans=bool(
+            capabilities.session
+            and capabilities.session.config_options
+            and capabilities.session.config_options.boolean is not None
+        ),
     )
 
 

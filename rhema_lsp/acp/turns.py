@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import asyncio
 
+import anyio.to_thread
 from acp.schema import PromptResponse, SessionInfoUpdate, StopReason, Usage
 
+from rhema_lsp.acp.costs import CostMeter, user_prices
 from rhema_lsp.acp.errors import TurnFailed
 from rhema_lsp.acp.options import keep_choices
 from rhema_lsp.acp.sessions import AcpSession
@@ -26,12 +28,13 @@ from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
 from rhema_lsp.contract import RunStopReason
 from rhema_lsp.engine import EventSink, ToolResolver
+from rhema_lsp.providers.prices import price_of
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.refs import TurnRef
 from rhema_lsp.runs.registry import Run
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import TurnReport, Turns
-from rhema_lsp.runs.workplace import BackendSource, Plan
+from rhema_lsp.runs.workplace import Backend, BackendSource, Plan
 from rhema_lsp.sessions import title_from_prompt
 from rhema_lsp.tools import WorkspaceTools
 
@@ -51,8 +54,10 @@ _STOP_REASONS: dict[RunStopReason, StopReason] = {
 class AcpOutput:
     """A prompt's updates: the stream, and the task sending it to the client."""
 
-    def __init__(self, client: UpdateSender, session_id: str) -> None:
-        self.stream = UpdateStream(client, session_id)
+    def __init__(
+        self, client: UpdateSender, session_id: str, meter: CostMeter | None = None
+    ) -> None:
+        self.stream = UpdateStream(client, session_id, meter)
         self._pump: asyncio.Task[None] | None = None
 
     async def open(self, ref: TurnRef) -> EventSink:
@@ -92,7 +97,14 @@ async def run_prompt(
     session.stored = True
     if first:  # the choices made before the session was stored
         await keep_choices(session)
-    output = AcpOutput(client, session.id)
+    output = AcpOutput(client, session.id, session.cost)
+    prices = await anyio.to_thread.run_sync(user_prices)
+
+    async def priced() -> Backend:  # the answering model's price, for the session's cost
+        provider = await backend()
+        session.cost.price = price_of(provider.model, prices)
+        return provider
+
     if first:  # its first prompt titled it: session lists can show it
         output.stream.send(
             SessionInfoUpdate(
@@ -108,7 +120,7 @@ async def run_prompt(
         return AcpTools(workspace, session.editor, output.stream, resolver)
 
     report: TurnReport[None] = await turns.run(
-        run, plan, session.place, backend, settings, output, decorate=decorate
+        run, plan, session.place, priced, settings, output, decorate=decorate
     )
     return report.outcome
 

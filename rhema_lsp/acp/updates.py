@@ -60,11 +60,13 @@ from acp.schema import (
 )
 
 from rhema_lsp.acp.calls import kind_of, title_of
+from rhema_lsp.acp.costs import CostMeter
 from rhema_lsp.engine import (
     ChildEvent,
     ContextFill,
     Event,
     PlanUpdate,
+    StepEnd,
     TextDelta,
     ThinkingDelta,
     ToolCallArgsDelta,
@@ -159,9 +161,13 @@ def _fenced(text: str) -> str:
 class UpdateStream:
     """A prompt's updates on their way to the client (see the module docstring)."""
 
-    def __init__(self, client: UpdateSender, session_id: str) -> None:
+    def __init__(
+        self, client: UpdateSender, session_id: str, meter: CostMeter | None = None
+    ) -> None:
         self.client = client
         self.session_id = session_id
+        self.meter = meter
+        self._fill: ContextFill | None = None
         self._queue: deque[SessionUpdate] = deque()
         self._merger = DeltaMerger(self._translate)
         self._calls: dict[str, _Call] = {}
@@ -181,10 +187,12 @@ class UpdateStream:
 
     def _translate(self, event: Event) -> None:
         if isinstance(event, ContextFill):
-            if event.window is not None:  # the protocol needs the size
-                self._enqueue(
-                    UsageUpdate(session_update="usage_update", used=event.tokens, size=event.window)
-                )
+            self._fill = event
+            if self.meter is None or self.meter.price is None:  # else sent priced at step_end
+                self._usage()
+        elif isinstance(event, StepEnd):
+            if self.meter is not None and self.meter.add(event.usage):
+                self._usage()
         elif isinstance(event, PlanUpdate):
             self._enqueue(plan_update(event.entries))
         elif isinstance(event, ThinkingDelta):
@@ -355,6 +363,16 @@ class UpdateStream:
         """Queue ``update`` after every event emitted before it."""
         self._merger.flush()
         self._enqueue(update)
+
+    def _usage(self) -> None:
+        fill = self._fill
+        if fill is not None and fill.window is not None:  # the protocol needs the size
+            cost = self.meter.cost() if self.meter is not None else None
+            self._enqueue(
+                UsageUpdate(
+                    session_update="usage_update", used=fill.tokens, size=fill.window, cost=cost
+                )
+            )
 
     def _enqueue(self, update: SessionUpdate) -> None:
         if self._closed:

@@ -56,6 +56,10 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _acp(args: argparse.Namespace) -> int:
+    if args.setup:  # ACP's Terminal Auth: the client runs this in a terminal
+        from rhema_lsp.cli.setup import run_setup
+
+        return run_setup()
     from rhema_lsp.acp import serve
 
     asyncio.run(serve(_settings_from(args)))
@@ -256,6 +260,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_setting_flags(acp, "acp")
     acp.add_argument("--debug", action="store_true", help="show tracebacks")
+    acp.add_argument(
+        "--setup",
+        action="store_true",
+        help="choose the model provider in this terminal (stored in your user config)",
+    )
     acp.set_defaults(run=_acp)
 
     ask = commands.add_parser(

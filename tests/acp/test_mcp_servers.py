@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from acp import text_block
+import pytest
+from acp import RequestError, text_block
 from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, SseMcpServer
 
 from tests.acp.client import RecordingClient, start_agent
@@ -88,7 +89,7 @@ async def test_a_stdio_server_from_the_editor_answers_the_model(
     await eventually(lambda: not alive(servers[0]))  # stopped with the agent
 
 
-async def test_servers_follow_the_mode_and_take_the_editors_values_as_given(
+async def test_servers_start_with_the_session_their_tools_follow_the_mode_and_values_are_final(
     fake: FakeModelServer, state: Path, workspace: Path, marks: Path
 ) -> None:
     server = fake_server(marks, EnvVariable(name="FAKE_MCP_SECRET", value="${HOME}"))
@@ -97,8 +98,8 @@ async def test_servers_follow_the_mode_and_take_the_editors_values_as_given(
     async with start_agent(client, fake, state) as (conn, _init):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
         sid = session.session_id
+        await eventually(lambda: (marks / "starts").exists())  # started at session/new
         await conn.prompt(session_id=sid, prompt=[text_block("edit mode")])
-        assert not (marks / "starts").exists()  # edit is not in mcpModes: nothing started
 
         await conn.set_session_mode(session_id=sid, mode_id="agent")
         await conn.prompt(session_id=sid, prompt=[text_block("who are you?")])
@@ -153,3 +154,34 @@ async def test_two_mcp_calls_of_one_step_run_together_each_asked_by_its_own_id(
     assert tool_results(fake.requests[1]) == ["met", "met"]
     asked = [permission.tool_call.tool_call_id for permission in client.asked]
     assert len(asked) == 2 and len(set(asked)) == 2, asked
+
+
+async def test_a_servers_prompts_are_slash_commands_filled_from_the_typed_words(
+    fake: FakeModelServer, state: Path, workspace: Path, marks: Path
+) -> None:
+    fake.script(text_reply("Reviewed."))
+    client = RecordingClient()
+    async with start_agent(client, fake, state, "--mode", "ask") as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[fake_server(marks)])
+        sid = session.session_id
+
+        def review() -> Any:
+            for _, update in reversed(client.updates):
+                if getattr(update, "session_update", "") == "available_commands_update":
+                    named = {c.name: c for c in update.available_commands}
+                    return named.get("mcp__fake__review")
+            return None
+
+        await eventually(lambda: review() is not None)  # once the server started
+        assert review().input.root.hint == "path [focus]"
+        answer = await conn.prompt(
+            session_id=sid, prompt=[text_block("/mcp__fake__review a.py security and style")]
+        )
+        assert answer.stop_reason == "end_turn"
+        with pytest.raises(RequestError) as refused:  # path is required
+            await conn.prompt(session_id=sid, prompt=[text_block("/mcp__fake__review")])
+        assert refused.value.code == -32602 and "mcp__fake__review" in str(refused.value)
+        listed = await conn.list_sessions(cwd=str(workspace))
+    (request,) = fake.requests
+    assert request["messages"][-1]["content"] == "Review a.py, looking for security and style."
+    assert listed.sessions[0].title == "/mcp__fake__review a.py security and style"

@@ -9,6 +9,7 @@ import { spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import { ClientApp, ndJsonStream } from "@agentclientprotocol/sdk";
 import { extensions } from "./extensions.mjs";
+import * as more from "./more.mjs";
 
 const [scenario, rawConfig] = process.argv.slice(2);
 const config = JSON.parse(rawConfig);
@@ -196,11 +197,12 @@ async function codecompanion(agent) {
 }
 
 const scenarios = {
-  tour, codecompanion, extensions: (agent) => extensions(agent, { seen, config, nextUpdate }),
+  tour, codecompanion, ...more,
+  extensions: (agent) => extensions(agent, { seen, config, nextUpdate }),
 };
 let failure = null;
 try {
-  await app.connectWith(stream, scenarios[scenario]);
+  await app.connectWith(stream, (agent) => scenarios[scenario](agent, { seen, config }));
 } catch (error) {
   failure = String(error?.stack ?? error);
 }

@@ -43,6 +43,8 @@ VOUCHED: list[dict[str, Any]] = [
     {"protocolVersion": 1, "clientCapabilities": {"fs": None, "terminal": None}, "_meta": {}},
     # what the Python SDK's client sends
     {"protocolVersion": 1, "clientCapabilities": {"fs": FS, "auth": {"terminal": False}}},
+    # a client that runs Terminal Auth: the terminal method is offered too
+    {"protocolVersion": 1, "clientCapabilities": {"auth": {"terminal": True}}},
 ]
 
 LEFT_TO_THE_SDK: list[Any] = [

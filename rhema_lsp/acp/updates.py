@@ -36,19 +36,13 @@ import logging
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 from acp.schema import (
     AgentMessageChunk,
-    AgentPlanUpdate,
     AgentThoughtChunk,
-    ContentToolCallContent,
-    CurrentModeUpdate,
     FileEditToolCallContent,
-    PlanEntry,
-    SessionInfoUpdate,
     TerminalToolCallContent,
     TextContentBlock,
     ToolCallLocation,
@@ -56,11 +50,18 @@ from acp.schema import (
     ToolCallStart,
     ToolCallStatus,
     UsageUpdate,
-    UserMessageChunk,
 )
 
 from rhema_lsp.acp.calls import kind_of, title_of
 from rhema_lsp.acp.costs import CostMeter
+from rhema_lsp.acp.update_shapes import (
+    FileDiff,
+    SessionUpdate,
+    UpdateSender,
+    fenced,
+    plan_update,
+    text_content,
+)
 from rhema_lsp.engine import (
     ChildEvent,
     ContextFill,
@@ -73,7 +74,6 @@ from rhema_lsp.engine import (
     ToolOutputDelta,
     ToolResultEvent,
 )
-from rhema_lsp.engine import PlanEntry as EnginePlanEntry
 from rhema_lsp.engine import ToolCallStart as CallStarted
 from rhema_lsp.runs.child_steps import ChildSteps
 from rhema_lsp.runs.merge import DeltaMerger
@@ -89,40 +89,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SessionUpdate = (
-    UserMessageChunk
-    | AgentMessageChunk
-    | AgentThoughtChunk
-    | ToolCallStart
-    | ToolCallProgress
-    | CurrentModeUpdate
-    | UsageUpdate
-    | SessionInfoUpdate
-    | AgentPlanUpdate
-)
-"""The ``session/update`` payloads this agent sends."""
-
 OUTPUT_SHOWN = 32_000
 """Characters of a running command's output shown live (its tail)."""
-
-
-class UpdateSender(Protocol):
-    """The slice of the SDK's client connection that sends updates."""
-
-    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        """Send one ``session/update`` notification."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class FileDiff:
-    """One file an edit changed: the text before (``None``: it did not
-    exist) and after, and the first line (0-based) that differs."""
-
-    path: Path
-    old: str | None
-    new: str
-    line: int
 
 
 @dataclass(slots=True)
@@ -134,28 +102,6 @@ class _Call:
     started: bool = False
     terminal: str | None = None
     """The client's terminal the command runs in, shown as its content."""
-
-
-def text_content(text: str) -> ContentToolCallContent:
-    """Tool call content of plain text."""
-    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
-
-
-def plan_update(entries: Sequence[EnginePlanEntry]) -> AgentPlanUpdate:
-    """The ``plan`` update of a plan, each entry with the priority the model gave it."""
-    return AgentPlanUpdate(
-        session_update="plan",
-        entries=[
-            PlanEntry(content=e.content, priority=e.priority, status=e.status) for e in entries
-        ],
-    )
-
-
-def _fenced(text: str) -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}\n{text.rstrip()}\n{fence}"
 
 
 class UpdateStream:
@@ -259,7 +205,7 @@ class UpdateStream:
             ToolCallProgress(
                 session_update="tool_call_update",
                 tool_call_id=call_id,
-                content=[text_content(_fenced(shown))],
+                content=[text_content(fenced(shown))],
             )
         )
 

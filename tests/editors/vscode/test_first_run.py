@@ -1,6 +1,6 @@
 """A newcomer's first minutes in real VS Code (code-server), against the real server: with no
-provider set up the chat opens on the setup card (never the demo model silently) and writes
-the chosen setting; the chat has its own activity-bar view, a keybinding and the status bar
+provider set up the chat opens on the setup card (never the demo model silently), readable
+whole in a 300 px side bar, and writes the chosen setting; the chat has its own activity-bar view, a keybinding and the status bar
 item that open it with the caret in the input; "Rhema: Ask" runs in the chat; a prompt sent
 while the server cannot start stays in the input with the error and a Retry, which sends it
 once the server starts. Screenshots of each state go to ``test-artifacts/vscode/``."""
@@ -39,6 +39,28 @@ def user_settings(vscode: VSCode) -> dict[str, Any]:
     return settings
 
 
+def assert_whole(card: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+    """The card shows all of itself, and each of its parts lies inside it (none cut off)."""
+    scroll = card["scroll"]
+    assert scroll["height"] <= scroll["client"] + 1, scroll  # no part behind a scroll
+    assert scroll["width"] <= scroll["clientWidth"] + 1, scroll  # none wider than the card
+    box = card["box"]
+    assert len(parts) > 10, parts
+    for part in parts:
+        inner = part["box"]
+        assert inner["width"] > 0 and inner["height"] > 0, part
+        assert box["x"] - 1 <= inner["x"] and inner["x"] + inner["width"] <= box["x"] + box["width"] + 1, (
+            part["text"],
+            inner,
+            box,
+        )
+        assert box["y"] - 1 <= inner["y"] and inner["y"] + inner["height"] <= box["y"] + box["height"] + 1, (
+            part["text"],
+            inner,
+            box,
+        )
+
+
 @pytest.mark.parametrize(
     "extra_settings",
     [NOTHING_SET_UP, {**NOTHING_SET_UP, "files.autoSave": "off"}],
@@ -55,6 +77,11 @@ def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_cho
         [
             {"command": "Rhema: Open Chat"},
             chat({"waitFor": "#setup h2", "hasText": "Choose a model provider"}),
+            # In a 300 px side bar the card is whole: nothing cut off, nothing behind a scroll.
+            {"resizeSideBar": 300},
+            chat({"waitFor": "#setup .check"}),
+            chat({"query": "#setup"}),
+            chat({"query": "#setup h2, #setup .intro, #setup li, #setup li .detail, #setup button"}),
             chat({"query": "#setup li"}),
             chat({"query": "#setup .intro"}),
             # A message sent anyway says what is missing, in plain words, and nothing answers.
@@ -78,7 +105,10 @@ def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_cho
         timeout_s=120,
     )
     queries = [step["elements"] for step in steps if "query" in step]
-    rows, (intro,), (error,), (broken,), (demo_row,) = queries
+    (card,), parts, rows, (intro,), (error,), (broken,), (demo_row,) = queries
+    (width,) = [step["width"] for step in steps if "resizeSideBar" in step]
+    assert abs(width - 300) <= 4, width
+    assert_whole(card, parts)
     titles = [row["text"] for row in rows]
     assert intro["text"].startswith("Rhema needs a model to talk to, and none is set up.")
     assert any(t.startswith("A model server on this machine") for t in titles), titles

@@ -66,16 +66,21 @@ export function highlight(code: string, lang: string): string {
   return escape(code);
 }
 
-md.renderer.rules.fence = (tokens, index) => {
-  const token = tokens[index];
-  const lang = (token.info.trim().split(/\s+/, 1)[0] ?? '').replace(/[^\w+#-]/g, '');
+/** A code block's frame (its bar with the language, Copy and Insert) around `code`, already HTML. */
+export function codeBlock(lang: string, code: string): string {
   const label = lang ? `<span class="lang">${escape(lang)}</span>` : '';
   return (
     `<div class="code"><div class="code-bar">${label}<div class="code-actions">` +
     '<button class="copy" data-action="copy" title="Copy">Copy</button>' +
     '<button class="insert" data-action="insert" title="Insert at the cursor">Insert</button></div></div>' +
-    `<pre><code class="hljs${lang ? ` language-${escape(lang)}` : ''}">${highlight(token.content, lang)}</code></pre></div>\n`
+    `<pre><code class="hljs${lang ? ` language-${escape(lang)}` : ''}">${code}</code></pre></div>\n`
   );
+}
+
+md.renderer.rules.fence = (tokens, index) => {
+  const token = tokens[index];
+  const lang = (token.info.trim().split(/\s+/, 1)[0] ?? '').replace(/[^\w+#-]/g, '');
+  return codeBlock(lang, highlight(token.content, lang));
 };
 
 /** Markdown to HTML (no raw HTML passes through). */

@@ -11,7 +11,8 @@
  * - a fenced code block still open is not rendered again: its lines are
  *   appended as plain text as they complete, `CHUNK_LINES` to a block (the
  *   line being written shows too, unless it may be the closing fence); once
- *   closed it is rendered, highlighted, once;
+ *   closed it is rendered once, and highlighted slice by slice while the view
+ *   is idle (`highlightLater`);
  * - a tight list is cut into parts of its own (`listCut`), joined here by
  *   the classes `list-continues` / `list-continued` (no gap between them);
  * - a tail that took more than `SLOW_MS` to render is not rendered again
@@ -22,7 +23,7 @@
  * changed in the DOM (the editor tests' rendering figure).
  */
 import { BlockSplitter, type OpenFence } from '../src/chat/blocks';
-import { codeBlock, renderMarkdown } from './markdown';
+import { codeBlock, highlightLater, renderMarkdown } from './markdown';
 
 const PAGE = 4000;
 const SLOW_MS = 8;
@@ -109,6 +110,7 @@ export class StreamedMarkdown {
     }
     const before = this.page.lastElementChild;
     this.page.insertAdjacentHTML('beforeend', renderMarkdown(chunk));
+    highlightLater(this.page);
     const first = before === null ? this.page.firstElementChild : before.nextElementSibling;
     if (this.splitter.listCut(from)) first?.classList.add('list-continued');
     if (this.splitter.listCut(to)) this.page.lastElementChild?.classList.add('list-continues');
@@ -135,6 +137,7 @@ export class StreamedMarkdown {
     if (this.timer !== undefined) window.clearTimeout(this.timer);
     this.timer = undefined;
     this.tail.innerHTML = renderMarkdown(tail);
+    highlightLater(this.tail);
     this.markContinued();
     this.tailShown = tail;
     const cost = performance.now() - now;
@@ -147,6 +150,7 @@ export class StreamedMarkdown {
     let live = this.live;
     if (live === undefined || live.start !== fence.start) {
       this.tail.innerHTML = renderMarkdown(this.text.slice(this.rendered, fence.start)) + codeBlock(fence.lang, '');
+      highlightLater(this.tail);
       this.markContinued();
       const blocks = this.tail.querySelectorAll('.code > pre > code');
       const partial = document.createTextNode('');

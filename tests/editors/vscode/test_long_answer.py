@@ -85,8 +85,8 @@ def test_a_2000_line_answer_streams_while_the_user_types(
             {"typeText": "Write a long guide"},
             {"press": "Enter"},
             # The user types the follow-up while the answer streams its long code block
-            # and list.
-            {**CHAT, "waitFor": ".answer .code", "hasText": "generated line 20"},
+            # and list (attached, not visible: a block scrolled by stays in the DOM).
+            {**CHAT, "waitFor": ".answer .code", "hasText": "line 20", "state": "attached"},
             {**CHAT, "click": "#input"},
             {"typeText": FOLLOW_UP, "delayMs": 45},
             {**CHAT, "waitFor": ".end"},

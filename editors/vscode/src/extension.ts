@@ -31,20 +31,16 @@ import { NextEdits } from './nextEdit';
 import { CHECKPOINT_SCHEME, CheckpointContent } from './checkpoints';
 import { createClient, execute, notifySettingsChanged, onReview } from './client';
 import {
-  asEditTarget,
-  asTurnArgs,
   EVENT_METHOD,
   ServerCommand,
   type ContextItem,
-  type EditArgs,
-  type EditResult,
   type ImageArg,
   type OpenSessionResult,
-  type Range,
   type RhemaEventParams,
-  type StepResult,
   type TurnResult,
 } from './protocol';
+import { ask, editSelection, step, turnFromCodeAction } from './commands';
+import { dropUndefined, editorContext, errorMessage } from './editorContext';
 import { transcriptLines } from './render';
 import {
   compactSession,
@@ -75,7 +71,8 @@ export class Rhema implements vscode.Disposable {
   readonly chat: ChatSide;
   private readonly keys: Keys;
   private readonly statusDocument = new StatusDocument();
-  private readonly runs: Runs;
+  /** The runs in flight (the palette's commands in `commands.ts` start theirs here). */
+  readonly runs: Runs;
 
   constructor(private readonly context: vscode.ExtensionContext) {
     this.keys = new Keys(context.secrets, context.globalState);
@@ -97,14 +94,14 @@ export class Rhema implements vscode.Disposable {
 
   register(): void {
     const commands: [string, (arg?: unknown) => Promise<void>][] = [
-      ['rhema.ask', () => this.ask()],
+      ['rhema.ask', () => ask(this)],
       // Also the server's code action "Rhema: edit selection", with one `{uri, range}` argument.
-      ['rhema.editSelection', (arg) => this.editSelection(arg)],
+      ['rhema.editSelection', (arg) => editSelection(this, arg)],
       // The server's code action "Rhema: explain selection" names `rhema.turn` with a turn's
       // arguments; served here so it streams into the panel like "Rhema: Ask" (the client's own
       // ExecuteCommand feature, which would register it, is dropped: see client.ts).
-      ['rhema.turn', (arg) => this.turnFromCodeAction(arg)],
-      ['rhema.runStep', () => this.step()],
+      ['rhema.turn', (arg) => turnFromCodeAction(this, arg)],
+      ['rhema.runStep', () => step(this)],
       ['rhema.cancelRun', () => this.cancel()],
       ['rhema.openSession', () => this.openSession()],
       ['rhema.newSession', () => this.newSession()],
@@ -222,98 +219,6 @@ export class Rhema implements vscode.Disposable {
   }
 
   // ----- commands -----
-
-  /** Ask from the palette: the question goes to the chat, which shows the answer (and takes follow-ups). */
-  private async ask(): Promise<void> {
-    const prompt = await vscode.window.showInputBox({
-      title: 'Rhema: Ask',
-      prompt: 'What should Rhema do? The active editor and selection go along as context; the answer shows in the chat.',
-      ignoreFocusOut: true,
-    });
-    if (!prompt) return;
-    const { context, folder } = editorContext();
-    await this.chat.view.focus();
-    await this.runs.inChat('Ask', prompt, [], (client, token, workDone) =>
-      execute<TurnResult>(
-        client,
-        ServerCommand.turn,
-        dropUndefined({ prompt, folder, session: this.status.session, context }),
-        token,
-        workDone,
-      ),
-    );
-  }
-
-  private async step(): Promise<void> {
-    const prompt = await vscode.window.showInputBox({
-      title: 'Rhema: Step',
-      prompt: 'Optional message for one exchange (empty: continue the session).',
-      ignoreFocusOut: true,
-    });
-    if (prompt === undefined) return;
-    const { context, folder } = editorContext();
-    await this.runs.run('Step', prompt || '(continue)', (client, token, workDone) =>
-      execute<StepResult>(
-        client,
-        ServerCommand.step,
-        dropUndefined({ prompt: prompt || undefined, folder, session: this.status.session, context }),
-        token,
-        workDone,
-      ),
-    );
-  }
-
-  private async turnFromCodeAction(arg: unknown): Promise<void> {
-    const args = asTurnArgs(arg);
-    if (args === undefined) {
-      throw new Error('rhema.turn needs one argument object with a `prompt`.');
-    }
-    const folder = args.folder ?? editorContext().folder;
-    await this.chat.view.focus();
-    await this.runs.inChat('Ask', args.prompt, [], (client, token, workDone) =>
-      execute<TurnResult>(
-        client,
-        ServerCommand.turn,
-        dropUndefined({ ...args, folder, session: args.session ?? this.status.session }),
-        token,
-        workDone,
-      ),
-    );
-  }
-
-  /**
-   * Rewrite a selection: `target` is the code action's `{uri, range}`; without
-   * it (palette, context menu) the active editor's selection.
-   */
-  private async editSelection(target?: unknown): Promise<void> {
-    let where = asEditTarget(target);
-    if (where === undefined) {
-      const editor = vscode.window.activeTextEditor;
-      if (editor === undefined || editor.selection.isEmpty) {
-        void vscode.window.showInformationMessage('Rhema: select the text to rewrite first.');
-        return;
-      }
-      where = { uri: editor.document.uri.toString(), range: toRange(editor.selection) };
-    }
-    const instruction = await vscode.window.showInputBox({
-      title: 'Rhema: Edit Selection',
-      prompt: 'How should the selection change?',
-      ignoreFocusOut: true,
-    });
-    if (!instruction) return;
-    const args: EditArgs = dropUndefined({ ...where, instruction, session: this.status.session });
-    await this.runs.run('Edit selection', instruction, async (client, token, workDone) => {
-      const result = await execute<EditResult>(client, ServerCommand.edit, args, token, workDone);
-      if (!result.applied && result.stopReason !== 'cancelled') {
-        void vscode.window.showWarningMessage(
-          result.stopReason === 'end_turn'
-            ? 'Rhema: the edit was not applied (the document changed meanwhile).'
-            : `Rhema: the edit was not applied (${result.stopReason}).`,
-        );
-      }
-      return result;
-    });
-  }
 
   async cancel(): Promise<void> {
     if (this.runs.busy) {
@@ -459,35 +364,6 @@ export class Rhema implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Rhema: ${message}`);
     }
   }
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function toRange(selection: vscode.Range): Range {
-  return {
-    start: { line: selection.start.line, character: selection.start.character },
-    end: { line: selection.end.line, character: selection.end.character },
-  };
-}
-
-/** The active editor (and its non-empty selection) as `context`, and its workspace folder. */
-function editorContext(): { context?: ContextItem[]; folder?: string } {
-  const editor = vscode.window.activeTextEditor;
-  if (editor === undefined) {
-    const first = vscode.workspace.workspaceFolders?.[0];
-    return { folder: first?.uri.toString() };
-  }
-  const item: ContextItem = { uri: editor.document.uri.toString() };
-  if (!editor.selection.isEmpty) item.range = toRange(editor.selection);
-  const folder = vscode.workspace.getWorkspaceFolder(editor.document.uri) ?? vscode.workspace.workspaceFolders?.[0];
-  return { context: [item], folder: folder?.uri.toString() };
-}
-
-/** JSON without `undefined` keys (the server's models treat absent and null differently). */
-function dropUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
 }
 
 let rhema: Rhema | undefined;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import MarkdownIt from 'markdown-it';
-import { BlockSplitter } from '../src/chat/blocks';
+import { BlockSplitter, LIST_CHUNK } from '../src/chat/blocks';
 import { diffCounts, diffLines, toolDiff } from '../src/chat/diff';
 import { explainError } from '../src/chat/errors';
 import { keyValueProblem, keyVariableProblem, setupCard } from '../src/chat/setup';
@@ -52,10 +52,43 @@ describe('incremental Markdown', () => {
     assert.ok(maxTail < 400, `tail of ${maxTail} characters`);
   });
 
-  it('never cuts inside an open fence', () => {
+  it('never cuts inside an open fence, and tells where it opened', () => {
     const splitter = new BlockSplitter();
-    const text = 'a\n\n```\nx\n\ny\n\nz\n';
+    const text = 'a\n\n```py title\nx\n\ny\n\nz\n';
     assert.equal(splitter.closedUpTo(text), 3); // before the fence, not inside it
+    assert.deepEqual(splitter.openFence, { start: 3, body: 15, lang: 'py', indented: false });
+  });
+
+  it('cuts right after a closed fence: a long code block renders once', () => {
+    const splitter = new BlockSplitter();
+    const text = 'Here:\n```js\nlet a = 1;\n```\nDone';
+    assert.equal(splitter.closedUpTo(text), text.indexOf('Done'));
+    assert.equal(splitter.openFence, undefined);
+    // A fence in a list item (indented) may be followed by more of the item: no cut.
+    const nested = new BlockSplitter();
+    assert.equal(nested.closedUpTo('- a\n\n  ```\n  x\n  ```\n  more\n'), 0);
+  });
+
+  it('cuts a long tight list between items, never a loose one', () => {
+    const items = Array.from({ length: 400 }, (_, i) => `- item ${i} with \`code\`\n`).join('');
+    const text = `Items:\n\n${items}\nAfter.\n`;
+    const splitter = new BlockSplitter();
+    let cuts: number[] = [];
+    for (let end = 7; end <= text.length; end += 7) {
+      splitter.closedUpTo(text.slice(0, end));
+    }
+    splitter.closedUpTo(text);
+    cuts = [...text.matchAll(/^- /gm)].map((m) => m.index).filter((at) => splitter.listCut(at));
+    assert.ok(cuts.length >= Math.floor(items.length / LIST_CHUNK) - 1, `${cuts.length} cuts`);
+    const { html, maxTail } = streamed(text, 7);
+    assert.ok(maxTail < LIST_CHUNK + 100, `tail of ${maxTail} characters`);
+    // The parts are lists of their own; joined, the same items as the whole list.
+    assert.equal(html.replace(/<\/ul>\n<ul>\n/g, ''), md.render(text));
+    const loose = items.replace(/\n/g, '\n\n');
+    const looseSplitter = new BlockSplitter();
+    looseSplitter.closedUpTo(`${loose}After.\n`);
+    assert.ok([...loose.matchAll(/^- /gm)].every((m) => !looseSplitter.listCut(m.index)));
+    assert.equal(streamed(`${loose}After.\n`, 7).html, md.render(`${loose}After.\n`));
   });
 });
 

@@ -1,7 +1,9 @@
 /**
  * Images attached to the next prompt: pasted into the input (Ctrl+V of a
  * screenshot) or dropped on it (files from the desktop). Each becomes a
- * chip under the input (name and size, × removes it) and goes with the next
+ * chip under the input (a thumbnail, from a `data:` URL as the view's
+ * Content-Security-Policy allows; name and size; × removes it; once the
+ * thumbnail decoded, the chip's `data-thumb` is its `WIDTHxHEIGHT`) and goes with the next
  * `send` as `images: [{data, name}]` (base64). Only `image/*` files are
  * taken; the server checks the bytes again and refuses what is no image.
  * At most 20 (the contract's cap); the list empties when the prompt is sent.
@@ -12,7 +14,7 @@ import { button, el } from './cards';
 const MAX_IMAGES = 20;
 
 export class Attachments {
-  private images: { arg: ImageArg; size: number }[] = [];
+  private images: { arg: ImageArg; size: number; type: string }[] = [];
 
   constructor(
     input: HTMLTextAreaElement,
@@ -52,7 +54,7 @@ export class Attachments {
     for (const [index, file] of files.entries()) {
       if (this.images.length >= MAX_IMAGES) break;
       const name = file.name && file.name !== 'image.png' ? file.name : `pasted-${this.images.length + index + 1}.png`;
-      this.images.push({ arg: { data: await base64(file), name }, size: file.size });
+      this.images.push({ arg: { data: await base64(file), name }, size: file.size, type: file.type });
     }
     this.render();
   }
@@ -65,8 +67,12 @@ export class Attachments {
           this.render();
         });
         remove.title = 'Remove this image';
-        const chip = el('span', 'image-chip', `image ${image.arg.name} (${kilobytes(image.size)})`);
-        chip.append(remove);
+        const chip = el('span', 'image-chip');
+        const thumb = el('img', 'thumb');
+        thumb.alt = '';
+        thumb.addEventListener('load', () => (chip.dataset.thumb = `${thumb.naturalWidth}x${thumb.naturalHeight}`));
+        thumb.src = `data:${image.type};base64,${image.arg.data}`;
+        chip.append(thumb, el('span', 'label', `image ${image.arg.name} (${kilobytes(image.size)})`), remove);
         return chip;
       }),
     );

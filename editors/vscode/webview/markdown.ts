@@ -2,7 +2,8 @@
  * Markdown for the chat view: markdown-it without raw HTML (HTML in a
  * message is shown as text), links checked by markdown-it's own validator,
  * and fenced code highlighted by highlight.js (a fixed set of languages,
- * bundled), each block with Copy and Insert buttons the view wires up.
+ * bundled; a long block after it shows, `highlightLater`), each block with
+ * Copy and Insert buttons the view wires up.
  */
 import hljs from 'highlight.js/lib/core';
 import bash from 'highlight.js/lib/languages/bash';
@@ -66,17 +67,65 @@ export function highlight(code: string, lang: string): string {
   return escape(code);
 }
 
-md.renderer.rules.fence = (tokens, index) => {
-  const token = tokens[index];
-  const lang = (token.info.trim().split(/\s+/, 1)[0] ?? '').replace(/[^\w+#-]/g, '');
+/** Code longer than this shows at once as plain text and is highlighted after, `SLICE` lines per idle moment. */
+const HIGHLIGHT_NOW = 4000;
+const SLICE = 60;
+
+/** A code block's frame (its bar with the language, Copy and Insert) around `code`, already HTML. */
+export function codeBlock(lang: string, code: string, later = false): string {
   const label = lang ? `<span class="lang">${escape(lang)}</span>` : '';
   return (
     `<div class="code"><div class="code-bar">${label}<div class="code-actions">` +
     '<button class="copy" data-action="copy" title="Copy">Copy</button>' +
     '<button class="insert" data-action="insert" title="Insert at the cursor">Insert</button></div></div>' +
-    `<pre><code class="hljs${lang ? ` language-${escape(lang)}` : ''}">${highlight(token.content, lang)}</code></pre></div>\n`
+    `<pre><code class="hljs${lang ? ` language-${escape(lang)}` : ''}"${later ? ` data-highlight="${escape(lang)}"` : ''}>${code}</code></pre></div>\n`
   );
+}
+
+md.renderer.rules.fence = (tokens, index) => {
+  const token = tokens[index];
+  const lang = (token.info.trim().split(/\s+/, 1)[0] ?? '').replace(/[^\w+#-]/g, '');
+  const later = token.content.length > HIGHLIGHT_NOW && hljs.getLanguage(lang.toLowerCase()) !== undefined;
+  return codeBlock(lang, later ? escape(token.content) : highlight(token.content, lang), later);
 };
+
+const waiting: { slice: HTMLElement; lang: string }[] = [];
+let idle = false;
+
+/**
+ * Highlight the long code blocks under `root` rendered as plain text: each is cut into slices
+ * of `SLICE` lines, highlighted one after another while the view is idle (a construct that
+ * spans two slices, a long string, may be coloured as two), so no update holds the input up.
+ */
+export function highlightLater(root: HTMLElement): void {
+  for (const code of root.querySelectorAll<HTMLElement>('code[data-highlight]')) {
+    const lang = code.dataset.highlight ?? '';
+    delete code.dataset.highlight;
+    const lines = (code.textContent ?? '').split(/(?<=\n)/);
+    const slices: HTMLElement[] = [];
+    for (let at = 0; at < lines.length; at += SLICE) {
+      const slice = document.createElement('span');
+      slice.textContent = lines.slice(at, at + SLICE).join('');
+      slices.push(slice);
+      waiting.push({ slice, lang });
+    }
+    code.replaceChildren(...slices);
+  }
+  if (waiting.length > 0 && !idle) {
+    idle = true;
+    requestIdleCallback(highlightSome, { timeout: 1000 });
+  }
+}
+
+function highlightSome(deadline: IdleDeadline): void {
+  do {
+    const next = waiting.shift();
+    if (next === undefined) break;
+    if (next.slice.isConnected) next.slice.innerHTML = highlight(next.slice.textContent ?? '', next.lang);
+  } while (deadline.timeRemaining() > 4);
+  if (waiting.length > 0) requestIdleCallback(highlightSome, { timeout: 1000 });
+  else idle = false;
+}
 
 /** Markdown to HTML (no raw HTML passes through). */
 export function renderMarkdown(text: string): string {

@@ -148,7 +148,7 @@ export class TranscriptView {
   private markdown(node: HTMLElement, text: string): void {
     let stream = this.streams.get(node);
     if (stream === undefined) {
-      stream = new StreamedMarkdown(node);
+      stream = new StreamedMarkdown(node, () => this.onRendered());
       this.streams.set(node, stream);
     }
     stream.show(text);
@@ -177,8 +177,7 @@ export class TranscriptView {
       }
       case 'answer':
         node.classList.add('markdown');
-        this.markdown(node, item.text);
-        node.dataset.renderedAt = String(Date.now());
+        this.markdown(node, item.text); // stamps data-rendered-at when the DOM changes
         if (node.dataset.visibleAt === undefined && item.text.trim()) {
           node.dataset.visibleAt = String(Date.now());
           node.dataset.postedAt = String(this.timing.postedAt ?? '');

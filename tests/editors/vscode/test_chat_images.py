@@ -1,5 +1,5 @@
 """Images in the real VS Code chat view (code-server): an image pasted into the
-input, or dropped on it, shows as a chip and reaches the model with the
+input, or dropped on it, shows as a chip with its thumbnail and reaches the model with the
 prompt, byte-exact (the screenshot of the chips is kept among the artifacts);
 `@file:` of an image in the workspace reaches it too, and the follow-up
 replays the earlier images from the store."""
@@ -38,7 +38,7 @@ def test_an_image_pasted_into_the_chat_input_reaches_the_model(
     dropped_file.write_bytes(dropped)
     model.script(text_reply("A blue rectangle."), text_reply("A small square."))
     shot = artifacts / "chat-image-pasted.png"
-    vscode.drive(
+    steps = vscode.drive(
         [
             {"command": "Rhema: Open Chat"},
             chat({"waitFor": "#input"}),
@@ -47,6 +47,10 @@ def test_an_image_pasted_into_the_chat_input_reaches_the_model(
             chat({"waitFor": ".image-chip", "hasText": "pasted-1.png"}),
             chat({"pasteImage": str(dropped_file), "name": "mockup.png", "drop": True}),
             chat({"waitFor": ".image-chip", "hasText": "mockup.png"}),
+            # Each chip shows its image: the thumbnail decoded at the image's own size.
+            chat({"waitFor": ".image-chip[data-thumb='7x3'] img.thumb"}),
+            chat({"waitFor": ".image-chip[data-thumb='16x9'] img.thumb"}),
+            chat({"query": ".image-chip"}),
             {"typeText": "What is in this screenshot?"},
             {"screenshot": str(shot)},
             {"press": "Enter"},
@@ -58,6 +62,11 @@ def test_an_image_pasted_into_the_chat_input_reaches_the_model(
             chat({"waitFor": ".answer", "hasText": "A small square."}),
         ]
     )
+    (chips,) = [step["elements"] for step in steps if "query" in step]
+    assert [(c["text"].split(" (")[0], c["data"].get("thumb")) for c in chips] == [
+        ("image pasted-1.png", "16x9"),
+        ("image mockup.png", "7x3"),
+    ]
     first, second = model.requests
     assert first["messages"][-1]["content"][0]["text"] == "What is in this screenshot?"
     assert [data for _, data in images_sent("openai", first)] == [pasted, dropped]

@@ -1,9 +1,10 @@
 """A newcomer's first minutes in real VS Code (code-server), against the real server: with no
-provider set up the chat opens on the setup card (never the demo model silently) and writes
-the chosen setting; the chat has its own activity-bar view, a keybinding and the status bar
-item that open it with the caret in the input; "Rhema: Ask" runs in the chat; a prompt sent
-while the server cannot start stays in the input with the error and a Retry, which sends it
-once the server starts. Screenshots of each state go to ``test-artifacts/vscode/``."""
+provider set up the chat opens on the setup card (never the demo model silently), readable
+whole in a 300 px side bar, and writes the chosen setting; the chat has its own activity-bar
+view, a keybinding and the status bar item that open it with the caret in the input; "Rhema:
+Ask" runs in the chat; a prompt sent while the server cannot start stays in the input with the
+error and a Retry, which sends it once the server starts. Screenshots of each state go to
+``test-artifacts/vscode/``."""
 
 from __future__ import annotations
 
@@ -34,6 +35,22 @@ def user_settings(vscode: VSCode) -> dict[str, Any]:
     return settings
 
 
+def assert_whole(card: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+    """The card shows all of itself, and each of its parts lies inside it (none cut off)."""
+    scroll = card["scroll"]
+    assert scroll["height"] <= scroll["client"] + 1, scroll  # no part behind a scroll
+    assert scroll["width"] <= scroll["clientWidth"] + 1, scroll  # none wider than the card
+    box = card["box"]
+    assert len(parts) > 10, parts
+    for part in parts:
+        inner = part["box"]
+        assert inner["width"] > 0 and inner["height"] > 0, part
+        for start, size in (("x", "width"), ("y", "height")):
+            inside = box[start] - 1 <= inner[start]
+            inside = inside and inner[start] + inner[size] <= box[start] + box[size] + 1
+            assert inside, (part["text"], inner, box)
+
+
 # No test here edits or saves a workspace file (the settings are written through VS Code's
 # configuration API), so auto save changes nothing they do: each runs with code-server's
 # default only (the chat, review and rewind tests run with auto save off as well).
@@ -48,6 +65,11 @@ def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_cho
         [
             {"command": "Rhema: Open Chat"},
             chat({"waitFor": "#setup h2", "hasText": "Choose a model provider"}),
+            # In a 300 px side bar the card is whole: nothing cut off, nothing behind a scroll.
+            {"resizeSideBar": 300},
+            chat({"waitFor": "#setup .check"}),
+            chat({"query": "#setup"}),
+            chat({"query": "#setup h2, #setup .intro, #setup li, #setup .detail, #setup button"}),
             chat({"query": "#setup li"}),
             chat({"query": "#setup .intro"}),
             # A message sent anyway says what is missing, in plain words, and nothing answers.
@@ -71,7 +93,10 @@ def test_with_nothing_set_up_the_chat_opens_on_the_setup_card_and_writes_the_cho
         timeout_s=120,
     )
     queries = [step["elements"] for step in steps if "query" in step]
-    rows, (intro,), (error,), (broken,), (demo_row,) = queries
+    (card,), parts, rows, (intro,), (error,), (broken,), (demo_row,) = queries
+    (width,) = [step["width"] for step in steps if "resizeSideBar" in step]
+    assert abs(width - 300) <= 4, width
+    assert_whole(card, parts)
     titles = [row["text"] for row in rows]
     assert intro["text"].startswith("Rhema needs a model to talk to, and none is set up.")
     assert any(t.startswith("A model server on this machine") for t in titles), titles

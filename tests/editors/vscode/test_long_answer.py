@@ -1,5 +1,6 @@
 """A 2,000-line answer in real VS Code (code-server): the chat renders it as it streams while
-the user types a follow-up into the input, and every keystroke lands.
+the user types a follow-up into the input, and every keystroke lands. The answer mixes short
+sections with a 500-line code block and a 500-line list (blocks that only close at their end).
 
 The figures are recorded, never asserted (a shared machine is no stopwatch): when the model
 sent the first and the last piece, when the answer's text last changed in the view's DOM
@@ -30,20 +31,36 @@ FOLLOW_UP = "Thanks, and now summarise that in three bullet points please"
 
 
 def long_answer(lines: int) -> str:
-    """A Markdown answer of ``lines`` lines: headings, paragraphs, lists, code and tables."""
+    """A Markdown answer of ``lines`` lines: half of it sections of headings, paragraphs, short
+    lists, code and tables; then one long code block and one long tight list (a quarter each:
+    the shapes a whole-block re-render per update made quadratic), and a closing line."""
     out: list[str] = []
     section = 0
-    while len(out) < lines:
+    while True:
         section += 1
-        out += [f"## Part {section}", ""]
-        out += [f"Paragraph {section} explains `step_{section}` with **emphasis**."] * 3
-        out += ["", *(f"- item {section}.{i} of the list" for i in range(1, 6))]
-        out += ["", "```python", *(f"def f_{section}_{i}(x):  # line {i}" for i in range(8)), "```"]
+        part = [f"## Part {section}", ""]
+        part += [f"Paragraph {section} explains `step_{section}` with **emphasis**."] * 3
+        part += ["", *(f"- item {section}.{i} of the list" for i in range(1, 6))]
+        part += [
+            "",
+            "```python",
+            *(f"def f_{section}_{i}(x):  # line {i}" for i in range(8)),
+            "```",
+        ]
         if section % 10 == 0:
             rows = [f"| k{i} | {i * section} |" for i in range(6)]
-            out += ["", "| name | value |", "|---|---|", *rows]
-        out.append("")
-    return "\n".join(out[:lines]) + "\n"
+            part += ["", "| name | value |", "|---|---|", *rows]
+        part.append("")
+        if len(out) + len(part) > lines // 2:
+            break
+        out += part
+    quarter = lines // 4
+    out += ["", "The whole module:", "", "```python"]
+    out += [f"def g_{i}(x):  return x * {i}  # generated line {i}" for i in range(quarter - 5)]
+    out += ["```", ""]
+    out += [f"- check {i}: `g_{i}` returns **{i}** times x" for i in range(lines - len(out) - 2)]
+    out += ["", "That is the whole guide."]
+    return "\n".join(out) + "\n"
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -66,8 +83,9 @@ def test_a_2000_line_answer_streams_while_the_user_types(
             {**CHAT, "click": "#input"},
             {"typeText": "Write a long guide"},
             {"press": "Enter"},
-            {**CHAT, "waitFor": ".answer", "hasText": "Part 2"},
-            # The user types the follow-up while the answer streams.
+            # The user types the follow-up while the answer streams its long code block
+            # and list (attached, not visible: a block scrolled by stays in the DOM).
+            {**CHAT, "waitFor": ".answer .code", "hasText": "line 20", "state": "attached"},
             {**CHAT, "click": "#input"},
             {"typeText": FOLLOW_UP, "delayMs": 45},
             {**CHAT, "waitFor": ".end"},
@@ -75,11 +93,20 @@ def test_a_2000_line_answer_streams_while_the_user_types(
             {**CHAT, "query": "#input"},
             {**CHAT, "query": "body"},
             {**CHAT, "query": ".answer h2"},
+            {**CHAT, "query": ".answer pre code"},
+            {**CHAT, "query": ".answer li"},
             {"screenshot": str(shot)},
         ],
         timeout_s=240,
     )
-    (shown,), (typed,), (body,), headings = [s["elements"] for s in steps if "query" in s]
+    queries = [s["elements"] for s in steps if "query" in s]
+    (shown,), (typed,), (body,), headings, blocks, items = queries
+    # The long code block (streamed line by line) and the long list (streamed in parts)
+    # end rendered as the whole text renders them.
+    fence = answer.split("```python\n")[-1].split("```")[0]
+    assert blocks[-1]["text"] == fence
+    assert blocks[-1]["classes"] == "hljs language-python"
+    assert len(items) == answer.count("\n- ")
     # Everything arrived, rendered, and every keystroke landed in the input.
     assert typed["value"] == FOLLOW_UP
     assert shown["text"].rstrip().endswith(answer.rstrip().splitlines()[-1].strip("`").strip())

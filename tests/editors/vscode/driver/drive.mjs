@@ -33,8 +33,8 @@
 //   {typeText: "...", delayMs: 40}           (with delayMs) type one key at a time, that far apart
 // `in: "chat"` on click, waitFor, query, dump and selectOption looks inside the Rhema chat view
 // (a webview: two nested iframes) instead of the workbench; query then also reports each element's
-// `open` (a <details>), `value` (an input), `data` (its data-* attributes) and `scroll`
-// ({top, height, client}).
+// `open` (a <details>), `value` (an input), `data` (its data-* attributes), `scroll`
+// ({top, height, client, width, clientWidth}) and `box` (its client rect: {x, y, width, height}).
 // One result per step, in order. The Output panel renders only visible lines, so channel text is read from the log
 // file the extension host writes, not from the DOM.
 import { execFileSync } from 'node:child_process';
@@ -265,7 +265,14 @@ try {
           open: 'open' in node ? node.open : null,
           value: 'value' in node ? node.value : null,
           data: { ...node.dataset },
-          scroll: { top: node.scrollTop, height: node.scrollHeight, client: node.clientHeight },
+          scroll: {
+            top: node.scrollTop,
+            height: node.scrollHeight,
+            client: node.clientHeight,
+            width: node.scrollWidth,
+            clientWidth: node.clientWidth,
+          },
+          box: (({ x, y, width, height }) => ({ x, y, width, height }))(node.getBoundingClientRect()),
         })),
       );
       results.push({ query: step.query, hasText: step.hasText, elements });

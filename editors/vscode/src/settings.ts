@@ -100,6 +100,8 @@ export const COMPACT_THRESHOLD_RANGE = range(SERVER_SETTINGS.compactThreshold);
 export const DIAGNOSTICS_WAIT_RANGE = range(SERVER_SETTINGS.diagnosticsWait);
 /** The server's bounds for `completionDebounce` (milliseconds). */
 export const COMPLETION_DEBOUNCE_RANGE = range(SERVER_SETTINGS.completionDebounce);
+/** The server's bounds for `toolOutputCap` (bytes). */
+export const TOOL_OUTPUT_CAP_RANGE = range(SERVER_SETTINGS.toolOutputCap);
 
 /** The server's settings object, keys as in the editor contract. */
 export interface ServerSettings {
@@ -110,6 +112,7 @@ export interface ServerSettings {
   thinking: Thinking;
   maxTokens?: number;
   maxSteps?: number;
+  toolOutputCap?: number;
   contextWindow?: number;
   compactThreshold?: number;
   diagnosticsWait?: number;
@@ -267,6 +270,8 @@ export function readServerSettings(get: SettingGetter): SettingsReading {
   if (protocol !== undefined) settings.protocol = protocol;
   if (maxTokens !== undefined) settings.maxTokens = maxTokens;
   if (maxSteps !== undefined) settings.maxSteps = maxSteps;
+  const toolOutputCap = optionalInt(get, 'toolOutputCap', TOOL_OUTPUT_CAP_RANGE, problems);
+  if (toolOutputCap !== undefined) settings.toolOutputCap = toolOutputCap;
   const contextWindow = optionalInt(get, 'contextWindow', CONTEXT_WINDOW_RANGE, problems);
   const compactThreshold = optionalNumber(get, 'compactThreshold', COMPACT_THRESHOLD_RANGE, problems);
   if (contextWindow !== undefined) settings.contextWindow = contextWindow;

@@ -36,6 +36,7 @@ describe('readServerSettings', () => {
         thinking: 'high',
         maxTokens: 4096,
         maxSteps: 12,
+        toolOutputCap: 50000,
         mode: 'agent',
         review: true,
         sessionStore: 'user',
@@ -55,6 +56,7 @@ describe('readServerSettings', () => {
       thinking: 'high',
       maxTokens: 4096,
       maxSteps: 12,
+      toolOutputCap: 50000,
       mode: 'agent',
       review: true,
       sessionStore: 'user',
@@ -104,6 +106,7 @@ describe('readServerSettings', () => {
         mode: 'yolo',
         maxTokens: 0,
         maxSteps: 2.5,
+        toolOutputCap: 100,
         review: 'yes',
         sessionStore: 'cloud',
         commandAllowlist: 'rm -rf /',
@@ -118,6 +121,7 @@ describe('readServerSettings', () => {
     assert.equal(settings.mode, 'edit');
     assert.equal(settings.maxTokens, undefined);
     assert.equal(settings.maxSteps, undefined);
+    assert.equal(settings.toolOutputCap, undefined);
     assert.equal(settings.review, false);
     assert.equal(settings.sessionStore, 'workspace');
     assert.deepEqual(settings.commandAllowlist, []);
@@ -138,6 +142,7 @@ describe('readServerSettings', () => {
       'rhema.review',
       'rhema.sessionStore',
       'rhema.thinking',
+      'rhema.toolOutputCap',
       'rhema.vision',
     ]);
     assert.equal(settings.vision, undefined);
@@ -190,6 +195,7 @@ describe('package.json settings', () => {
       'review',
       'sessionStore',
       'thinking',
+      'toolOutputCap',
       'vision',
     ]);
     const { settings, problems } = readServerSettings(
@@ -210,6 +216,7 @@ describe('package.json settings', () => {
         completionModel: 'qwen2.5-coder',
         completionBaseUrl: 'http://127.0.0.1:11434/v1',
         completionDebounce: 100,
+        toolOutputCap: 30000,
       }),
     );
     assert.deepEqual(problems, []);

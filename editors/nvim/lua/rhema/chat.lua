@@ -272,7 +272,7 @@ function M.open(opts)
       win = panel_win,
       height = config.options.chat.height,
     })
-    local wo = vim.wo[M.input_win]
+    local wo = vim.wo[M.input_win][0]
     wo.wrap = true
     wo.linebreak = true
     wo.number = false

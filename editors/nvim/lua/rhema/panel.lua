@@ -65,6 +65,7 @@ function M.define_highlights()
   set(0, 'RhemaWarning', { default = true, link = 'DiagnosticWarn' })
   set(0, 'RhemaClosing', { default = true, link = 'NonText' })
   set(0, 'RhemaMention', { default = true, link = 'Special' })
+  require('rhema.tables').define_highlights()
 end
 
 --- A new, empty panel.
@@ -200,6 +201,7 @@ function Panel:flush()
     vim.bo[buf].modifiable = false
   end
   require('rhema.markdown').fences(buf, vim.list_slice(lines, same + 1))
+  require('rhema.tables').decorate(buf, start, lines)
   self.updates = self.updates + 1
   vim.api.nvim_buf_clear_namespace(buf, ns, start, -1)
   for _, mark in ipairs(marks) do

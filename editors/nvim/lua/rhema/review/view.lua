@@ -188,7 +188,7 @@ function M.show(review)
   -- The review's keys are Normal-mode keys: a review that opens while the
   -- user types (a turn sent with <C-s> from the chat's input) starts there too.
   vim.cmd.stopinsert()
-  vim.wo.foldenable = false
+  vim.wo[0][0].foldenable = false
   local row = row_of(review, 1)
   if row then
     vim.api.nvim_win_set_cursor(0, { row, 0 })

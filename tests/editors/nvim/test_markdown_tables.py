@@ -16,7 +16,8 @@ panel:show()
 local seq = 0
 local function send(text)
   seq = seq + 1
-  panel:on_event({ session = 's1', turn = 1, seq = seq, event = { type = 'text_delta', text = text } })
+  local event = { type = 'text_delta', text = text }
+  panel:on_event({ session = 's1', turn = 1, seq = seq, event = event })
   panel:flush()
 end
 -- What the panel's window shows, row by row.
@@ -48,6 +49,10 @@ send('The sizes:\n\n| Name | Size |\n|:-----|-----:|\n| `a.py` | 1 |\n')
 local r = { first = table_rows() }
 send('| **bigger_name.py** | 12345 |\n\nDone.\n\n```\n| not | a table |\n|---|---|\n```\n')
 r.second = table_rows()
+-- Hostile shapes: wide characters, an empty cell, a short row, a lone
+-- delimiter, a row cut off mid-stream.
+send('\n| 名前 | n |\n|---|---|\n| 日本語 |  |\n| x |\n\nno | table\n---\n\n|---|\n\n| cut | o')
+r.hostile = vim.list_slice(table_rows(), 7)
 r.screen = screen()
 r.buffer = T.lines(panel.buf)
 T.screenshot('markdown-tables')
@@ -82,7 +87,19 @@ def test_the_panel_draws_markdown_tables_as_aligned_boxes(tmp_path: Path) -> Non
         "│ bigger_name.py │ 12345 │",
         "└────────────────┴───────┘",
     ]
+    # Wide characters count twice; an empty or missing cell is padded; a
+    # "table" without its delimiter row, or a delimiter alone, is text.
+    assert r["hostile"] == [
+        "┌────────┬───┐",
+        "│ 名前   │ n │",
+        "├────────┼───┤",
+        "│ 日本語 │   │",
+        "│ x      │   │",
+        "└────────┴───┘",
+    ]
+    assert "no | table" in r["screen"] and "| cut | o" in r["screen"]
     # The buffer keeps the Markdown; the fenced "table" is shown as typed.
     assert "| **bigger_name.py** | 12345 |" in r["buffer"]
     assert "| not | a table |" in r["screen"]
-    assert not [row for row in r["screen"] if "|" in row and "not" not in row and "---" not in row]
+    plain = {"| not | a table |", "|---|---|", "no | table", "|---|", "| cut | o"}
+    assert [row for row in r["screen"] if "|" in row and row not in plain] == []

@@ -2,14 +2,14 @@
 ---
 --- Contract: `decorate(buf, start, lines)` (called with the lines a panel
 --- writes from 0-based row `start` on) finds the pipe tables in `lines` (a
---- row with a `|`, then a delimiter row `|---|:--:|`, then the rows with a
---- `|` up to the first without; never inside a fenced code block, never in a
---- `> ` quote) and draws each with extmarks only: the buffer keeps the
---- Markdown (copying a table copies Markdown). Every pipe is concealed as
---- `│`, every cell is padded to its column's width (left, right or centred
---- as its delimiter cell says) with one space on each side, the delimiter row
---- reads `├───┼───┤`, and a `┌───┬───┐` line above and a `└───┴───┘` line
---- below close the box. A column's width is what the screen shows of its
+--- row with a `|`, then a delimiter row `|---|:--:|` with as many cells,
+--- then the rows with a `|` up to the first without; never inside a fenced
+--- code block, never in a `> ` quote) and draws each with extmarks only: the
+--- buffer keeps the Markdown (copying a table copies Markdown). Every pipe is
+--- concealed as `│`, every cell is padded to its column's width (left,
+--- right or centred as its delimiter cell says) with one space on each side,
+--- the delimiter row reads `├───┼───┤`, and a `┌───┬───┐` line above and a
+--- `└───┴───┘` line below close the box. A column's width is what the screen shows of its
 --- widest cell: with treesitter the Markdown markers in a cell (backticks,
 --- `**`, `*`, `~~`, a link's brackets and address) are concealed, so they
 --- are not counted. The pipes and the delimiter row show as typed only on the
@@ -73,7 +73,7 @@ local delimiter_cell = '^%s*(:?)%-+(:?)%s*$'
 --- @param line string
 --- @return string[]|nil
 local function alignments(line)
-  if not line:find('-', 1, true) or line:find('[^%s|:%-]') then
+  if not line:find('|', 1, true) or not line:find('-', 1, true) or line:find('[^%s|:%-]') then
     return nil
   end
   local cells = M.split_row(line)
@@ -127,7 +127,8 @@ function M.find(lines)
       end
     elseif fence == nil and row_of_table(line) and lines[index + 1] then
       local aligns = alignments(lines[index + 1])
-      if aligns then
+      -- As GitHub's: the header has as many cells as the delimiter row.
+      if aligns and #M.split_row(line) == #aligns then
         local last = index + 1
         while lines[last + 1] and row_of_table(lines[last + 1]) do
           last = last + 1

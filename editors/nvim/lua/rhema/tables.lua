@@ -83,7 +83,8 @@ local function alignments(line)
     if left == nil then
       return nil
     end
-    table.insert(out, (left ~= '' and right ~= '') and 'center' or (right ~= '' and 'right' or 'left'))
+    local align = right ~= '' and 'right' or 'left'
+    table.insert(out, (left ~= '' and right ~= '') and 'center' or align)
   end
   return #out > 0 and out or nil
 end
@@ -241,7 +242,8 @@ function M.decorate(buf, start, lines)
   local state = require('rhema.markdown').state[buf]
   local concealed = state ~= nil and state.treesitter
   for _, found in ipairs(M.find(lines)) do
-    draw(buf, start + found[1] - 1, vim.list_slice(lines, found[1], found[3]), found.aligns, concealed)
+    local rows = vim.list_slice(lines, found[1], found[3])
+    draw(buf, start + found[1] - 1, rows, found.aligns, concealed)
   end
 end
 

@@ -96,6 +96,18 @@ With TEXT, the first one containing it, or nil."
   (list (lambda () (T-keys "\exlsp-execute-code-action\r"))
         (T-answer "Select code action" (concat title "\r") record)))
 
+(defun T-answered (method)
+  "Whether lsp-mode has had an answer to a METHOD request (its I/O log,
+`lsp-print-io', says it received one)."
+  (let ((needle (format "Received response '%s - (" method)))
+    (seq-some (lambda (buffer)
+                (and (string-match-p T-client-log-regexp (buffer-name buffer))
+                     (with-current-buffer buffer
+                       (save-excursion
+                         (goto-char (point-min))
+                         (search-forward needle nil t)))))
+              (buffer-list))))
+
 (defun T-synced (relative)
   "A step: wait until lsp-mode has sent RELATIVE's pending changes (it
 sends incremental changes at once; full ones after an idle delay)."

@@ -108,7 +108,8 @@ local function diff_pair(path)
       pair.left_is_left = left_col < vim.api.nvim_win_get_position(win)[2]
     end
   end
-  pair.current_is_file = vim.api.nvim_get_current_buf() == last.file
+  -- The cursor lands in the checkpoint, where `q` closes the diff.
+  pair.current_is_before = vim.api.nvim_get_current_buf() == last.before
   return pair
 end
 vim.cmd('RhemaDiff')
@@ -208,7 +209,7 @@ def test_review_applies_the_accepted_hunks_and_tells_the_model_the_declined_ones
         assert pair["right_file"] == str(workspace / name)
         assert pair["left_diff"] is True and pair["right_diff"] is True
         assert pair["left_is_left"] is True
-        assert pair["current_is_file"] is True
+        assert pair["current_is_before"] is True
         assert pair["turn"] == 1
     assert r["diff_after_close"] is False
 

@@ -14,6 +14,8 @@ from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 
 UNSAVED_DIFF = r"""
 vim.o.columns, vim.o.lines = 160, 48
+-- One line of context around a change: the unchanged lines fold.
+vim.opt.diffopt:append('context:1')
 local path = T.workspace .. '/v.py'
 vim.cmd.edit(path)
 T.attached()
@@ -43,7 +45,15 @@ local function diff_of()
     widths = { vim.api.nvim_win_get_width(left), vim.api.nvim_win_get_width(right) },
     windows = #vim.api.nvim_tabpage_list_wins(tab),
     modified = vim.bo[last.file].modified,
-    current_is_file = vim.api.nvim_get_current_win() == right,
+    current_is_before = vim.api.nvim_get_current_win() == left,
+    cursor = vim.api.nvim_win_get_cursor(0),
+    -- `q` where the cursor lands closes the diff: it never records a macro.
+    q_mapped = vim.fn.maparg('q', 'n', false, true).buffer == 1,
+    folds = vim.tbl_map(function(win)
+      return vim.api.nvim_win_call(win, function()
+        return { vim.fn.foldtextresult(1), vim.wo.conceallevel, vim.wo.wrap }
+      end)
+    end, { left, right }),
   }
 end
 -- From the file itself, unsaved.
@@ -55,17 +65,20 @@ T.wait('the diff', function() return require('rhema.changes').last_diff ~= nil e
 r.from_file = diff_of()
 T.screenshot('diff-unsaved-buffer')
 r.tabs_with_diff = #vim.api.nvim_list_tabpages()
--- q in the checkpoint closes the diff's tab.
-vim.api.nvim_set_current_win(vim.fn.win_findbuf(require('rhema.changes').last_diff.before)[1])
-vim.cmd.normal('q')
+-- q where the cursor landed (the checkpoint) closes the diff's tab.
+vim.api.nvim_feedkeys('q', 'x', false)
+r.recording = vim.fn.reg_recording()
 r.tabs_after_q = #vim.api.nvim_list_tabpages()
 r.diff_after_q = vim.wo[vim.fn.win_findbuf(file_buf)[1]].diff
--- From the quickfix window, still unsaved.
+-- From the chat's panel window (whose folds are reasoning), still unsaved.
+vim.api.nvim_set_current_win(require('rhema.window').win)
 vim.cmd('copen')
 require('rhema.changes').last_diff = nil
 vim.cmd('RhemaDiff')
 T.wait('the diff', function() return require('rhema.changes').last_diff ~= nil end)
 r.from_quickfix = diff_of()
+-- The panel's and the chat's window options stay theirs: the editor's own are untouched.
+r.global = { vim.go.foldtext, vim.go.winbar, vim.go.conceallevel }
 r.errors = vim.tbl_filter(function(m) return m.level == vim.log.levels.ERROR end, T.messages)
 T.result = r
 """
@@ -92,13 +105,21 @@ def test_rhema_diff_right_after_an_edit_diffs_the_unsaved_buffer_in_a_tab_of_its
         assert diff["right"] == new and diff["right_is_buffer"] is True
         assert diff["modified"] is True
         assert diff["diff"] == [True, True]
-        assert diff["current_is_file"] is True
+        # The cursor on the checkpoint's change (line 4), where `q` closes the diff.
+        assert diff["current_is_before"] is True and diff["cursor"] == [4, 0]
+        assert diff["q_mapped"] is True
+        # The folds say what they hold, not the panel's "> reasoning"; no panel conceal.
+        before, after = diff["folds"]
+        assert before[0] == "··· 2 unchanged lines · before turn 1: Change d ···"
+        assert after[0] == "··· 2 unchanged lines · v.py now ···"
+        assert before[1] == after[1] == 0
         # Its own tab, the two panes sharing the 160 columns.
         assert diff["windows"] == 2
         assert min(diff["widths"]) >= 79
     assert r["tabs_before"] == 1 and r["tabs_with_diff"] == 2
-    assert r["tabs_after_q"] == 1 and r["diff_after_q"] is False
+    assert r["tabs_after_q"] == 1 and r["diff_after_q"] is False and r["recording"] == ""
     assert r["errors"] == []
+    assert r["global"] == ["foldtext()", "", 0]
     assert (workspace / "v.py").read_text() == V_OLD
 
 

@@ -186,11 +186,15 @@ IGNORED_BY_NEOVIM = {"step_end"}
 
 
 def _lua() -> dict[str, str]:
-    return {path.name: path.read_text(encoding="utf-8") for path in sorted(NVIM.glob("*.lua"))}
+    """The plugin's Lua modules by path under `lua/rhema` (`panel/events.lua`)."""
+    return {
+        path.relative_to(NVIM).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted(NVIM.rglob("*.lua"))
+    }
 
 
 def test_neovim_handles_exactly_the_contracts_events_with_their_fields() -> None:
-    source = _lua()["panel.lua"]
+    source = _lua()["panel/events.lua"]
     body = source[source.index("function Panel:on_event") :]
     body = body[: body.index("\nend\n")]
     branches = re.split(r"\n  (?:if|elseif) kind == '", body)[1:]
@@ -199,13 +203,13 @@ def test_neovim_handles_exactly_the_contracts_events_with_their_fields() -> None
     for branch in branches:
         kind = branch.split("'", 1)[0]
         handled[kind] = set(re.findall(r"\bevent\.(\w+)(?:\.(\w+))?", branch))
-    assert set(handled) <= set(models), "panel.lua handles events the contract lacks"
+    assert set(handled) <= set(models), "panel/events.lua handles events the contract lacks"
     assert set(models) - set(handled) == IGNORED_BY_NEOVIM, "a new event: render or ignore it"
     for kind, accesses in handled.items():
         model = models[kind]
         fields = json_field_names(model)
         for name, inner in accesses:
-            assert name in fields, f"panel.lua reads {kind}.{name}, which the contract lacks"
+            assert name in fields, f"panel/events.lua reads {kind}.{name}, which the contract lacks"
             if inner:
                 nested = model.model_fields[_python_name(model, name)].annotation
                 nested_model = next(a for a in (*typing.get_args(nested), nested) if _is_model(a))
@@ -230,7 +234,7 @@ def test_neovim_calls_only_the_contracts_commands() -> None:
         used |= set(re.findall(r"'(rhema\.[a-z][A-Za-z]*)'", source))
         used |= {f"rhema.{name}" for name in re.findall(r"facts\.commands\.(\w+)", source)}
         used |= {f"rhema.{kind}" for kind in re.findall(r"run\('(\w+)'", source)}
-    modules = {f"rhema.{path.stem}" for path in NVIM.glob("*.lua")}
+    modules = {f"rhema.{name[:-4].replace('/', '.')}" for name in _lua()}
     used -= modules | {"rhema.attach", "rhema.highlights", "rhema.progress", "rhema.panel"}
     used -= {"rhema.editSelection"}  # the client's own command
     assert used, "the plugin's command names were not found"

@@ -13,9 +13,11 @@
 --- cursor in the quickfix window, else the current buffer's file) in a tab
 --- of its own: a scratch buffer on the left, diffed against the file's buffer
 --- as it is (unsaved changes included: the buffer is never reloaded), the two
---- panes sharing the width. `:diffget` in the file rejects a hunk (takes it
---- back to the checkpoint's text); `q` in the scratch closes the tab, and
---- closing the scratch window ends the diff.
+--- panes sharing the width. The cursor lands in the scratch, on its first
+--- change (rhema.diff_view: the folds say what they hold); `dp` there, or
+--- `:diffget` in the file, rejects a hunk (takes it back to the checkpoint's
+--- text); `q` in the scratch closes the tab, and closing the scratch window
+--- ends the diff.
 local facts = require('rhema.facts')
 local M = {}
 
@@ -176,7 +178,7 @@ end
 
 --- Open the diff of `path`'s checkpoint pre-image against its buffer, in a
 --- tab of its own: the two panes share the editor's whole width.
-local function open_diff(path, turn, text)
+local function open_diff(path, turn, text, title)
   local file_buf = file_buffer(path)
   require('rhema.tabline').setup()
   vim.cmd('tab sbuffer ' .. file_buf)
@@ -200,6 +202,10 @@ local function open_diff(path, turn, text)
   vim.api.nvim_set_current_win(file_win)
   vim.cmd('diffthis')
   vim.cmd('wincmd =')
+  local before_label = require('rhema.diff_view').before_label(turn, title)
+  local file_label = require('rhema.runs').display(path) .. ' now'
+  local before_win = vim.fn.win_findbuf(buf)[1]
+  require('rhema.diff_view').setup(before_win, file_win, { before = before_label, file = file_label })
   local tab = vim.api.nvim_get_current_tabpage()
   -- `q` in the checkpoint closes the diff's tab.
   vim.keymap.set('n', 'q', function()
@@ -243,11 +249,11 @@ function M.diff(bufnr, path)
     return
   end
   runs.command(bufnr, facts.commands.changes, 'changes', { session = session }, function(result, c)
-    local found, turn = nil, nil
+    local found, turn, title = nil, nil, nil
     for _, entry in ipairs(result.turns or {}) do
       for _, file in ipairs(entry.files or {}) do
         if same_path(vim.uri_to_fname(file.uri), wanted) and (turn == nil or entry.turn > turn) then
-          found, turn = file, entry.turn
+          found, turn, title = file, entry.turn, entry.title
         end
       end
     end
@@ -259,7 +265,7 @@ function M.diff(bufnr, path)
       return
     end
     if found.before == nil or found.before == vim.NIL then
-      open_diff(vim.uri_to_fname(found.uri), turn, '')
+      open_diff(vim.uri_to_fname(found.uri), turn, '', title)
       return
     end
     require('rhema.client').execute(
@@ -271,7 +277,7 @@ function M.diff(bufnr, path)
           notify('checkpoint: ' .. ((err and err.message) or 'no content'), vim.log.levels.ERROR)
           return
         end
-        open_diff(vim.uri_to_fname(found.uri), turn, content.text)
+        open_diff(vim.uri_to_fname(found.uri), turn, content.text, title)
       end
     )
   end)

@@ -9,10 +9,9 @@
 --- drops a `RequestCancelled` answer), and what the run still sends is
 --- dropped. `current` is the session `:RhemaAsk` continues. Whenever a run
 --- ends or is cancelled, the winbars and statuslines are drawn again. A run
---- that fails keeps what it asked in its panel, and `retry()` (`:RhemaRetry`,
---- `R` in a panel) asks it again: the failed turn is taken out of the
---- conversation (`rhema.rewind`, the conversation only) and the same prompt
---- and context are sent in the same session.
+--- that fails can be asked again (rhema.runs.retry). This module also
+--- exports the functions of rhema.runs.retry (`retry`), rhema.runs.sessions
+--- (the stored sessions) and rhema.runs.status (`:RhemaStatus`).
 local client = require('rhema.client')
 local panel = require('rhema.panel')
 local render_plural = require('rhema.render').plural
@@ -183,9 +182,8 @@ local function command(bufnr, name, label, args, on_result)
 end
 
 M.command = command
-M.display = function(path)
-  return display(path)
-end
+--- Bind panel `p` to `session` (rhema.runs.sessions opens stored ones).
+M.bind = bind
 
 local function context_label(context)
   local parts = {}
@@ -259,19 +257,6 @@ function M.run(kind, args, bufnr)
   end)
 end
 
---- Keep what a failed run asked, so `:RhemaRetry` asks it again.
-local function offer_retry(request, result)
-  local p = request.panel
-  if not request.again then
-    return
-  end
-  p.retry = vim.tbl_extend('force', request.again, {
-    session = result and result.session or nil,
-    turn = result and result.turn or nil,
-  })
-  p:offer_retry(require('rhema.config').options.chat.keys.retry or true)
-end
-
 --- The answer to a run: bind the session, and close the panel if no
 --- `turn_end` did.
 function M.finished(request, err, result)
@@ -282,7 +267,7 @@ function M.finished(request, err, result)
     if p.open then
       p:note(err.message or vim.inspect(err))
       p:close_turn('error', nil, nil)
-      offer_retry(request, nil)
+      require('rhema.runs.retry').offer(request, nil)
     else
       notify(err.message or vim.inspect(err), vim.log.levels.ERROR)
     end
@@ -297,39 +282,11 @@ function M.finished(request, err, result)
       p:close_turn(result.stopReason or 'end_turn', result.steps, result.usage)
     end
     if result.stopReason == 'error' then
-      offer_retry(request, result)
+      require('rhema.runs.retry').offer(request, result)
     end
     if result.turn and request.client then
       require('rhema.changes').after_turn(request.client, result.session, result.turn)
     end
-  end
-end
-
---- Run the current session's failed turn again (`:RhemaRetry`): the failed
---- attempt is taken out of the conversation (`rhema.rewind` of the
---- conversation only: the files stay as they are), and the same prompt and
---- context are sent again.
---- @param bufnr integer
-function M.retry(bufnr)
-  local p = M.current_panel
-  local again = p and p.retry
-  if not again then
-    notify('nothing to retry: the last turn did not fail', vim.log.levels.WARN)
-    return
-  end
-  if M.is_running() then
-    notify('a turn is running: <C-c> or :RhemaCancel stops it', vim.log.levels.WARN)
-    return
-  end
-  p.retry = nil
-  local function go()
-    M.run(again.kind, { prompt = again.prompt, context = again.context, mode = again.mode }, bufnr)
-  end
-  if again.session and again.turn and again.prompt then
-    local args = { session = again.session, turn = again.turn, what = 'conversation' }
-    command(bufnr, facts.commands.rewind, 'retry', args, go)
-  else
-    go()
   end
 end
 
@@ -418,193 +375,16 @@ function M.new_session()
   require('rhema.chat').on_new_session()
 end
 
---- List the sessions, let the user pick one, and show its conversation.
---- @param bufnr integer
---- @param done fun(session: string|nil)|nil
-function M.sessions(bufnr, done)
-  command(bufnr, facts.commands.sessions, 'sessions', {}, function(list, c)
-    if type(list) ~= 'table' or #list == 0 then
-      notify('no sessions yet')
-      return
-    end
-    vim.ui.select(list, {
-      prompt = 'Rhema sessions',
-      format_item = function(item)
-        return ('%s · %d turn%s · %s%s'):format(
-          item.title ~= '' and item.title or item.session,
-          item.turns or 0,
-          item.turns == 1 and '' or 's',
-          require('rhema.render').when(item.updatedAt),
-          item.running and ' · running' or ''
-        )
-      end,
-    }, function(choice)
-      if not choice then
-        return
-      end
-      M.open_session(c, choice.session, done)
-    end)
-  end)
-end
-
---- Show session `session` (its stored conversation) and make it current.
-function M.open_session(c, session, done)
-  client.execute(c, facts.commands.openSession, { session = session }, function(err, result)
-    if err then
-      notify('open session: ' .. (err.message or ''), vim.log.levels.ERROR)
-      return
-    end
-    M.last[facts.commands.openSession] = result
-    local p = M.panels[session]
-    if not p then
-      p = panel.new(result.title or session, nil)
-      bind(p, session)
-    end
-    p.title = result.title or p.title
-    p:show_messages(result.messages)
-    p:show()
-    M.current = session
-    M.current_panel = p
-    if done then
-      done(session)
-    end
-  end)
-end
-
---- Revert the last turn of the current session.
---- @param bufnr integer
-function M.undo_turn(bufnr)
-  if not M.current then
-    notify('no session: nothing to undo', vim.log.levels.WARN)
-    return
-  end
-  command(bufnr, facts.commands.undoTurn, 'undo turn', { session = M.current }, function(result)
-    require('rhema.rewind').save(result.save)
-    local names = function(uris)
-      return table.concat(
-        vim.tbl_map(function(uri)
-          return display(vim.uri_to_fname(uri))
-        end, uris or {}),
-        ', '
-      )
-    end
-    local message = ('reverted %d file(s)%s'):format(
-      #(result.reverted or {}),
-      #(result.reverted or {}) > 0 and ': ' .. names(result.reverted) or ''
-    )
-    if #(result.conflicts or {}) > 0 then
-      notify(
-        message .. '; changed since, left alone: ' .. names(result.conflicts),
-        vim.log.levels.WARN
-      )
-    else
-      notify(message)
-    end
-  end)
-end
-
---- Summarise the older rounds of the current session now (`rhema.compact`);
---- its `compaction` event shows in the panel.
---- @param bufnr integer
-function M.compact(bufnr)
-  if not M.current then
-    notify('no session: nothing to compact', vim.log.levels.WARN)
-    return
-  end
-  command(bufnr, facts.commands.compact, 'compact', { session = M.current }, function(result)
-    if result.compacted then
-      notify(('compacted: %d → %d tokens'):format(result.before, result.after))
-    else
-      notify('nothing to compact yet: only the latest round is there')
-    end
-  end)
-end
-
---- Show what the server runs on.
---- @param bufnr integer
-function M.status(bufnr)
-  command(bufnr, facts.commands.status, 'status', {}, function(result)
-    notify(table.concat(M.describe_status(result), '\n'))
-  end)
-end
-
---- The lines `:RhemaStatus` prints for a `rhema.status` result.
---- @param result table
---- @return string[]
-function M.describe_status(result)
-  local provider = result.provider or {}
-  local lines = { ('rhema-lsp %s · mode %s'):format(result.version or '?', result.mode or '?') }
-  local problem = require('rhema.first_run').problem(result)
-  if problem == 'missing' then
-    local failed = provider.error ~= vim.NIL and tostring(provider.error or '') or ''
-    local explained = require('rhema.errors').explain(failed)
-    local fix = explained.fix and (' ' .. explained.fix:gsub('^%l', string.upper)) or ''
-    table.insert(
-      lines,
-      ('provider: none: %s%s (:help rhema-first-run)'):format(explained.title, fix)
-    )
-  else
-    table.insert(
-      lines,
-      ('provider: %s · model %s · %s · %s'):format(
-        tostring(provider.name),
-        tostring(provider.model),
-        tostring(provider.baseUrl),
-        tostring(provider.source)
-      )
-    )
-    if problem == 'demo' then
-      table.insert(lines, 'the provider is ' .. require('rhema.first_run').DEMO)
-    end
-  end
-  table.insert(lines, 'folders: ' .. table.concat(result.folders or {}, ', '))
-  local running = result.running or {}
-  table.insert(lines, 'running: ' .. (#running > 0 and table.concat(running, ', ') or 'nothing'))
-  vim.list_extend(lines, require('rhema.mcp').status_lines(result))
-  vim.list_extend(lines, M.rules_and_languages(result))
-  return lines
-end
-
---- The status lines of the project rules in use and who answers the
---- language tools (as `rhema-lsp status` prints them).
---- @param result table
---- @return string[]
-function M.rules_and_languages(result)
-  local lines, shown = {}, {}
-  for _, rules in ipairs(result.rules or {}) do
-    if type(rules.refused) ~= 'string' then
-      local cut = rules.truncated == true and (' (cut: %d bytes)'):format(rules.bytes or 0) or ''
-      table.insert(shown, tostring(rules.path) .. cut)
-    end
-  end
-  table.insert(
-    lines,
-    'rules: ' .. (#shown > 0 and table.concat(shown, ', ') or 'none (no AGENTS.md or CLAUDE.md found)')
-  )
-  for _, rules in ipairs(result.rules or {}) do
-    if type(rules.refused) == 'string' then
-      table.insert(lines, ('  %s: not read — %s'):format(tostring(rules.path), rules.refused))
-    end
-  end
-  local languages = result.languageServers or {}
-  local first = result.languageAnswers == 'editor' and "the editor's servers, then " or ''
-  local found = #languages > 0 and ('%d server(s)'):format(#languages) or 'no servers found'
-  table.insert(lines, ("language: %sthe agent's own: %s"):format(first, found))
-  for _, language in ipairs(languages) do
-    local where = type(language.folder) == 'string' and (' in ' .. language.folder) or ''
-    local pid = type(language.pid) == 'number' and (' (pid %d)'):format(language.pid) or ''
-    table.insert(
-      lines,
-      ('  %s: %s, %s%s%s'):format(
-        tostring(language.language),
-        tostring(language.name),
-        tostring(language.state),
-        where,
-        pid
-      )
-    )
-  end
-  return lines
-end
+local retry = require('rhema.runs.retry')
+local sessions = require('rhema.runs.sessions')
+local status = require('rhema.runs.status')
+M.retry = retry.retry
+M.sessions = sessions.sessions
+M.open_session = sessions.open_session
+M.undo_turn = sessions.undo_turn
+M.compact = sessions.compact
+M.status = status.status
+M.describe_status = status.describe_status
+M.rules_and_languages = status.rules_and_languages
 
 return M

@@ -28,7 +28,7 @@ function M.foldtext()
 end
 
 local function set_window_options(win)
-  local wo = vim.wo[win]
+  local wo = vim.wo[win][0]
   wo.wrap = true
   wo.linebreak = true
   wo.breakindent = true

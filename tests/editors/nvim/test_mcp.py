@@ -161,6 +161,10 @@ vim.ui.select = function(items, opts, on_choice)
   for _, item in ipairs(items) do
     local title = type(item) == 'table' and item.title or item
     if opts.prompt:find('asks:', 1, true) and title == T.answer then return on_choice(item) end
+    -- The review of every answer, before they are sent.
+    if opts.prompt:find('Send to the MCP server', 1, true) and title == 'Send' then
+      return on_choice(item)
+    end
     for field, choice in pairs(choices) do
       if opts.prompt:find(': ' .. field .. ':', 1, true) and title == choice then
         return on_choice(item)
@@ -207,6 +211,8 @@ def test_a_servers_form_is_asked_field_by_field_or_refused(
     if answer == "Deny":
         assert "declined" in result and r["inputs"] == []
         return
+    review = [p for p in r["selects"] if p.startswith("Send to the MCP server everything")]
+    assert len(review) == 1 and "Ada Lovelace" in review[0], r["selects"]  # reviewed, then sent
     assert "- Name: Ada Lovelace" in result and "- Favorite Integer: 7" in result
     assert "- Agreed to terms: true" in result
     assert '"untitledSingleSelectEnum": "Joey"' in result

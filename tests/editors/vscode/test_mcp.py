@@ -187,6 +187,9 @@ def test_a_servers_form_is_asked_field_by_field_or_refused(
             {"waitFor": ".quick-input-title", "hasText": "Rhema: fake: Team"},
             {"screenshot": str(artifacts / "mcp-form-field.png")},
             {"input": "", "title": "Rhema: fake: Team"},  # the default, blue
+            # Every answer shown once more before it is sent: the user sends them.
+            {"waitFor": toast, "hasText": "Send to the MCP server fake"},
+            {"click": f"{toast} .monaco-button", "hasText": "Send"},
         ]
         if answer == "Answer"
         else []

@@ -37,7 +37,9 @@ from rhema_lsp.acp.config import (
     thinking_named,
 )
 from rhema_lsp.acp.errors import BadParams
+from rhema_lsp.acp.offers import WORKTREE
 from rhema_lsp.acp.sessions import AcpSession
+from rhema_lsp.acp.worktrees import change_worktree
 from rhema_lsp.runs.choices import with_choices
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.sessions import StoredChoices
@@ -95,7 +97,10 @@ class SessionOptions:
 
     async def listed(self, session: AcpSession) -> ConfigOptions:
         """``session``'s ``configOptions``."""
-        return list(await self.models.options(session.mode, session.model, session.thinking))
+        models = self.models
+        return list(
+            await models.options(session.mode, session.model, session.thinking, session.worktree)
+        )
 
     async def change(
         self, session: AcpSession, config_id: str, value: str | bool, client: _Updates
@@ -110,12 +115,14 @@ class SessionOptions:
         SessionStoreError
             The store cannot be written.
         """
-        if not isinstance(value, str) or config_id not in (MODE, MODEL, THINKING):
+        if config_id == WORKTREE:
+            change_worktree(session, value)
+        elif not isinstance(value, str) or config_id not in (MODE, MODEL, THINKING):
             raise BadParams(
                 f"unknown option {config_id!r} (or value {value!r}): "
-                f"options {MODE}, {MODEL}, {THINKING}",
+                f"options {MODE}, {MODEL}, {THINKING}, {WORKTREE}",
             )
-        if config_id == MODE:
+        elif config_id == MODE:
             session.mode = mode_named(value)
         elif config_id == THINKING:
             session.thinking = thinking_named(value)

@@ -90,6 +90,8 @@ class AcpSession:
     """The client's terminal requests, when it declared ``terminal``
     (:class:`~rhema_lsp.acp.terminals.TerminalClient`); ``None``: commands
     run in the agent's process."""
+    worktree: bool = False
+    """Whether it runs in its own git worktree (:mod:`~rhema_lsp.acp.worktrees`)."""
 
     @property
     def place(self) -> Workplace:

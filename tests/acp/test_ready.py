@@ -68,7 +68,7 @@ def test_session_new_right_behind_initialize_is_answered_and_the_models_follow(
     )
     assert "result" in child.response(0)
     answer = child.response(1)["result"]
-    assert [option["id"] for option in answer["configOptions"]] == ["mode", "thinking"]
+    assert [option["id"] for option in answer["configOptions"]] == ["mode", "thinking", "worktree"]
     session = answer["sessionId"]
     told = child.wait_for(lambda: child.updates("config_option_update"))
     (model,) = [o for o in told[0]["configOptions"] if o["id"] == "model"]

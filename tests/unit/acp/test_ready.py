@@ -84,7 +84,7 @@ async def test_session_new_right_behind_initialize_is_answered_and_the_rest_hand
     assert result == early.opened.result
     assert result["sessionId"] == early.opened.session_id and len(early.opened.session_id) == 16
     assert result["modes"]["currentModeId"] == "ask"
-    assert [o["id"] for o in result["configOptions"]] == ["mode", "thinking"]
+    assert [o["id"] for o in result["configOptions"]] == ["mode", "thinking", "worktree"]
     assert result["configOptions"][1]["currentValue"] == "high"
 
 

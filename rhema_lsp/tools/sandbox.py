@@ -57,9 +57,9 @@ from platformdirs import user_config_dir, user_state_dir
 
 from rhema_lsp.tools.process_limit import (
     MAX_PROCESSES,
-    RLIMIT_PREFIX,
     cgroup_prefix,
     limit_note,
+    limited,
     pids_cgroup,
 )
 
@@ -280,7 +280,7 @@ class Sandbox:
         cgroup = pids_cgroup()
         if cgroup is not None:  # root: the rlimit would not count
             return [*cgroup_prefix(cgroup), *out, "--", *argv]
-        return [*out, "--", *RLIMIT_PREFIX, *argv]
+        return [*out, "--", *limited(argv)]
 
     def describe(self) -> str:
         """What this sandbox blocks, in one line."""

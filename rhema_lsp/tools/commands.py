@@ -270,7 +270,7 @@ async def run_shell(
     fd = await anyio.to_thread.run_sync(fs.open_directory, folder)
     try:
         process = await anyio.open_process(
-            _supervised(started.argv, sandbox is not None),
+            _supervised(started.argv, sandbox is not None and sandbox.dies_with_parent),
             cwd=f"/proc/self/fd/{fd}",
             pass_fds=(fd,),
             env=environment,

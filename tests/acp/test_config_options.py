@@ -186,7 +186,7 @@ async def test_the_worktree_option_runs_a_new_session_in_its_own_worktree(
         conn,
         _init,
     ):
-        session = await _opened(conn, client, workspace)
+        session = await conn.new_session(cwd=str(workspace))  # no wait for the model list
         sid = session.session_id
         (option,) = [o for o in session.config_options or [] if o.id == "worktree"]
         assert isinstance(option, SessionConfigOptionBoolean) and option.current_value is False

@@ -31,6 +31,7 @@ __all__: list[str] = []
 
 
 async def _tree(service: Service, session: str, *, idle: bool) -> Worktree:
+    await service.state.state_of(session)  # UnknownSessionError: no such session
     tree = await anyio.to_thread.run_sync(find_session, session)
     if tree is None:
         raise CommandFailed(f"session {session} has no worktree")

@@ -122,7 +122,9 @@ async def test_hostile_worktree_requests_are_refused(
             "rhema.turn", {"prompt": "again", "session": plain["session"], "worktree": True}
         )
     for command in ("rhema.worktreeDiff", "rhema.worktreeApply", "rhema.worktreeDiscard"):
-        for name in (plain["session"], "../../etc", "0123456789abcdef"):
-            with pytest.raises(RuntimeError, match="has no worktree"):
+        with pytest.raises(RuntimeError, match="has no worktree"):
+            await client.command(command, {"session": plain["session"]})
+        for name in ("../../etc", "0123456789abcdef"):
+            with pytest.raises(RuntimeError, match="no session"):
                 await client.command(command, {"session": name})
     assert _git(repo, "worktree", "list").count("\n") == 1

@@ -71,6 +71,7 @@ from rhema_lsp.acp.prompt import PromptBlock, user_prompt
 from rhema_lsp.acp.replay import replay
 from rhema_lsp.acp.sessions import AcpSession, Stores, open_acp_session, real_folder
 from rhema_lsp.acp.turns import answer, run_prompt
+from rhema_lsp.acp.worktrees import take_up_worktree
 from rhema_lsp.engine import Session
 from rhema_lsp.mcp.hub import McpHub
 from rhema_lsp.providers import ProviderSettings, ResolvedProvider, resolve_provider
@@ -294,6 +295,7 @@ class RhemaAcpAgent(SessionLifecycle):
             raise UnknownSession(session_id, str(store.folder)) from exc
         session = await self._open(session_id, cwd, additional, servers, stored=True)
         await restore_choices(session, self.settings)
+        await take_up_worktree(session)
         if self.runs.is_running(session_id):
             return session, await store.load(session_id)
         ref = TurnRef(session_id, info.turns)

@@ -16,7 +16,9 @@ Zed shows a model picker only for an agent that offers a ``model`` option;
 - ``thinking`` (category ``thought_level``): how much the model reasons,
   the levels of the ``thinking`` setting (``default`` sends nothing, the
   server's own default stands; ``low``, ``medium``, ``high`` become each
-  wire's reasoning effort or thinking budget).
+  wire's reasoning effort or thinking budget);
+- ``worktree`` (a boolean): whether a new session runs in its own git
+  worktree (:mod:`~rhema_lsp.acp.worktrees`).
 
 The rules: a value not offered is refused (-32602, naming the choices);
 the option list answered is always the whole list as it is after the change.
@@ -27,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from urllib.parse import urlsplit
 
-from acp.schema import SessionConfigOptionSelect
+from acp.schema import SessionConfigOptionBoolean, SessionConfigOptionSelect
 
 from rhema_lsp.acp.errors import BadParams
 from rhema_lsp.acp.offers import MODE, MODEL, THINKING, THINKING_LEVELS, option_entries
@@ -60,14 +62,20 @@ def model_choices(current: str, listed: Sequence[str]) -> list[str]:
 
 
 def config_options(
-    mode: Mode, model: str | None, models: Sequence[str], thinking: Thinking = "default"
-) -> list[SessionConfigOptionSelect]:
+    mode: Mode,
+    model: str | None,
+    models: Sequence[str],
+    thinking: Thinking = "default",
+    worktree: bool | None = None,
+) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
     """The session's options: its ``mode``, its ``model`` among ``models``
     (no model option when ``model`` is ``None``: no provider is set up) and
     its ``thinking`` level (:func:`~rhema_lsp.acp.offers.option_entries`)."""
     return [
-        SessionConfigOptionSelect.model_validate(entry)
-        for entry in option_entries(mode, model, models, thinking)
+        SessionConfigOptionBoolean.model_validate(entry)
+        if entry["type"] == "boolean"
+        else SessionConfigOptionSelect.model_validate(entry)
+        for entry in option_entries(mode, model, models, thinking, worktree)
     ]
 
 
@@ -130,11 +138,11 @@ class SessionModels:
         return model_choices(chosen or provider.model, [provider.model, *self._listed])
 
     async def options(
-        self, mode: Mode, chosen: str | None, thinking: Thinking
-    ) -> list[SessionConfigOptionSelect]:
+        self, mode: Mode, chosen: str | None, thinking: Thinking, worktree: bool | None = None
+    ) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
         """The session's ``configOptions``."""
         models = await self.offered(chosen)
-        return config_options(mode, models[0] if models else None, models, thinking)
+        return config_options(mode, models[0] if models else None, models, thinking, worktree)
 
     async def provider(self, chosen: str | None) -> ResolvedProvider:
         """The provider of a request with the ``chosen`` model (``None``: the

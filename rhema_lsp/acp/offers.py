@@ -26,6 +26,8 @@ __all__ = [
     "MODE_DESCRIPTIONS",
     "THINKING",
     "THINKING_LEVELS",
+    "WORKTREE",
+    "WORKTREE_ENTRY",
     "mode_entries",
     "option_entries",
     "session_modes",
@@ -57,6 +59,21 @@ THINKING_LEVELS: dict[Thinking, tuple[str, str]] = {
 """The thinking levels offered, as the ``thinking`` setting has them."""
 
 
+WORKTREE = "worktree"
+"""The option's id."""
+
+WORKTREE_ENTRY = {
+    "id": WORKTREE,
+    "name": "Worktree",
+    "description": (
+        "Run this new session in its own git worktree on branch rhema/<session>, "
+        "leaving your checkout as it is (set it before the first prompt)"
+    ),
+    "type": "boolean",
+}
+"""The option as ``configOptions`` lists it (its ``currentValue`` added)."""
+
+
 def mode_entries() -> list[dict[str, str]]:
     """The session modes (``SessionMode``), one per tool set."""
     return [
@@ -71,11 +88,17 @@ def session_modes(current: Mode) -> dict[str, Any]:
 
 
 def option_entries(
-    mode: Mode, model: str | None, models: Sequence[str], thinking: Thinking = "default"
+    mode: Mode,
+    model: str | None,
+    models: Sequence[str],
+    thinking: Thinking = "default",
+    worktree: bool | None = None,
 ) -> list[dict[str, Any]]:
     """A session's ``configOptions``: its ``mode``, its ``model`` among
     ``models`` (no model option when ``model`` is ``None``: no provider is
-    set up, or it is not resolved yet) and its ``thinking`` level."""
+    set up, or it is not resolved yet), its ``thinking`` level and whether
+    it runs in a ``worktree`` (:mod:`~rhema_lsp.acp.worktrees`; a boolean
+    option, so ``None`` for a client that takes no boolean options: not offered)."""
     options: list[dict[str, Any]] = [
         {
             "currentValue": mode,
@@ -116,4 +139,6 @@ def option_entries(
             "type": "select",
         }
     )
+    if worktree is not None:
+        options.append({"currentValue": worktree, **WORKTREE_ENTRY})
     return options

@@ -42,7 +42,9 @@ from rhema_lsp.acp.config import (
     thinking_named,
 )
 from rhema_lsp.acp.errors import BadParams
+from rhema_lsp.acp.offers import WORKTREE
 from rhema_lsp.acp.sessions import AcpSession
+from rhema_lsp.acp.worktrees import change_worktree
 from rhema_lsp.runs.choices import with_choices
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.sessions import StoredChoices
@@ -103,8 +105,9 @@ class SessionOptions:
 
     async def listed(self, session: AcpSession) -> ConfigOptions:
         """``session``'s ``configOptions``."""
+        worktree = session.worktree if session.booleans else None  # booleans: to who takes them
         options: ConfigOptions = list(
-            await self.models.options(session.mode, session.model, session.thinking)
+            await self.models.options(session.mode, session.model, session.thinking, worktree)
         )
         if session.booleans:
             network = session.settings(self.models.settings).sandbox_network
@@ -132,13 +135,15 @@ class SessionOptions:
         SessionStoreError
             The store cannot be written.
         """
-        if config_id == NETWORK and session.booleans and isinstance(value, bool):
+        if config_id == WORKTREE:
+            change_worktree(session, value)
+        elif config_id == NETWORK and session.booleans and isinstance(value, bool):
             session.network = value
         elif not isinstance(value, str) or config_id not in (MODE, MODEL, THINKING):
             named = f", {NETWORK} (true or false)" if session.booleans else ""
             raise BadParams(
                 f"unknown option {config_id!r} (or value {value!r}): "
-                f"options {MODE}, {MODEL}, {THINKING}{named}",
+                f"options {MODE}, {MODEL}, {THINKING}, {WORKTREE}{named}",
             )
         elif config_id == MODE:
             session.mode = mode_named(value)

@@ -98,6 +98,8 @@ class AcpSession:
     """Its commands reach the network in the sandbox (``None``: the setting's)."""
     cost: CostMeter = field(default_factory=CostMeter)
     """What its model calls cost so far, on this connection."""
+    worktree: bool = False
+    """Whether it runs in its own git worktree (:mod:`~rhema_lsp.acp.worktrees`)."""
 
     @property
     def place(self) -> Workplace:

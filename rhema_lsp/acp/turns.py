@@ -26,6 +26,7 @@ from rhema_lsp.acp.sessions import AcpSession
 from rhema_lsp.acp.terminals import TerminalShell
 from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
+from rhema_lsp.acp.worktrees import place_of
 from rhema_lsp.contract import RunStopReason
 from rhema_lsp.engine import EventSink, ToolResolver
 from rhema_lsp.providers.prices import price_of
@@ -113,15 +114,16 @@ async def run_prompt(
         )
 
     def decorate(workspace: WorkspaceTools, resolver: ToolResolver) -> ToolResolver:
-        if session.terminals is not None:  # commands run in the client's terminals
+        if session.terminals is not None and not session.worktree:  # in the client's terminals
             workspace.shell = TerminalShell(
                 session.terminals, session.id, session.editor, output.stream
             )
         return AcpTools(workspace, session.editor, output.stream, resolver)
 
-    report: TurnReport[None] = await turns.run(
-        run, plan, session.place, priced, settings, output, decorate=decorate
-    )
+    async with place_of(session, first, plan.title) as place:
+        report: TurnReport[None] = await turns.run(
+            run, plan, place, priced, settings, output, decorate=decorate
+        )
     return report.outcome
 
 

@@ -133,13 +133,8 @@ def _ask(args: argparse.Namespace) -> int:
     prompt = read_prompt(args.prompt, args.prompt_file, sys.stdin.buffer, sys.stdin.isatty())
     settings = _settings_from(args)
     folder = _folder(args)
-    tree = None
-    if args.worktree:  # the turn runs in a new worktree; the checkout stays as it is
-        from rhema_lsp.cli.worktrees import start
-
-        tree, folder = start(folder)
+    if args.worktree:  # the checkout stays as it is: no store in it either
         settings["sessionStore"] = "user"
-        print(f"worktree: {tree.name} on branch {tree.branch} at {tree.path}", file=sys.stderr)
     files = attached_files(folder, args.file)
     images = attached_images(args.image)
 
@@ -173,16 +168,11 @@ def _ask(args: argparse.Namespace) -> int:
             yes=args.yes,
             trust_project=args.trust_project,
             show_thinking=not args.no_thinking,
+            worktree=args.worktree,
         )
         return await ask(options)
 
-    code = asyncio.run(run())
-    if tree is not None:
-        from rhema_lsp.cli.worktrees import finish
-
-        finish(tree, prompt)
-        print(f"branch {tree.branch}: `rhema-lsp worktree apply {tree.name}`", file=sys.stderr)
-    return code
+    return asyncio.run(run())
 
 
 def _sessions(args: argparse.Namespace) -> int:

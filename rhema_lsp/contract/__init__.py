@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from rhema_lsp.contract.results import __all__ as _results
     from rhema_lsp.contract.status import *  # noqa: F403
     from rhema_lsp.contract.status import __all__ as _status
+    from rhema_lsp.contract.worktrees import *  # noqa: F403
+    from rhema_lsp.contract.worktrees import __all__ as _worktrees
 
     __all__: list[str] = [
         "Args",
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
         *_language,
         *_results,
         *_status,
+        *_worktrees,
     ]
 
 lazy_root(__name__)

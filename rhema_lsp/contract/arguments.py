@@ -111,6 +111,9 @@ class TurnArgs(Args):
     mode: Mode | None = None
     max_steps: int | None = Field(default=None, ge=1, le=500)
     detach: bool | None = None
+    worktree: bool = False
+    """Run a new session in its own git worktree (``rhema.worktreeApply``
+    brings its changes in); a session that has one always runs there."""
 
 
 class StepArgs(Args):

@@ -57,6 +57,11 @@ from rhema_lsp.contract.results import (
     UndoTurnResult,
 )
 from rhema_lsp.contract.status import McpServerStatus, StatusResult
+from rhema_lsp.contract.worktrees import (
+    WorktreeApplyResult,
+    WorktreeDiffResult,
+    WorktreeDiscardResult,
+)
 
 __all__: list[str] = [
     "CANCEL",
@@ -79,6 +84,9 @@ __all__: list[str] = [
     "STEP",
     "TURN",
     "UNDO_TURN",
+    "WORKTREE_APPLY",
+    "WORKTREE_DIFF",
+    "WORKTREE_DISCARD",
     "CommandSpec",
     "command_named",
 ]
@@ -202,6 +210,24 @@ NEW_CONVERSATION = CommandSpec(
     SessionsArgs,
     NewConversationResult,
     "a plain client's next ask (none: in every folder) starts a new session",
+)
+WORKTREE_DIFF = CommandSpec(
+    names.WORKTREE_DIFF,
+    SessionArgs,
+    WorktreeDiffResult,
+    "a worktree session's changes, one per file, for review",
+)
+WORKTREE_APPLY = CommandSpec(
+    names.WORKTREE_APPLY,
+    SessionArgs,
+    WorktreeApplyResult,
+    "merge a worktree session's changes into the checkout (conflicts: nothing written)",
+)
+WORKTREE_DISCARD = CommandSpec(
+    names.WORKTREE_DISCARD,
+    SessionArgs,
+    WorktreeDiscardResult,
+    "remove a worktree session's worktree and branch",
 )
 
 _BY_NAME: dict[str, CommandSpec[Any]] = {

@@ -32,6 +32,9 @@ MCP_PROMPTS = "rhema.mcpPrompts"
 MCP_PROMPT = "rhema.mcpPrompt"
 MCP_RESOURCES = "rhema.mcpResources"
 NEW_CONVERSATION = "rhema.newConversation"
+WORKTREE_DIFF = "rhema.worktreeDiff"
+WORKTREE_APPLY = "rhema.worktreeApply"
+WORKTREE_DISCARD = "rhema.worktreeDiscard"
 
 COMMAND_NAMES: tuple[str, ...] = (
     TURN,
@@ -53,5 +56,8 @@ COMMAND_NAMES: tuple[str, ...] = (
     MCP_PROMPT,
     MCP_RESOURCES,
     NEW_CONVERSATION,
+    WORKTREE_DIFF,
+    WORKTREE_APPLY,
+    WORKTREE_DISCARD,
 )
 """Every command's name, in the order the docs list them."""

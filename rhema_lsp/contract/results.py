@@ -9,6 +9,7 @@ from pydantic import Field
 
 from rhema_lsp.contract.base import Wire
 from rhema_lsp.contract.events import PlanEntryBody, RunStopReason, UsageTally
+from rhema_lsp.contract.worktrees import WorktreeInfo
 from rhema_lsp.engine.messages import Message
 from rhema_lsp.vocabulary import RewindWhat
 
@@ -62,6 +63,7 @@ class TurnResult(Wire):
     text: str
     steps: int
     usage: UsageTally
+    worktree: WorktreeInfo | None = None
 
 
 class CallSummary(Wire):
@@ -106,6 +108,7 @@ class SessionSummary(Wire):
     updated_at: str
     turns: int
     running: bool
+    worktree: WorktreeInfo | None = None
 
 
 class ResumedCalls(Wire):

@@ -61,6 +61,7 @@ class AskOptions(ClientOptions):
     yes: bool = False
     trust_project: bool = False
     show_thinking: bool = True
+    worktree: bool = False
 
 
 class _Interrupts:
@@ -239,6 +240,7 @@ async def _ask(
             session=session,
             context=[ContextRef(uri=path.as_uri()) for path in options.files],
             images=list(options.images),
+            worktree=options.worktree,
         )
         turn_id = connection.endpoint.next_id()
 
@@ -257,6 +259,10 @@ async def _ask(
             raise events.drift
         if not isinstance(result, TurnResult):  # this client renders events: never detached
             raise ContractDrift(f"the server detached turn {result.turn} instead of running it")
+        tree = result.worktree
+        if tree is not None:
+            stderr_note(f"worktree: {tree.name} on branch {tree.branch} at {tree.path}")
+            stderr_note(f"branch {tree.branch}: `rhema-lsp worktree apply {tree.name}`")
         stop_reason = result.stop_reason
         if stop_reason in _STOPPED:
             stderr_note(f"rhema-lsp: {_STOPPED[stop_reason]}")

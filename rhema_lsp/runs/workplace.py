@@ -163,6 +163,9 @@ class Plan:
         ``images``, an ACP prompt), after its text in the user's message.
     depth
         0 for a user's turn; 1 for a subagent's (which gets no ``task`` tool).
+    worktree
+        A new session runs in its own git worktree
+        (:mod:`~rhema_lsp.runs.worktree_place`).
     """
 
     prompt: str | None
@@ -174,6 +177,7 @@ class Plan:
     tools: bool = True
     images: tuple[ImagePart, ...] = ()
     depth: int = 0
+    worktree: bool = False
 
     def message(self) -> Message | None:
         """The user's message of the prompt: its text, then its images."""

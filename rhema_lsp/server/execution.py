@@ -35,8 +35,10 @@ from rhema_lsp.runs.registry import MsgId, ProgressToken, Run
 from rhema_lsp.runs.settings import Settings
 from rhema_lsp.runs.turn import Finish, TurnReport
 from rhema_lsp.runs.workplace import Plan
+from rhema_lsp.runs.worktrees import Worktree
 from rhema_lsp.server.folders import FolderState
 from rhema_lsp.server.output import LspOutput, event_stream
+from rhema_lsp.server.worktrees import decide, inside
 from rhema_lsp.sessions import SessionInfo
 
 if TYPE_CHECKING:
@@ -59,6 +61,8 @@ class Prepared:
     run: Run
     settings: Settings
     """The server's settings with the session's stored choices."""
+    worktree: Worktree | None = None
+    """The session's worktree, where the run goes (``None``: the checkout)."""
 
 
 @dataclass
@@ -143,11 +147,17 @@ class Execution:
         plan, model = await state.door.expand(plan, state.place(folder_state), session)
         if model is not None:
             settings = settings.model_copy(update={"model": model})
+        new_id, tree = await decide(folder_state.path, session, plan)
         run = await state.door.start(
-            folder_state.store, session, plan, model=settings.model or "", msg_id=msg_id
+            folder_state.store,
+            session,
+            plan,
+            model=settings.model or "",
+            msg_id=msg_id,
+            new_id=new_id,
         )
         state.folders.remember(run.session, folder_state.path)
-        return Prepared(plan, folder_state, run, settings)
+        return Prepared(plan, folder_state, run, settings, tree)
 
     async def chosen(self, folder: Path, session: str | None) -> Settings:
         """The settings a run of ``session`` in ``folder`` uses (its stored
@@ -168,15 +178,16 @@ class Execution:
         settings = prepared.settings
         output = LspOutput(state, folder, run, plan.title, token, self._detached)
         try:
-            return await state.turns.run(
-                run,
-                plan,
-                state.place(folder),
-                lambda: state.provider(settings.model),
-                settings,
-                output,
-                finish=finish,
-            )
+            async with inside(state, state.place(folder), prepared.worktree, plan.title) as place:
+                return await state.turns.run(
+                    run,
+                    plan,
+                    place,
+                    lambda: state.provider(settings.model),
+                    settings,
+                    output,
+                    finish=finish,
+                )
         finally:
             state.door.end(run)
             self._account(run)

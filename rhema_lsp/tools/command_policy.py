@@ -81,7 +81,12 @@ class CommandPolicy:
         if found.program is None:
             return None
         folders = tuple(Path(os.path.expanduser(path)) for path in self.writable)
-        return Sandbox(found.program, self.network, tuple(p for p in folders if p.is_absolute()))
+        absolute = tuple(p for p in folders if p.is_absolute())
+        if found.kind == "seatbelt":  # macOS
+            from rhema_lsp.tools.seatbelt import Seatbelt
+
+            return Seatbelt(found.program, self.network, absolute)
+        return Sandbox(found.program, self.network, absolute)
 
     def status(self) -> str:
         """Whether commands are sandboxed and by what, one line starting ``sandbox``."""

@@ -206,11 +206,14 @@ exit "$status"
 """Runs the command line (after ``$1``) beside a watchdog that kills the
 whole group once this shell's parent is no longer the server (``$1``): the
 server died, even by SIGKILL, and the shell was handed to another parent. A
-sandboxed command dies with its ``bwrap`` (``--die-with-parent``)."""
+sandboxed command needs none: its ``bwrap`` is the server's own child, and
+dies with it (``--die-with-parent``), its PID namespace with it (and the
+shell and watchdog not started are most of what the sandbox would add to a
+short command's time)."""
 
 
-def _supervised(argv: Sequence[str]) -> list[str]:
-    if not Path("/proc/self/stat").exists():
+def _supervised(argv: Sequence[str], sandboxed: bool) -> list[str]:
+    if sandboxed or not Path("/proc/self/stat").exists():
         return list(argv)
     return ["/bin/sh", "-c", _SUPERVISOR, "rhema-run", str(os.getpid()), *argv]
 
@@ -267,7 +270,7 @@ async def run_shell(
     fd = await anyio.to_thread.run_sync(fs.open_directory, folder)
     try:
         process = await anyio.open_process(
-            _supervised(started.argv),
+            _supervised(started.argv, sandbox is not None and sandbox.dies_with_parent),
             cwd=f"/proc/self/fd/{fd}",
             pass_fds=(fd,),
             env=environment,

@@ -3,8 +3,8 @@
 
 Two mechanisms, because neither works everywhere:
 
-- **RLIMIT_NPROC, set inside the sandbox** (:data:`RLIMIT_PREFIX`, run by
-  the sandbox's shell before the command). In the sandbox's own user
+- **RLIMIT_NPROC, set inside the sandbox** (:func:`limited`: by the
+  command's own shell before its script, else by :data:`RLIMIT_PREFIX`). In the sandbox's own user
   namespace it counts only the sandbox's processes. The kernel never
   applies it to root (uid 0 of the host), so for a server running as root
   it limits nothing.
@@ -28,6 +28,7 @@ import atexit
 import contextlib
 import functools
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = [
@@ -35,20 +36,30 @@ __all__ = [
     "RLIMIT_PREFIX",
     "cgroup_prefix",
     "limit_note",
+    "limited",
     "pids_cgroup",
 ]
 
 MAX_PROCESSES = 1024
 """The most processes (threads included) sandboxed commands may have at once."""
 
-RLIMIT_PREFIX = (
-    "/bin/sh",
-    "-c",
-    'ulimit -u "$0" 2>/dev/null || ulimit -p "$0" 2>/dev/null; exec "$@"',
-    str(MAX_PROCESSES),
-)
-"""Sets the process limit, then runs the command (``-u`` is bash's
-spelling, ``-p`` dash's and busybox's)."""
+_SET_LIMIT = f"ulimit -u {MAX_PROCESSES} 2>/dev/null || ulimit -p {MAX_PROCESSES} 2>/dev/null"
+"""Sets the process limit (``-u`` is bash's spelling, ``-p`` dash's and busybox's)."""
+
+RLIMIT_PREFIX = ("/bin/sh", "-c", f'{_SET_LIMIT}; exec "$@"', "rhema-limit")
+"""Sets the process limit, then runs the command."""
+
+
+def limited(argv: Sequence[str]) -> list[str]:
+    """``argv`` run under the process limit. A shell command line
+    (``/bin/sh -c SCRIPT``, what every command the model asks for is) sets
+    the limit itself, first: no shell more to start (a sandboxed command's
+    time is mostly its processes' starts); anything else goes through
+    :data:`RLIMIT_PREFIX`."""
+    if len(argv) == 3 and argv[0] == "/bin/sh" and argv[1] == "-c":
+        return ["/bin/sh", "-c", f"{_SET_LIMIT}\n{argv[2]}"]
+    return [*RLIMIT_PREFIX, *argv]
+
 
 _CGROUP_ROOT = Path("/sys/fs/cgroup")
 

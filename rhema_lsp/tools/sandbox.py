@@ -51,21 +51,22 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from platformdirs import user_config_dir, user_state_dir
 
 from rhema_lsp.tools.process_limit import (
     MAX_PROCESSES,
-    RLIMIT_PREFIX,
     cgroup_prefix,
     limit_note,
+    limited,
     pids_cgroup,
 )
 
 __all__ = [
     "HOME_SECRETS",
     "MAX_PROCESSES",
+    "SANDBOX_EXEC",
     "Availability",
     "Sandbox",
     "SandboxMode",
@@ -97,6 +98,8 @@ HOME_SECRETS = (
 _READ_ONLY_IN_ROOT = (".git", ".github", ".vscode", ".devcontainer")
 _MASKED_IN_ROOT = (".rhema",)
 _SYSTEM_BWRAP = ("/usr/bin/bwrap", "/usr/local/bin/bwrap", "/bin/bwrap")
+SANDBOX_EXEC = "/usr/bin/sandbox-exec"
+"""Where macOS keeps ``sandbox-exec`` (:mod:`~rhema_lsp.tools.seatbelt`)."""
 
 
 def find_bwrap() -> str | None:
@@ -121,7 +124,7 @@ class Availability:
     """Whether commands can be sandboxed here: by what (``kind``, ``program``),
     or why not (``reason``)."""
 
-    kind: Literal["bubblewrap", "none"]
+    kind: Literal["bubblewrap", "seatbelt", "none"]
     program: str | None
     reason: str = ""
 
@@ -151,6 +154,8 @@ def _probe_argv(program: str) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def availability() -> Availability:
     """Whether a sandbox works on this machine (probed once per process)."""
+    if sys.platform == "darwin" and os.access(SANDBOX_EXEC, os.X_OK):
+        return Availability("seatbelt", SANDBOX_EXEC)
     if not sys.platform.startswith("linux"):
         return Availability(
             "none", None, f"no command sandbox on {sys.platform} (bubblewrap needs Linux)"
@@ -224,6 +229,9 @@ class Sandbox:
     program: str
     network: bool = False
     writable: tuple[Path, ...] = field(default=())
+    dies_with_parent: ClassVar[bool] = True
+    """Whether the command dies with the server on its own (bubblewrap's
+    ``--die-with-parent``): then it needs no watchdog."""
 
     def wrap(
         self,
@@ -280,7 +288,7 @@ class Sandbox:
         cgroup = pids_cgroup()
         if cgroup is not None:  # root: the rlimit would not count
             return [*cgroup_prefix(cgroup), *out, "--", *argv]
-        return [*out, "--", *RLIMIT_PREFIX, *argv]
+        return [*out, "--", *limited(argv)]
 
     def describe(self) -> str:
         """What this sandbox blocks, in one line."""

@@ -25,7 +25,9 @@ from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
     AllowedOutcome,
+    BooleanConfigOptionCapabilities,
     ClientCapabilities,
+    ClientSessionCapabilities,
     DeniedOutcome,
     FileSystemCapabilities,
     Implementation,
@@ -33,6 +35,7 @@ from acp.schema import (
     PermissionOption,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    SessionConfigOptionsCapabilities,
     TextContentBlock,
     ToolCallProgress,
     ToolCallStart,
@@ -189,12 +192,14 @@ async def start_agent(
     *extra: str,
     fs: bool = True,
     terminal: bool = False,
+    booleans: bool = False,
     wire: list[dict[str, Any]] | None = None,
     env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[ClientSideConnection, InitializeResponse]]:
     """Run ``python -m rhema_lsp acp`` (``env`` added to its environment) and
-    initialize it as an fs-capable client; every raw JSON-RPC message the
-    agent sends lands in ``wire``."""
+    initialize it as an fs-capable client (one taking boolean config options
+    with ``booleans``); every raw JSON-RPC message the agent sends lands in
+    ``wire``."""
 
     def record(event: StreamEvent) -> None:
         if wire is not None and event.direction is StreamDirection.INCOMING:
@@ -224,6 +229,13 @@ async def start_agent(
             capabilities = ClientCapabilities(
                 fs=FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
                 terminal=terminal,
+                session=ClientSessionCapabilities(
+                    config_options=SessionConfigOptionsCapabilities(
+                        boolean=BooleanConfigOptionCapabilities()
+                    )
+                )
+                if booleans
+                else None,
             )
             init = await asyncio.wait_for(
                 conn.initialize(

@@ -11,6 +11,7 @@ clients show beside the pickers."""
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from acp import RequestError, text_block
 from acp.schema import (
     ConfigOptionUpdate,
     CurrentModeUpdate,
+    SessionConfigOptionBoolean,
     SessionConfigOptionSelect,
     UsageUpdate,
 )
@@ -37,6 +39,8 @@ def models() -> Iterator[FakeModelServer]:
 def _current(options: Sequence[object] | None) -> dict[str, tuple[str, list[str]]]:
     found: dict[str, tuple[str, list[str]]] = {}
     for option in options or []:
+        if isinstance(option, SessionConfigOptionBoolean):  # worktree: its own test
+            continue
         assert isinstance(option, SessionConfigOptionSelect)
         values = [getattr(choice, "value", None) for choice in option.options]
         found[option.id] = (option.current_value, [str(v) for v in values])
@@ -155,3 +159,42 @@ async def test_each_step_reports_the_context_fill_as_usage_update(
     assert len(fills) == 2  # one per step
     assert all(size == 32000 for _, size in fills)
     assert 0 < fills[0][0] < fills[1][0]  # the second request carries the first's result
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+async def test_the_worktree_option_runs_a_new_session_in_its_own_worktree(
+    fake: FakeModelServer, state: Path, workspace: Path
+) -> None:
+    _git(workspace, "init", "-q")
+    _git(workspace, "add", "hello.py")
+    _git(workspace, "commit", "-qm", "init")
+    edit = {"path": "hello.py", "old_text": '"hello "', "new_text": '"hi "'}
+    fake.script(tool_reply(("edit_file", edit)), text_reply("Done."))
+    client = RecordingClient()
+    quick = ("--mode", "edit", "--diagnostics-wait", "0")  # and no language server on PATH
+    path = {"PATH": "/usr/bin:/bin"}
+    async with start_agent(client, fake, state, *quick, booleans=True, env=path) as (conn, _init):
+        session = await conn.new_session(cwd=str(workspace))  # no wait for the model list
+        sid = session.session_id
+        (option,) = [o for o in session.config_options or [] if o.id == "worktree"]
+        assert isinstance(option, SessionConfigOptionBoolean) and option.current_value is False
+        with pytest.raises(RequestError, match="takes true or false"):
+            await conn.set_config_option(config_id="worktree", session_id=sid, value="yes")
+        chosen = await conn.set_config_option(config_id="worktree", session_id=sid, value=True)
+        assert [o.current_value for o in chosen.config_options if o.id == "worktree"] == [True]
+        await conn.prompt(session_id=sid, prompt=[text_block("say hi")])
+        with pytest.raises(RequestError, match="runs in a worktree: start a new session"):
+            await conn.set_config_option(config_id="worktree", session_id=sid, value=False)
+    assert "hello " in (workspace / "hello.py").read_text()  # the checkout is untouched
+    assert '"hi "' in _git(workspace, "show", f"rhema/{sid}:hello.py")
+    assert _git(workspace, "worktree", "list").count("\n") == 2

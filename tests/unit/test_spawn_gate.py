@@ -245,7 +245,7 @@ THROUGH_THE_GATE = {
     "tools/ripgrep.py",
     "mcp/transports.py",
     "runs/hook_runner.py",
-    "cli/worktrees.py",
+    "runs/worktrees.py",
 }
 """Modules that start processes: each takes its program and environment from the gate."""
 PROBE = "tools/sandbox.py"

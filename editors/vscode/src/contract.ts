@@ -28,6 +28,9 @@ export const ServerCommand = {
   mcpPrompt: 'rhema.mcpPrompt',
   mcpResources: 'rhema.mcpResources',
   newConversation: 'rhema.newConversation',
+  worktreeDiff: 'rhema.worktreeDiff',
+  worktreeApply: 'rhema.worktreeApply',
+  worktreeDiscard: 'rhema.worktreeDiscard',
 } as const;
 export type ServerCommandId = (typeof ServerCommand)[keyof typeof ServerCommand];
 
@@ -52,6 +55,9 @@ export interface CommandTypes {
   'rhema.mcpPrompt': { args: McpPromptArgs; result: McpPromptResult };
   'rhema.mcpResources': { args: McpResourcesArgs; result: McpResourcesResult };
   'rhema.newConversation': { args: SessionsArgs; result: NewConversationResult };
+  'rhema.worktreeDiff': { args: SessionArgs; result: WorktreeDiffResult };
+  'rhema.worktreeApply': { args: SessionArgs; result: WorktreeApplyResult };
+  'rhema.worktreeDiscard': { args: SessionArgs; result: WorktreeDiscardResult };
 }
 
 /** One `event` of a `rhema/event` notification, discriminated by `type`. */
@@ -550,6 +556,7 @@ export interface SessionSummary {
   updatedAt: string;
   turns: number;
   running: boolean;
+  worktree: WorktreeInfo | null;
 }
 
 /** Which folder's sessions; none: every workspace folder's. */
@@ -751,6 +758,7 @@ export interface TurnArgs {
   mode?: 'ask' | 'plan' | 'edit' | 'agent' | null;
   maxSteps?: number | null;
   detach?: boolean | null;
+  worktree?: boolean;
 }
 
 /** One turn and the files it changed; `interrupted`: it never ended (the server was killed during it) and is not running now. */
@@ -780,6 +788,7 @@ export interface TurnResult {
   text: string;
   steps: number;
   usage: UsageTally;
+  worktree: WorktreeInfo | null;
 }
 
 /** Which turn to revert (1-based); none: the last. */
@@ -810,4 +819,43 @@ export interface UsageTally {
   output: number;
   cacheRead: number;
   cacheWrite: number;
+}
+
+/** The files written into the checkout, or the ones that conflict with the user's changes (then none was written). */
+export interface WorktreeApplyResult {
+  session: string;
+  branch: string;
+  applied: string[];
+  conflicts: string[];
+}
+
+/** A worktree session's changes, one per file. */
+export interface WorktreeDiffResult {
+  session: string;
+  branch: string;
+  checkout: string;
+  files: WorktreeFile[];
+}
+
+/** The worktree and its branch are removed. */
+export interface WorktreeDiscardResult {
+  session: string;
+  branch: string;
+  discarded: boolean;
+}
+
+/** One changed file: `path` relative to the checkout's top; `before` the text the worktree started from, `after` its text now (`None`: no such file on that side, or not text). */
+export interface WorktreeFile {
+  path: string;
+  before: string | null;
+  after: string | null;
+}
+
+/** A session's worktree: its `name`, `branch` (`rhema/<name>`), `path` (under the user state directory), the `checkout` it came from and will be applied to, and the files it `changed` since it was made (relative to the checkout's top). */
+export interface WorktreeInfo {
+  name: string;
+  branch: string;
+  path: string;
+  checkout: string;
+  changed: string[];
 }

@@ -57,6 +57,7 @@ import { ChatSide } from './chat/host';
 import { Keys } from './keys';
 import { STATUS_SCHEME, StatusDocument } from './statusDocument';
 import { statusReport } from './statusReport';
+import { registerWorktrees } from './worktrees';
 import type { Mode } from './chat/messages';
 
 const PROVIDER_SETTINGS = ['rhema.provider', 'rhema.model', 'rhema.baseUrl', 'rhema.protocol'];
@@ -121,6 +122,7 @@ export class Rhema implements vscode.Disposable {
       );
     }
     this.disposables.push(this.chat.register());
+    this.disposables.push(...registerWorktrees(this, (work) => this.guard(work)));
     this.disposables.push(registerInlineCompletion(() => this.client));
     this.disposables.push(new NextEdits(() => this.client), new InlineToggle());
     this.disposables.push(

@@ -8,7 +8,9 @@
   ``rhema.changes``, ``rhema.checkpointContent``;
 - :mod:`.status`: ``rhema.status``;
 - :mod:`.mcp`: ``rhema.mcpRestart``, ``rhema.mcpPrompts``, ``rhema.mcpPrompt``,
-  ``rhema.mcpResources``.
+  ``rhema.mcpResources``;
+- :mod:`.worktrees`: ``rhema.worktreeDiff``, ``rhema.worktreeApply``,
+  ``rhema.worktreeDiscard``.
 
 Each handler is registered with :func:`~rhema_lsp.server.router.serves`; it
 turns typed arguments into a plan or a session operation and its outcome
@@ -49,6 +51,9 @@ MODULES: dict[str, str] = {
     "rhema.status": "status",
     **dict.fromkeys(
         ("rhema.mcpRestart", "rhema.mcpPrompts", "rhema.mcpPrompt", "rhema.mcpResources"), "mcp"
+    ),
+    **dict.fromkeys(
+        ("rhema.worktreeDiff", "rhema.worktreeApply", "rhema.worktreeDiscard"), "worktrees"
     ),
 }
 """The handler module of each command."""

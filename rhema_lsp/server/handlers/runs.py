@@ -47,6 +47,7 @@ from rhema_lsp.server.context import folder_for, prompt_and_images, read_context
 from rhema_lsp.server.errors import BadArguments
 from rhema_lsp.server.folders import FolderError
 from rhema_lsp.server.router import Request, Service, serves
+from rhema_lsp.server.worktrees import worktree_of
 from rhema_lsp.tools import ToolError, WorkspaceTools
 from rhema_lsp.tools.positions import uri_to_path
 
@@ -94,7 +95,9 @@ async def turn(service: Service, args: TurnArgs, request: Request) -> TurnResult
     state = service.state
     folder = await folder_for(state, args.folder, args.context, args.session)
     prompt, images = await prompt_and_images(state, args.prompt, args.context, args.images, folder)
-    session = args.session or (await state.conversations.session_for(state, folder)).session
+    session = args.session
+    if session is None and not args.worktree:  # a worktree: true without a session is a new one
+        session = (await state.conversations.session_for(state, folder)).session
     chosen = await service.execution.chosen(folder, session)
     plan = Plan(
         prompt=prompt,
@@ -102,6 +105,7 @@ async def turn(service: Service, args: TurnArgs, request: Request) -> TurnResult
         mode=args.mode or chosen.mode,
         max_steps=args.max_steps or state.settings.max_steps,
         images=images,
+        worktree=args.worktree,
     )
     report: TurnReport[None] | Detached = await _start(
         service, folder, session, plan, request, args.detach
@@ -116,6 +120,7 @@ async def turn(service: Service, args: TurnArgs, request: Request) -> TurnResult
         text=outcome.text,
         steps=outcome.steps,
         usage=tally(outcome.usage),
+        worktree=await worktree_of(report.ref.session),
     )
 
 

@@ -25,6 +25,7 @@ from rhema_lsp.contract import (
 from rhema_lsp.engine import ProviderError
 from rhema_lsp.server.errors import CommandFailed
 from rhema_lsp.server.router import Request, Service, serves
+from rhema_lsp.server.worktrees import worktrees_by_session
 from rhema_lsp.sessions import SessionInfo, referenced
 from rhema_lsp.tools import latest_plan
 
@@ -43,6 +44,7 @@ async def sessions(service: Service, args: SessionsArgs, request: Request) -> li
             folders.remember(info.id, folder)
             listed.append(info)
     listed.sort(key=lambda info: info.updated_at, reverse=True)
+    trees = await worktrees_by_session()
     return [
         SessionSummary(
             session=info.id,
@@ -52,6 +54,7 @@ async def sessions(service: Service, args: SessionsArgs, request: Request) -> li
             updated_at=info.updated_at,
             turns=info.turns,
             running=info.running or state.runs.is_running(info.id),
+            worktree=trees.get(info.id),
         )
         for info in listed
     ]

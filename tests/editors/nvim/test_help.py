@@ -55,6 +55,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
 
     assert r["commands"] == [
         "RhemaAsk",
+        "RhemaAskWorktree",
         "RhemaCancel",
         "RhemaCancelTask",
         "RhemaChat",
@@ -75,6 +76,7 @@ def test_help_documents_every_command(tmp_path: Path) -> None:
         "RhemaStatus",
         "RhemaStep",
         "RhemaUndoTurn",
+        "RhemaWorktrees",
     ]
     assert r["missing"] == []
     assert r["file"] == "rhema.txt"

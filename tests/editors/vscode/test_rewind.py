@@ -2,7 +2,9 @@
 (the client starts a new one), and "Rhema: Rewind…" restores the files exactly from the
 store's checkpoints, saved as they were, leaving the one the user changed since alone
 (reported in the channel); the chat is drawn again without the turn taken back (its
-prompt, answer and changed-files card with their Accept/Reject gone) and says so."""
+prompt, answer and changed-files card with their Accept/Reject gone) and says so. Then,
+in the same editor, a session in its own worktree: "Rhema: Ask in a Worktree…" leaves the
+checkout as it is, "Rhema: Worktrees…" lists it, opens its diff and applies it."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ pytestmark = pytest.mark.timeout(900)
 ORIGINAL = {"a.py": "a = 1\n", "b.py": "b = 2\n", "c.py": "c = 3\n"}
 EDITED = {"a.py": "a = 10\n", "b.py": "b = 20\n", "c.py": "c = 30\n"}
 USER_LINE = "# the user's line\n"
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+COMMIT = (["init", "-q"], ["add", "a.py", "b.py", "c.py"], ["commit", "-qm", "init"])
 
 
 def digest(path: Path) -> str:
@@ -89,6 +93,8 @@ def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
             ]
         ),
         text_reply("Changed three files."),
+        tool_reply(("edit_file", {"path": "a.py", "old_text": "a = 1", "new_text": "a = 11"})),
+        text_reply("Made a eleven."),
     )
     shot = artifacts / "rewind-picker.png"
     kill = [sys.executable, "-c", KILL, str(ws)]
@@ -130,6 +136,22 @@ def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
             {"command": "Rhema: Open Chat"},
             {"waitFor": ".notice", "hasText": "Rewound to before turn 1", **CHAT},
             {"query": "#transcript > *", **CHAT},
+            # A session in its own worktree: listed, its diff opened, applied.
+            *[{"exec": [*GIT, "-C", str(ws), *args]} for args in COMMIT],
+            {"command": "Rhema: Ask in a Worktree…"},
+            {"input": "Make a eleven", "title": "Rhema: Ask in a Worktree"},
+            {"waitLog": "Rhema", "contains": "⎇ Worktree rhema/"},
+            {"waitFile": str(ws / "a.py"), "equals": ORIGINAL["a.py"]},
+            {"command": "Rhema: Worktrees…"},
+            {"input": "Make a eleven", "title": "Rhema: Worktrees"},
+            {"input": "Review Changes", "title": "Rhema: rhema/"},
+            {"waitLog": "Rhema", "contains": "⎇ Review rhema/"},
+            {"waitFor": ".tab", "hasText": "a.py (rhema/"},
+            {"command": "Rhema: Worktrees…"},
+            {"input": "Make a eleven", "title": "Rhema: Worktrees"},
+            {"input": "Apply to Checkout", "title": "Rhema: rhema/"},
+            {"waitLog": "Rhema", "contains": "⎇ Applied rhema/"},
+            {"waitFile": str(ws / "a.py"), "equals": "a = 11\n"},
         ],
         timeout_s=90,
     )
@@ -140,17 +162,21 @@ def test_rewind_after_a_killed_server_restores_the_files_and_spares_the_users(
         " conversation kept to 0 message(s)\n" in text
     )
     assert "  c.py: changed since turn 1 left it; not restored (force overwrites it)\n" in text
-    assert digest(ws / "a.py") == before["a.py"]
+    # a.py was restored (the waitFile step), then the worktree's change applied over it
+    assert (ws / "a.py").read_text() == "a = 11\n"
     assert digest(ws / "b.py") == before["b.py"]
     saved = [step for step in steps if step.get("waitFile") == str(ws / "c.py")][-1]
     assert saved["text"] == EDITED["c.py"] + USER_LINE  # the user's edit survived
     assert shot.stat().st_size > 0
-    assert len(model.requests) == 2  # rewinding asks nothing of the model
+    assert len(model.requests) == 4  # rewinding asks nothing of the model
     before_rewind, after_rewind = [step["elements"] for step in steps if "query" in step]
     assert [e["data"]["kind"] for e in before_rewind][:1] == ["user"]
     assert "changes" in [e["data"]["kind"] for e in before_rewind]
     # Drawn again: the turn taken back is gone, with its card; one line says what went back.
     assert [e["data"]["kind"] for e in after_rewind] == ["notice"]
+    worktree = [step["text"] for step in steps if step.get("waitLog")][-1]
+    assert "⎇ Review rhema/" in worktree and ": a.py\n" in worktree
+    assert "⎇ Applied rhema/" in worktree
     assert after_rewind[0]["text"] == (
         "↶ Rewound to before turn 1: 2 files restored, 1 changed since left as they are,"
         " turn 1 and after taken out of the conversation."

@@ -131,6 +131,10 @@ NOT_NOW = {
     "is not a rhema-checkpoint: URI": -32602,  # not a checkpoint rhema.changes gave
     " has no turn ": -32803,  # a turn past the session's last
     "the range ends before it starts": -32602,  # what the schema cannot say
+    " has no worktree": -32803,  # rhema.worktree*: a session that runs in the checkout
+    "runs in the checkout, not in a worktree": -32602,  # rhema.turn's worktree on one
+    "no worktree: ": -32803,  # rhema.turn's worktree where there is no git repository
+    " is running a turn: wait for it": -32803,  # applying or discarding a running one
 }
 """The refusals of arguments valid by the schema and naming what exists
 (what the session's state forbids, or the schema cannot say), and their codes."""

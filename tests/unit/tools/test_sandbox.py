@@ -235,3 +235,8 @@ def test_a_server_not_running_as_root_limits_processes_by_rlimit(
     argv = sandbox.Sandbox("/usr/bin/bwrap").wrap(["true"], roots=[], cwd=None, env={})
     assert argv[0] == "/usr/bin/bwrap"
     assert argv[argv.index("--") + 1 :] == [*RLIMIT_PREFIX, "true"]
+    shell = sandbox.Sandbox("/usr/bin/bwrap").wrap(
+        ["/bin/sh", "-c", "echo hi"], roots=[], cwd=None, env={}
+    )
+    limit = f"ulimit -u {MAX_PROCESSES} 2>/dev/null || ulimit -p {MAX_PROCESSES} 2>/dev/null"
+    assert shell[shell.index("--") + 1 :] == ["/bin/sh", "-c", f"{limit}\necho hi"]

@@ -276,6 +276,7 @@ function M.define()
     end,
     desc = "Send an MCP server's prompt as a Rhema turn: {command} [arguments]",
   })
+  require('rhema.worktrees').define()
 end
 
 --- The client-side command of the "Rhema: edit selection" code action.

@@ -49,6 +49,9 @@ M.commands = {
   mcpPrompt = 'rhema.mcpPrompt',
   mcpResources = 'rhema.mcpResources',
   newConversation = 'rhema.newConversation',
+  worktreeDiff = 'rhema.worktreeDiff',
+  worktreeApply = 'rhema.worktreeApply',
+  worktreeDiscard = 'rhema.worktreeDiscard',
 }
 
 --- Every server setting (the `rhema` section) and its default; `vim.NIL`: unset,

@@ -191,7 +191,7 @@ async def test_everythings_form_is_asked_field_by_field_or_refused(
 ) -> None:
     editor = MemoryEditor([tmp_path])
     editor.asks_text = True
-    editor.answers = [answer, "Yes", "Joey", "Wonder Woman", "Dogs"]
+    editor.answers = [answer, "Yes", "Joey", "Wonder Woman", "Dogs", "Send"]  # Send: the review
     editor.texts = [
         "Ada Lovelace",
         "",
@@ -213,6 +213,8 @@ async def test_everythings_form_is_asked_field_by_field_or_refused(
     if answer == "Deny":
         assert "declined" in form.content and editor.text_asked == []
         return
+    (review,) = [q for q, _c in editor.asked if q.startswith("Send to the MCP server everything")]
+    assert "Ada Lovelace" in review and "ada@example.com" in review  # every answer, before sent
     assert "- Name: Ada Lovelace" in form.content, form.content
     assert "- Agreed to terms: true" in form.content and "- Favorite Integer: 7" in form.content
     assert '"untitledMultipleSelectEnum": [\n      "Piano",\n      "Drums"\n    ]' in form.content

@@ -38,7 +38,7 @@ from rhema_lsp.runs.workplace import Plan
 from rhema_lsp.runs.worktrees import Worktree
 from rhema_lsp.server.folders import FolderState
 from rhema_lsp.server.output import LspOutput, event_stream
-from rhema_lsp.server.worktrees import decide, inside
+from rhema_lsp.server.worktrees import decide, forget_new, inside
 from rhema_lsp.sessions import SessionInfo
 
 if TYPE_CHECKING:
@@ -148,14 +148,18 @@ class Execution:
         if model is not None:
             settings = settings.model_copy(update={"model": model})
         new_id, tree = await decide(folder_state.path, session, plan)
-        run = await state.door.start(
-            folder_state.store,
-            session,
-            plan,
-            model=settings.model or "",
-            msg_id=msg_id,
-            new_id=new_id,
-        )
+        try:
+            run = await state.door.start(
+                folder_state.store,
+                session,
+                plan,
+                model=settings.model or "",
+                msg_id=msg_id,
+                new_id=new_id,
+            )
+        except BaseException:
+            await forget_new(new_id, tree)  # a new session's worktree: never left behind
+            raise
         state.folders.remember(run.session, folder_state.path)
         return Prepared(plan, folder_state, run, settings, tree)
 

@@ -15,6 +15,7 @@ A :class:`~rhema_lsp.runs.worktrees.WorktreeError` becomes the router's
 from __future__ import annotations
 
 import dataclasses
+import logging
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -34,6 +35,7 @@ from rhema_lsp.runs.worktrees import (
     WorktreeError,
     by_session,
     changed,
+    discard,
     find_session,
 )
 from rhema_lsp.server.errors import BadArguments, CommandFailed
@@ -41,7 +43,16 @@ from rhema_lsp.server.errors import BadArguments, CommandFailed
 if TYPE_CHECKING:
     from rhema_lsp.server.state import ServerState
 
-__all__ = ["decide", "info_of", "inside", "worktree_of", "worktrees_by_session"]
+__all__ = [
+    "decide",
+    "forget_new",
+    "info_of",
+    "inside",
+    "worktree_of",
+    "worktrees_by_session",
+]
+
+logger = logging.getLogger(__name__)
 
 
 async def decide(
@@ -59,6 +70,18 @@ async def decide(
     except WorktreeError as exc:
         raise CommandFailed(f"no worktree: {exc}") from exc
     return new_id, tree
+
+
+async def forget_new(new_id: str | None, tree: Worktree | None) -> None:
+    """Remove the worktree :func:`decide` just made for a new session
+    (``new_id``) whose run then never started: nothing would list it."""
+    if new_id is None or tree is None:
+        return
+    with anyio.CancelScope(shield=True):
+        try:
+            await anyio.to_thread.run_sync(discard, Path(tree.checkout), tree.name)
+        except WorktreeError as exc:
+            logger.warning("worktree %s of a run never started not removed: %s", tree.name, exc)
 
 
 @asynccontextmanager

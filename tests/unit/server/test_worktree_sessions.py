@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from rhema_lsp.runs.worktree_place import worktree_for
+from rhema_lsp.server.worktrees import forget_new
 from tests.fakes.model_server import FakeModelServer, text_reply, tool_reply
 from tests.unit.conftest import HELLO
 from tests.unit.server.loopback import Loopback, kept_logging, settings, start, stop
@@ -127,4 +129,15 @@ async def test_hostile_worktree_requests_are_refused(
         for name in ("../../etc", "0123456789abcdef"):
             with pytest.raises(RuntimeError, match="no session"):
                 await client.command(command, {"session": name})
+    assert _git(repo, "worktree", "list").count("\n") == 1
+
+
+async def test_a_new_sessions_worktree_goes_when_its_run_never_starts(repo: Path) -> None:
+    tree = await worktree_for(repo, "00aa11bb22cc33dd", new=True, wanted=True)
+    assert tree is not None and _real(Path(tree.path))
+    assert "rhema/00aa11bb22cc33dd" in _git(repo, "branch", "--list")
+    await forget_new(None, tree)  # not a new session's: kept
+    assert _real(Path(tree.path))
+    await forget_new("00aa11bb22cc33dd", tree)
+    assert not _real(Path(tree.path)) and _git(repo, "branch", "--list").count("rhema/") == 0
     assert _git(repo, "worktree", "list").count("\n") == 1

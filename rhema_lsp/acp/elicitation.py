@@ -13,7 +13,11 @@ editor of a client that declared:
   the review: the user sees every value when submitting it;
 - ``elicitation.url``: is a :class:`~rhema_lsp.mcp.pages.PageOfferer`: the
   page goes as ACP's URL elicitation (the MCP elicitation id kept, else a
-  new one), the client opens it.
+  new one), the client opens it; and a :class:`~rhema_lsp.mcp.pages.PageCloser`:
+  the server's ``notifications/elicitation/complete`` for a page it sent
+  goes on to the client as ACP's ``elicitation/complete`` notification, so
+  the client can close its prompt (only for ids this editor sent; a failed
+  notification is logged).
 
 A client that declared neither keeps the older way: each field asked with
 ``session/request_permission``, the page named in a permission question and
@@ -48,7 +52,7 @@ Answer = AcceptElicitationResponse | DeclineElicitationResponse | CancelElicitat
 
 
 class Eliciting(Protocol):
-    """The SDK client connection's ``elicitation/create``."""
+    """The SDK client connection's ``elicitation/create`` and ``elicitation/complete``."""
 
     async def create_elicitation(
         self, message: str, mode: ElicitationFormSessionMode | ElicitationUrlSessionMode
@@ -56,13 +60,32 @@ class Eliciting(Protocol):
         """``elicitation/create``."""
         ...
 
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """``elicitation/complete``."""
+        ...
+
 
 class PageEditor(AcpEditor):
     """The ACP editor of a client that takes URL elicitations."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._offered: set[str] = set()
+
     def offers_pages(self) -> bool:
         """Always: the client declared ``elicitation.url``."""
         return True
+
+    async def page_completed(self, elicitation_id: str) -> None:
+        """Pass the server's completion of a page this editor sent to the client."""
+        if elicitation_id not in self._offered:
+            return
+        self._offered.discard(elicitation_id)
+        client: Eliciting = self.client  # type: ignore[assignment]  # the SDK's connection has it
+        try:
+            await client.complete_elicitation(elicitation_id=elicitation_id)
+        except CLIENT_FAILED as exc:
+            logger.warning("the client's elicitation/complete failed: %s", exc)
 
     async def offer_page(
         self, server: str, url: str, message: str, elicitation_id: str | None
@@ -78,6 +101,8 @@ class PageEditor(AcpEditor):
         except ValidationError as exc:
             logger.warning("MCP server %s: the page %r is not a URL: %s", server, url, exc)
             return "cancel"
+        if elicitation_id is not None:
+            self._offered.add(elicitation_id)
         answer = await self._elicit(
             f"The MCP server {server} asks you to open a page: {message}", mode
         )

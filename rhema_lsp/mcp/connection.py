@@ -379,7 +379,7 @@ class McpConnection(McpCalls):
         return await self._era.enter(client, stack)
 
     async def _on_message(self, message: IncomingMessage) -> None:
-        if not self.completions.heard(message):
+        if not await self.completions.hear(message, self.host):
             await self.offers.on_message(message)
 
     def _classify(self, exc: BaseException) -> Failure:

@@ -8,6 +8,9 @@
   client's ID and secret, at the token endpoint the server's metadata names);
   with ``privateKey``, the SDK's ``PrivateKeyJWTOAuthProvider`` (the client
   proves itself with a JWT it signs, ``private_key_jwt``).
+- ``identityProvider`` (cross-app access, SEP-990): :mod:`rhema_lsp.mcp.cross_app`
+  (the user's ID token exchanged at the identity provider, the grant
+  presented to the configured ``issuer``; no page).
 - Otherwise the browser sign-in, with the pre-registered client
   (``clientId``/``clientSecret``) instead of a registration, the ``scopes``
   asked for, and ``clientMetadataUrl`` as the client ID where the
@@ -25,7 +28,7 @@ import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from mcp.client.auth import OAuthClientProvider
+import httpx2
 from mcp.client.auth.extensions.client_credentials import (
     ClientCredentialsOAuthProvider,
     PrivateKeyJWTOAuthProvider,
@@ -33,6 +36,7 @@ from mcp.client.auth.extensions.client_credentials import (
 )
 from mcp.shared.exceptions import MCPDeprecationWarning
 
+from rhema_lsp.mcp.cross_app import cross_app_auth
 from rhema_lsp.mcp.errors import McpUnstartable
 from rhema_lsp.mcp.oauth import FileTokenStorage, PreRegistered, oauth_for, token_path
 from rhema_lsp.mcp.oauth_entry import McpOAuth
@@ -47,7 +51,7 @@ async def auth_for(
     authorize: Callable[[str], Awaitable[None]],
     value: Callable[[str, str], str],
     state_dir: Path | None,
-) -> OAuthClientProvider:
+) -> httpx2.Auth:
     """The OAuth client of server ``name`` at ``url`` (see the module docstring).
 
     Raises
@@ -59,6 +63,8 @@ async def auth_for(
         return await oauth_for(url, authorize, state_dir=state_dir)
     secret = value(options.client_secret, "oauth.clientSecret") if options.client_secret else None
     try:
+        if options.identity_provider is not None:
+            return cross_app_auth(url, options, value, state_dir)
         if options.private_key is not None:
             assert options.client_id is not None  # the entry checked
             signed = SignedJWTParameters(

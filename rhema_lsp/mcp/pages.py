@@ -22,7 +22,10 @@ After ``-32042``, :func:`visit_required` waits for the server's
 :data:`URL_WAIT_S`, as :class:`Completions` hears them); the request is then
 sent once more (:mod:`rhema_lsp.mcp.calls`), never twice more. A page the
 user refused, or a completion that did not come in time, ends the request
-with a message naming the page. Nothing here raises but
+with a message naming the page. A completion the server sends for a page
+an editor offered as an elicitation of its own (a :class:`PageCloser`: the
+ACP client) is passed on to it (:meth:`Completions.hear`), so the client can
+close its page prompt. Nothing here raises but
 :class:`~rhema_lsp.mcp.errors.McpCallFailed`.
 """
 
@@ -46,6 +49,7 @@ __all__ = [
     "URL_WAIT_S",
     "Completions",
     "Notifier",
+    "PageCloser",
     "PageOfferer",
     "offer_page",
     "required_pages",
@@ -78,6 +82,16 @@ class PageOfferer(Protocol):
 
 
 @runtime_checkable
+class PageCloser(Protocol):
+    """An editor told when a page it offered as an elicitation was completed
+    (ACP's ``elicitation/complete``)."""
+
+    async def page_completed(self, elicitation_id: str) -> None:
+        """The server says the page of ``elicitation_id`` was visited."""
+        ...
+
+
+@runtime_checkable
 class Notifier(Protocol):
     """An editor that can show the user a line of text (LSP's ``window/showMessage``)."""
 
@@ -102,6 +116,16 @@ class Completions:
             return False
         self._event(message.params.elicitation_id).set()
         return True
+
+    async def hear(self, message: object, host: RunHost | None) -> bool:
+        """:meth:`heard`, the completion passed on to ``host``'s editor when
+        it is a :class:`PageCloser`."""
+        if not isinstance(message, mcp_types.ElicitCompleteNotification):
+            return False
+        editor = host.editor if host is not None else None
+        if isinstance(editor, PageCloser):  # before the waiting request goes on
+            await editor.page_completed(message.params.elicitation_id)
+        return self.heard(message)
 
     async def wait(self, elicitation_id: str, timeout_s: float) -> bool:
         """Whether the server said ``elicitation_id`` completed within ``timeout_s``."""

@@ -3,7 +3,9 @@ official ACP TypeScript SDK (``tests/acp/ts_client/elicit.mjs``) that
 declared ``elicitation`` (form and url): an MCP server's form goes to the
 client as a form elicitation (its schema as the server gave it, the answer
 the client's), and a page a server requires first (``-32042``) goes as a URL
-elicitation, after whose completion the call is sent again and succeeds.
+elicitation, after whose completion the call is sent again and succeeds and
+the server's ``notifications/elicitation/complete`` reaches the client as
+ACP's ``elicitation/complete``.
 One agent process, the scripted MCP server (it starts in a tenth of a
 second), one prompt each."""
 
@@ -80,6 +82,7 @@ async def test_a_form_and_a_sign_in_page_go_through_elicitation_create(
         "e1",
     )
     assert page["sessionId"] == form["sessionId"]
+    assert seen["completed"] == [{"elicitationId": "e1"}]  # its page prompt can close
     _first, ordered, _third, opened = fake.requests
     assert tool_results(ordered) == ['survey: accept {"confirm": true, "size": "large"}']
     assert tool_results(opened)[-1] == "opened"  # sent again once the page was visited

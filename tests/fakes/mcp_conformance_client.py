@@ -13,7 +13,13 @@ real :class:`~rhema_lsp.mcp.connection.McpConnection`:
 
 - the entry is ``{"url": ..., "oauth": {...}}`` with the context's client (the
   ``client_credentials`` grant for the ``auth/client-credentials-*``
-  scenarios) and the suite's client ID metadata document URL;
+  scenarios) and the suite's client ID metadata document URL; for cross-app
+  access (``auth/cross-app-access-complete-flow``, SEP-990) the context's
+  identity provider (token endpoint, client) as ``identityProvider``, the ID
+  token and both secrets from the environment (``${...}``) as a user's
+  settings give them, and as ``issuer`` the authorization server the
+  organisation names (here read from the server's protected resource
+  metadata, as an administrator would look it up);
 - the sign-in page is "visited" by fetching it, following redirects to our
   loopback listener (the suite's authorization server approves at once);
 - every tool the server lists is called once, with arguments made from its
@@ -58,8 +64,55 @@ class FormEditor(MemoryEditor):
         return {name: field["default"] for name, field in fields.items() if "default" in field}
 
 
-def entry(url: str, scenario: str, context: Mapping[str, Any]) -> McpServerConfig:
+SECRETS = {
+    "MCP_SECRET": "client_secret",
+    "IDP_SECRET": "idp_client_secret",
+    "IDP_ID_TOKEN": "idp_id_token",
+}
+"""The environment a user's settings take the secrets from: variable, context key."""
+
+
+def environment(context: Mapping[str, Any]) -> dict[str, str]:
+    """The variables of :data:`SECRETS` the context gives."""
+    return {name: str(context[key]) for name, key in SECRETS.items() if context.get(key)}
+
+
+async def issuer_of(url: str) -> str:
+    """The authorization server the server at ``url`` names (its protected
+    resource metadata, path-based first)."""
+    origin = url.split("/", 3)
+    base, path = "/".join(origin[:3]), origin[3] if len(origin) > 3 else ""
+    async with httpx2.AsyncClient(timeout=10) as http:
+        for where in (f"/.well-known/oauth-protected-resource/{path}", ""):
+            answer = await http.get(f"{base}{where or '/.well-known/oauth-protected-resource'}")
+            if answer.status_code == 200:
+                return str(answer.json()["authorization_servers"][0])
+    raise RuntimeError("the server names no authorization server")
+
+
+def cross_app(context: Mapping[str, Any], issuer: str) -> dict[str, Any]:
+    """The ``oauth`` of a cross-app access entry (SEP-990)."""
+    idp: dict[str, Any] = {
+        "tokenEndpoint": context["idp_token_endpoint"],
+        "clientId": context["idp_client_id"],
+        "idToken": "${IDP_ID_TOKEN}",
+    }
+    if context.get("idp_client_secret"):
+        idp["clientSecret"] = "${IDP_SECRET}"
+    return {
+        "clientId": context["client_id"],
+        "clientSecret": "${MCP_SECRET}",
+        "issuer": issuer,
+        "identityProvider": idp,
+    }
+
+
+def entry(
+    url: str, scenario: str, context: Mapping[str, Any], issuer: str | None = None
+) -> McpServerConfig:
     """The ``mcpServers`` entry a user would write for the scenario's server."""
+    if context.get("idp_token_endpoint") and issuer is not None:
+        return McpServerConfig.model_validate({"url": url, "oauth": cross_app(context, issuer)})
     oauth: dict[str, Any] = {"clientMetadataUrl": CIMD_URL}
     if context.get("client_id"):
         oauth["clientId"] = context["client_id"]
@@ -107,12 +160,13 @@ async def _browse(page: str) -> None:
 async def main(url: str) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    issuer = await issuer_of(url) if context.get("idp_token_endpoint") else None
     with tempfile.TemporaryDirectory() as state:
         connection = McpConnection(
             "conformance",
-            entry(url, scenario, context),
-            environ={},
-            placeholders="keep",
+            entry(url, scenario, context, issuer),
+            environ=environment(context),
+            placeholders="expand",
             state_dir=Path(state),
         )
         connection.opener = visit

@@ -2,7 +2,8 @@
 // ClientApp) that declares `elicitation` (form and url) and answers
 // `elicitation/create`: a form with CONFIG.form as its content, a URL by
 // "visiting" it (writing CONFIG.visited, which the scripted MCP server
-// watches, as a server hears a sign-in completed). Usage:
+// watches, as a server hears a sign-in completed), and records the
+// `elicitation/complete` notifications the agent passes on. Usage:
 // node elicit.mjs CONFIG_JSON, CONFIG_JSON having `command`, `cwd`, `env`,
 // `mcpServers`, `form`, `visited` and `prompts`. Prints what it saw as one
 // JSON object (tests/acp/test_typescript_elicitation.py reads it).
@@ -17,10 +18,13 @@ const child = spawn(config.command[0], config.command.slice(1), {
   stdio: ["pipe", "pipe", "inherit"],
 });
 const stream = ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-const seen = { elicited: [], permissions: 0, results: [] };
+const seen = { elicited: [], completed: [], permissions: 0, results: [] };
 
 const app = new ClientApp()
   .onNotification("session/update", () => {})
+  .onNotification("elicitation/complete", ({ params }) => {
+    seen.completed.push(params);
+  })
   .onRequest("session/request_permission", () => {
     seen.permissions += 1;
     return { outcome: { outcome: "selected", optionId: "allow_once" } };

@@ -365,6 +365,7 @@ class RhemaAcpAgent(SessionLifecycle):
                 lambda: self.models.provider(model or session.model),
                 settings,
                 self.client,
+                offered_images=images_offered(self.settings.model_dump(by_alias=True)),
             )
         finally:
             self.door.end(run)

@@ -15,9 +15,17 @@ ACP's with the turn's usage, or :class:`~rhema_lsp.acp.errors.TurnFailed`
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import anyio.to_thread
-from acp.schema import PromptResponse, SessionInfoUpdate, StopReason, Usage
+from acp.schema import (
+    AgentMessageChunk,
+    PromptResponse,
+    SessionInfoUpdate,
+    StopReason,
+    TextContentBlock,
+    Usage,
+)
 
 from rhema_lsp.acp.costs import CostMeter, user_prices
 from rhema_lsp.acp.errors import TurnFailed
@@ -28,7 +36,7 @@ from rhema_lsp.acp.tools import AcpTools
 from rhema_lsp.acp.updates import UpdateSender, UpdateStream
 from rhema_lsp.acp.worktrees import place_of
 from rhema_lsp.contract import RunStopReason
-from rhema_lsp.engine import EventSink, ToolResolver
+from rhema_lsp.engine import EventSink, ProviderError, ToolResolver, support_of
 from rhema_lsp.providers.prices import price_of
 from rhema_lsp.runs.driver import Outcome
 from rhema_lsp.runs.refs import TurnRef
@@ -83,6 +91,8 @@ async def run_prompt(
     backend: BackendSource,
     settings: Settings,
     client: UpdateSender,
+    *,
+    offered_images: bool = False,
 ) -> Outcome:
     """Run ``plan`` as ``run``, the turn the door kit registered and decided
     on ``session`` (stored by then: a new session's choices made before are
@@ -120,11 +130,37 @@ async def run_prompt(
             )
         return AcpTools(workspace, session.editor, output.stream, resolver)
 
+    if offered_images:  # said at initialize; the session's model may read none now
+        plan = await _images_kept(plan, priced, output.stream)
     async with place_of(session, first, plan.title) as place:
         report: TurnReport[None] = await turns.run(
             run, plan, place, priced, settings, output, decorate=decorate
         )
     return report.outcome
+
+
+async def _images_kept(plan: Plan, backend: BackendSource, stream: UpdateStream) -> Plan:
+    """``plan``, its images left out with a note the user sees when the
+    session's model reads none (the agent said at ``initialize`` that it
+    takes images; the model was changed since). A client that was told no
+    images and sent some anyway is refused by the turn, as ever."""
+    if not plan.images:
+        return plan
+    try:
+        support = support_of((await backend()).provider)
+    except ProviderError:
+        return plan  # the turn says why, as ever
+    if support.max_bytes > 0:
+        return plan
+    count = len(plan.images)
+    what = "The image was" if count == 1 else f"The {count} images were"
+    note = f"({what} left out: {support.why}.)\n\n"
+    stream.send(
+        AgentMessageChunk(
+            session_update="agent_message_chunk", content=TextContentBlock(type="text", text=note)
+        )
+    )
+    return dataclasses.replace(plan, images=())
 
 
 def answer(outcome: Outcome) -> PromptResponse:

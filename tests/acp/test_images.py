@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from acp import RequestError, image_block, text_block
-from acp.schema import ImageContentBlock, TextContentBlock, UserMessageChunk
+from acp.schema import AgentMessageChunk, ImageContentBlock, TextContentBlock, UserMessageChunk
 
 from tests.acp.client import RecordingClient, start_agent
 from tests.fakes.images import images_sent
@@ -90,3 +90,35 @@ async def test_no_vision_declares_no_image_capability(
         assert init.agent_capabilities is not None
         prompts = init.agent_capabilities.prompt_capabilities
         assert prompts is not None and prompts.image is False
+
+
+async def test_an_image_after_a_switch_to_a_model_without_vision_is_left_out_with_a_note(
+    state: Path, workspace: Path
+) -> None:
+    client = RecordingClient()
+    with FakeModelServer(wire="openai", models=["fake-vision-model", "fake-model"]) as fake:
+        fake.script(text_reply("No image here."))
+        async with start_agent(client, fake, state, *VISION) as (conn, init):
+            assert init.agent_capabilities is not None
+            prompts = init.agent_capabilities.prompt_capabilities
+            assert prompts is not None and prompts.image is True  # said at initialize
+            session = await conn.new_session(cwd=str(workspace))
+            sid = session.session_id
+            await conn.set_config_option(config_id="model", session_id=sid, value="fake-model")
+            response = await conn.prompt(
+                session_id=sid,
+                prompt=[
+                    text_block("What is this?"),
+                    image_block(base64.b64encode(PNG).decode(), "image/png"),
+                ],
+            )
+    assert response.stop_reason == "end_turn"
+    [request] = fake.requests
+    assert request["model"] == "fake-model" and images_sent("openai", request) == []
+    said = "".join(
+        u.content.text
+        for u in client.of(AgentMessageChunk)
+        if isinstance(u.content, TextContentBlock)
+    )
+    assert said.startswith("(The image was left out: the local model fake-model is not known")
+    assert said.endswith("No image here.")

@@ -193,12 +193,11 @@ async def test_a_malformed_discover_answer_falls_back_to_initialize(
     server = connection(serve("stdio", FAKE_MODERN_MODE=mode))
     try:
         await ready(server)
-        assert methods(marks) == [
-            "server/discover",
-            "initialize",
-            "notifications/initialized",
-            "tools/list",
-        ]
+        # nothing before initialize but the probe; after it, the SDK's notice and
+        # the tools' listing in either order (the notice is sent by a task of its own)
+        seen = methods(marks)
+        assert seen[:2] == ["server/discover", "initialize"]
+        assert sorted(seen[2:]) == ["notifications/initialized", "tools/list"]
         assert (await server.call("echo", {"text": "hi"}, 10)).is_error is False
     finally:
         await server.aclose()

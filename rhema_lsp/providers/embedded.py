@@ -65,6 +65,10 @@ EMBEDDED_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_MAX_TOKENS = 512
 """Output ceiling per call, whatever the request asks for."""
 
+REPEAT_PENALTY = 1.1
+"""llama.cpp's penalty on tokens just produced: without it the 135M model
+falls into a loop on a plain question and runs to :data:`DEFAULT_MAX_TOKENS`."""
+
 EMBEDDED_NOTE = "no tools: it answers only from the text it is given (files, a selection)"
 """What the user is told about the embedded model wherever it is named."""
 
@@ -194,6 +198,7 @@ class EmbeddedProvider:
                         messages=messages,
                         stream=True,
                         max_tokens=max_tokens,
+                        repeat_penalty=REPEAT_PENALTY,
                         temperature=request.params.temperature
                         if request.params.temperature is not None
                         else 0.2,
